@@ -1,0 +1,1 @@
+"""sfdf boards layer (see ../shared/DESIGN.md); filled in by later issues."""

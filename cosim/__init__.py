@@ -1,0 +1,1 @@
+"""sfdf cosim layer (see ../shared/DESIGN.md); filled in by later issues."""

@@ -1,0 +1,1 @@
+"""sfdf generator: spec -> validated model -> analysis -> reference model; the `sfdf` CLI."""

@@ -1,0 +1,198 @@
+"""The validated, immutable network model: nodes, edges, and the multigraph they form.
+
+A network is a directed acyclic multigraph (002 Sec. 1; 000 Sec. 2.1). Every edge carries a data
+channel of exact capacity ``|q|`` and, in credit mode, a control channel of capacity ``|q'|``
+(000 Fig. 2). Values the user may leave to the tool (``"auto"``) stay symbolic here; the analysis
+resolves them (:func:`gen.analysis.resolve`). An infinite interval is ``None`` (``null`` in JSON).
+
+This module knows nothing of TOML: :mod:`gen.spec` parses and validates files into these classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+import networkx as nx
+
+__all__ = [
+    "AUTO",
+    "MODES",
+    "DUMMY_ALGORITHMS",
+    "Auto",
+    "Interval",
+    "Node",
+    "Edge",
+    "Network",
+]
+
+AUTO: Literal["auto"] = "auto"
+Auto = Literal["auto"]
+#: A dummy or heartbeat interval: a non-negative integer, ``None`` for infinite, or ``"auto"``.
+Interval = int | None | Auto
+
+MODES = ("credit", "inband")
+DUMMY_ALGORITHMS = ("naive", "propagation", "nonpropagation")
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Node:
+    """A compute node (002 Alg. 1).
+
+    Members
+    -------
+    name : str
+        Unique identifier.
+    kernel : str or None
+        Kernel from the library; ``None`` means ``random_filter`` with rate 0 for hardware.
+    params : Mapping
+        Kernel parameters (read-only).
+    ii : int
+        Initiation interval: cycles per computation.
+    control_messages : int or None
+        ``m``: most user control messages the node sends per data token on each output edge
+        (000 Sec. 4.3); ``None`` means unbounded, which forces heartbeat 0 on its out-edges.
+    """
+
+    name: str
+    kernel: str | None = None
+    params: Mapping = field(default_factory=lambda: _frozen({}))
+    ii: int = 1
+    control_messages: int | None = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", _frozen(self.params))
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An edge: the data channel ``q`` and its control channel ``q'`` (000 Fig. 2).
+
+    Members
+    -------
+    name : str
+        Unique identifier (default ``<src>_<dst>``, then ``_2``, ``_3`` for parallel edges).
+    src, dst : str
+        Sending and receiving node.
+    capacity : int
+        ``|q| >= 1``: the data channel holds exactly this many tokens, output buffer included (003 Sec. 2).
+    control_capacity : int or "auto"
+        ``|q'|`` (credit mode).
+    output_buffer : int
+        ``|q|_o``: sender-side tokens invisible to the receiver until flushed (003); 0 is none.
+    interval : int, None or "auto"
+        Heartbeat ``[e]`` (credit mode, 000 Alg. 4) or dummy interval ``[q]`` (inband, 002 Alg. 2, 5);
+        ``None`` is infinite.
+    threshold : int or "auto"
+        Credit threshold ``T``, ``0 <= T < |q|`` (000 Alg. 2).
+    width : int
+        Payload bits.
+    """
+
+    name: str
+    src: str
+    dst: str
+    capacity: int
+    control_capacity: int | Auto = AUTO
+    output_buffer: int = 0
+    interval: Interval = AUTO
+    threshold: int | Auto = AUTO
+    width: int = 32
+
+
+@dataclass(frozen=True)
+class Network:
+    """A validated network: the topology and every channel parameter.
+
+    Members
+    -------
+    name : str
+        Identifier; names the Verilog top and the manifest.
+    mode : {"credit", "inband"}
+        Control channels with credits (000) or dummies in-band on the data channel (002).
+    dummy_algorithm : {"naive", "propagation", "nonpropagation"}
+        Inband only: how ``"auto"`` intervals are computed.
+    filtering : bool
+        ``False`` promises that no node ever filters.
+    data_width, index_width : int
+        Default payload bits; computation index bits.
+    nodes, edges : tuple
+        In spec order.
+    source : str
+        The spec file this came from (for error messages), or ``"<memory>"``.
+    """
+
+    name: str
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    mode: str = "credit"
+    dummy_algorithm: str = "nonpropagation"
+    filtering: bool = True
+    data_width: int = 32
+    index_width: int = 32
+    source: str = "<memory>"
+
+    def __post_init__(self):
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        object.__setattr__(self, "edges", tuple(self.edges))
+
+    # -- lookup ---------------------------------------------------------------------------------
+    @property
+    def node_by_name(self) -> Mapping[str, Node]:
+        return MappingProxyType({n.name: n for n in self.nodes})
+
+    @property
+    def edge_by_name(self) -> Mapping[str, Edge]:
+        return MappingProxyType({e.name: e for e in self.edges})
+
+    def in_edges(self, node: str) -> tuple[Edge, ...]:
+        return tuple(e for e in self.edges if e.dst == node)
+
+    def out_edges(self, node: str) -> tuple[Edge, ...]:
+        return tuple(e for e in self.edges if e.src == node)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Nodes with no incoming edge: they read ``s_axis_<node>``."""
+        has_in = {e.dst for e in self.edges}
+        return tuple(n.name for n in self.nodes if n.name not in has_in)
+
+    @property
+    def sinks(self) -> tuple[str, ...]:
+        """Nodes with no outgoing edge: they write ``m_axis_<node>``."""
+        has_out = {e.src for e in self.edges}
+        return tuple(n.name for n in self.nodes if n.name not in has_out)
+
+    def topological_order(self) -> tuple[str, ...]:
+        """Node names in a deterministic topological order (spec order breaks ties)."""
+        rank = {n.name: i for i, n in enumerate(self.nodes)}
+        return tuple(nx.lexicographical_topological_sort(self.graph(), key=rank.__getitem__))
+
+    # -- graphs ---------------------------------------------------------------------------------
+    def graph(self) -> nx.MultiDiGraph:
+        """The network as a ``MultiDiGraph``; edge keys are edge names, attributes the ``Edge``.
+
+        Node attribute ``node`` holds the :class:`Node`; edge attributes ``edge`` (the
+        :class:`Edge`) and ``capacity``.
+        """
+        g = nx.MultiDiGraph(name=self.name)
+        for n in self.nodes:
+            g.add_node(n.name, node=n)
+        for e in self.edges:
+            g.add_edge(e.src, e.dst, key=e.name, edge=e, capacity=e.capacity)
+        return g
+
+    def with_edges(self, edges) -> "Network":
+        """A copy with ``edges`` (an iterable of :class:`Edge`) in place of the current ones."""
+        return replace(self, edges=tuple(edges))
+
+    def with_intervals(self, intervals: Mapping[str, int | None]) -> "Network":
+        """A copy whose edges take the given intervals (edges not named keep theirs)."""
+        return self.with_edges(
+            replace(e, interval=intervals[e.name]) if e.name in intervals else e for e in self.edges
+        )

@@ -1,0 +1,1 @@
+"""sfdf sw layer (see ../shared/DESIGN.md); filled in by later issues."""
