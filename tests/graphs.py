@@ -1,0 +1,48 @@
+"""Hypothesis strategies for random networks (small DAG multigraphs), built on :mod:`gen.randomnet`."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from gen.model import Network
+from gen.randomnet import DEFAULT_CAPACITIES, network_from_pairs
+
+__all__ = ["dags"]
+
+
+@st.composite
+def dags(
+    draw,
+    max_nodes: int = 7,
+    max_edges: int = 10,
+    parallel: bool = True,
+    capacities: tuple[int, int] = DEFAULT_CAPACITIES,
+    min_nodes: int = 2,
+) -> Network:
+    """Random DAG multigraph networks: nodes ``n0 .. n<k>``, edges ``<src>_<dst>[_k]``.
+
+    The topological order is a drawn permutation of the nodes, so spec order and edge direction
+    are unrelated. Channels get a drawn capacity in ``capacities`` (inclusive), output buffer 0,
+    and ``"auto"`` interval and threshold. Shrinks towards fewer nodes, fewer edges, capacity
+    ``capacities[0]``.
+
+    Parameters
+    ----------
+    max_nodes, min_nodes : int
+        Node count range, ``min_nodes >= 2``.
+    max_edges : int
+        Most edges.
+    parallel : bool
+        Whether parallel edges may be drawn.
+    capacities : (int, int)
+        Inclusive range of ``|q|``.
+    """
+    n = draw(st.integers(min_nodes, max_nodes))
+    order = draw(st.permutations(range(n)))
+    rank_pair = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda p: p[0] != p[1])
+    ranked = st.builds(lambda p: tuple(sorted(p)), rank_pair)
+    most = max_edges if parallel else min(max_edges, n * (n - 1) // 2)
+    ranks = draw(st.lists(ranked, max_size=most, unique=not parallel))
+    caps = draw(st.lists(st.integers(*capacities), min_size=len(ranks), max_size=len(ranks)))
+    pairs = [(f"n{order[i]}", f"n{order[j]}") for i, j in ranks]
+    return network_from_pairs([f"n{i}" for i in range(n)], pairs, caps)
