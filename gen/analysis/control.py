@@ -1,0 +1,77 @@
+"""Credit thresholds, control-channel sizing and the index-width argument.
+
+- Threshold ``T`` (000 Alg. 2) must satisfy ``0 <= T < |q|`` (000 Thm. 3.2, case 1). ``auto`` leaves room
+  for credit in flight: a credit sent after ``T + 1`` tokens reaches the receiver ``CREDIT_LATENCY``
+  cycles later, during which the sender keeps writing, so ``T + 1 + CREDIT_LATENCY <= |q|`` keeps the
+  data channel from stalling at one token per cycle.
+- Control channels (000 Sec. 4.3): with at most ``m`` user messages per data token, at most ``|q|``
+  credit messages (each covers a token) and, thanks to dummy coalescing, at most one dummy between
+  two other messages, a control channel holds at most ``2 (m + 1) |q|`` messages while its data channel
+  is not full; one more slot and the data channel always fills first, as Thm. 4.2 assumes.
+  Unbounded ``m`` needs heartbeat 0 on the node's out-edges (000 Thm. 4.5).
+- Index width: indices are compared by serial-number arithmetic. Without wrap-around, ``w`` bits carry
+  ``2^w - 1`` computations per source. For endless streams, serial comparison is exact while every two
+  indices compared at a node are less than ``2^(w-1)`` apart. In inband mode with finite intervals that
+  spread is bounded by back-pressure: a channel of ``|q|`` slots spans at most ``(|q| + 1) [q]`` indices
+  (one visible token per ``[q]`` indices, 002 Alg. 5), so the spread at a node is at most the largest
+  sum of those spans over a directed path into it. Credit-mode dummies coalesce, so there the spread is
+  bounded by run time, not by the spec, and so are independent sources: the report says so.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "CREDIT_LATENCY",
+    "auto_threshold",
+    "index_spread_bound",
+    "index_width_report",
+    "required_control_capacity",
+]
+
+#: Cycles between a sender issuing credit and the receiver being able to use it (hardware contract).
+CREDIT_LATENCY = 2
+
+
+def auto_threshold(capacity: int) -> int:
+    """``T = max(0, |q| - 1 - CREDIT_LATENCY)``."""
+    return max(0, capacity - 1 - CREDIT_LATENCY)
+
+
+def required_control_capacity(capacity: int, m: int | None) -> int:
+    """Smallest ``|q'|`` with which the data channel fills first (``2 (m + 1) |q| + 1``).
+
+    For unbounded ``m`` the out-edges run heartbeat 0 (000 Thm. 4.5), under which one credit or dummy
+    follows every computation; the same size with ``m = 1`` is then a sensible default.
+    """
+    return 2 * ((1 if m is None else m) + 1) * capacity + 1
+
+
+def index_spread_bound(network, intervals) -> int | None:
+    """Largest index spread at any node, or None when the spec does not bound it (see module doc)."""
+    if network.mode == "credit" or len(network.sources) > 1:
+        return None  # coalesced dummies, or independent sources: no bound from the spec
+    span = {}
+    for e in network.edges:
+        if intervals[e.name] is None:
+            return None
+        span[e.name] = (e.capacity + 1) * intervals[e.name]
+    best: dict[str, int] = {}
+    for v in network.topological_order():
+        best[v] = max((best[e.src] + span[e.name] for e in network.in_edges(v)), default=0)
+    return max(best.values(), default=0)
+
+
+def index_width_report(network, intervals) -> dict:
+    """Facts about ``index_width``: run length without wrap, spread bound, bits it needs."""
+    w = network.index_width
+    spread = index_spread_bound(network, intervals)
+    needed = None if spread is None else max(2, math.ceil(math.log2(spread + 1)) + 1)
+    return {
+        "bits": w,
+        "max_computations_without_wrap": 2**w - 1,
+        "spread_bound": spread,
+        "bits_for_spread": needed,
+        "serial_comparison_proved": needed is not None and needed <= w,
+    }
