@@ -1,0 +1,526 @@
+"""Parse and validate a TOML topology spec into a :class:`gen.model.Network` (DESIGN.md, "Spec format").
+
+Every mistake is a one-line :class:`gen.errors.SpecError` naming the file, the field, the line when
+it can be found, and the fix. Checks, in order: TOML syntax; ``[network]``; each ``[[node]]``; each
+``[[edge]]`` (keys, types, ranges, node names, self-loops, duplicate names); directed cycles.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+
+import networkx as nx
+
+from gen.errors import SpecError
+from gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
+
+__all__ = ["KERNELS", "KernelParam", "load_spec", "parse_spec"]
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One kernel parameter: its type, default and inclusive range.
+
+    Members
+    -------
+    kind : type
+        ``int`` or ``float`` (a TOML integer is accepted for a float; a boolean never is).
+    default : int or float
+        Value when the spec leaves it out.
+    low, high : int or float or None
+        Inclusive bounds; ``None`` is unbounded.
+    fix : str
+        What the parameter means, for error messages.
+    """
+
+    kind: type
+    default: int | float
+    low: int | float | None
+    high: int | float | None
+    fix: str
+
+
+#: The kernel library: kernel name -> parameter name -> :class:`KernelParam`.
+KERNELS: dict[str, dict[str, KernelParam]] = {
+    "random_filter": {
+        "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
+        "seed": KernelParam(int, 1, 0, None, "use a non-negative LFSR seed"),
+    },
+    "variance_source": {},
+    "variance_mean": {},
+    "variance_mean_sq": {},
+    "variance_join": {},
+}
+
+_NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "data_width", "index_width")
+_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages")
+_EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
+              "threshold", "width")
+_TOP_KEYS = ("network", "node", "edge")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENTIFIER_FIX = "use letters, digits and underscores, not starting with a digit"
+
+
+class _Bad(Exception):
+    """A field's value is wrong: ``problem`` and ``fix``, before the file and field are known."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+# -- values -------------------------------------------------------------------------------------------
+
+def _show(value) -> str:
+    """``value`` as the user wrote it in TOML."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, (datetime, date, time)):
+        return f"{value.isoformat()} (a date or time)"
+    return repr(value)
+
+
+def _suggest(given: str, allowed, quote: bool = False) -> str:
+    """A fix listing ``allowed``, led by the closest match to ``given`` when there is one."""
+    show = (lambda s: json.dumps(s)) if quote else str
+    close = difflib.get_close_matches(given, list(allowed), n=1)
+    hint = f"did you mean {show(close[0])}? " if close else ""
+    return f"{hint}use one of: {', '.join(show(a) for a in allowed)}"
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _range_text(low, high) -> str:
+    return f">= {low}" if high is None else f"in {low}..{high}"
+
+
+def _integer(value, low: int, high: int | None, fix: str, words: tuple[str, ...] = ()) -> int | str:
+    """An int in ``low..high`` (``high`` None: unbounded) or one of the string ``words``."""
+    if (isinstance(value, str) and value in words) or (
+        _is_int(value) and value >= low and (high is None or value <= high)
+    ):
+        return value
+    alternatives = "".join(f", {json.dumps(w)}" for w in words[:-1])
+    if words:
+        alternatives += f" or {json.dumps(words[-1])}"
+    raise _Bad(f"must be an integer {_range_text(low, high)}{alternatives}, not {_show(value)}", fix)
+
+
+def _choice(value, choices: tuple[str, ...], noun: str) -> str:
+    fix = "use " + ", ".join(json.dumps(c) for c in choices[:-1]) + f" or {json.dumps(choices[-1])}"
+    if not isinstance(value, str):
+        raise _Bad(f"must be a string, not {_show(value)}", fix)
+    if value not in choices:
+        raise _Bad(f"unknown {noun} {_show(value)}", fix)
+    return value
+
+
+def _identifier(value) -> str:
+    if not isinstance(value, str):
+        raise _Bad(f"must be a string, not {_show(value)}", _IDENTIFIER_FIX)
+    if not _IDENTIFIER.match(value):
+        raise _Bad(f"{_show(value)} is not an identifier", _IDENTIFIER_FIX)
+    return value
+
+
+def _label(kind: str, index: int, table: dict) -> str:
+    """How an error names a node or edge: ``node "u"`` if it has a valid name, else ``node[2]``."""
+    name = table.get("name")
+    if isinstance(name, str) and _IDENTIFIER.match(name):
+        return f'{kind} "{name}"'
+    return f"{kind}[{index}]"
+
+
+# -- lines --------------------------------------------------------------------------------------------
+
+_HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def _key_pattern(*parts: str) -> re.Pattern:
+    keys = r"\s*\.\s*".join(rf"[\"']?{re.escape(p)}[\"']?" for p in parts)
+    return re.compile(rf"\s*{keys}\s*[=.]")
+
+
+class _Lines:
+    """Finds the line of a table or key in the spec text: good enough for error messages."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.headers = []  # (line number, is array, dotted name without spaces or quotes)
+        for number, line in enumerate(self.lines, 1):
+            match = _HEADER.match(line)
+            if match:
+                name = re.sub(r"[\s\"']", "", match.group(2))
+                self.headers.append((number, match.group(1) == "[[", name))
+
+    def _search(self, pattern: re.Pattern, start: int, end: int) -> int | None:
+        for number in range(start, end):
+            if pattern.match(self.lines[number - 1]):
+                return number
+        return None
+
+    def _region(self, table: str, index: int | None) -> tuple[int, int] | None:
+        """Lines ``[start, end)`` of ``[table]`` or of the ``index``-th ``[[table]]``."""
+        starts = [n for n, array, name in self.headers if name == table and array == (index is not None)]
+        if index is None and not starts:
+            first = self.headers[0][0] if self.headers else len(self.lines) + 1
+            line = self._search(_key_pattern(table), 1, first)
+            return None if line is None else (line, line + 1)
+        if index is not None and index >= len(starts):
+            return None
+        start = starts[index or 0]
+        later = [n for n, _, name in self.headers if n > start and not name.startswith(table + ".")]
+        return start, later[0] if later else len(self.lines) + 1
+
+    def find(self, table: str, index: int | None = None, path: tuple[str, ...] = ()) -> int | None:
+        """The line of key ``path`` in ``[table]`` (``index`` None) or the ``index``-th ``[[table]]``."""
+        region = self._region(table, index)
+        if region is None:
+            return None
+        start, end = region
+        if not path:
+            return start
+        line = self._search(_key_pattern(*path), start + 1, end)
+        if line is None and len(path) > 1:
+            sub = [n for n, _, name in self.headers if start < n < end and name == f"{table}.{path[0]}"]
+            if sub:
+                line = self._search(_key_pattern(*path[1:]), sub[0] + 1, end) or sub[0]
+        if line is None:
+            line = self._search(_key_pattern(path[0]), start + 1, end)
+        return line or start
+
+    def top(self, key: str) -> int | None:
+        """The line of an unknown top-level key or table."""
+        for number, _, name in self.headers:
+            if name == key or name.startswith(key + "."):
+                return number
+        region = self._region(key, None)
+        return region[0] if region else None
+
+
+# -- the parser ---------------------------------------------------------------------------------------
+
+class _Parser:
+    def __init__(self, text: str, source: str):
+        self.text, self.source = text, source
+        self.lines = _Lines(text)
+
+    def error(self, field: str, problem: str, fix: str, line: int | None) -> SpecError:
+        return SpecError(self.source, field, problem, fix, line)
+
+    def field(self, table: str, index: int | None, label: str, key: tuple[str, ...], parse):
+        """``parse()``; a :class:`_Bad` becomes a :class:`SpecError` at ``label.key``."""
+        try:
+            return parse()
+        except _Bad as bad:
+            field = ".".join((label, *key)) if key else label
+            raise self.error(field, bad.problem, bad.fix, self.lines.find(table, index, key)) from None
+
+    def check_keys(self, table: str, index: int | None, label: str, data: dict, allowed) -> None:
+        for key in data:
+            if key not in allowed:
+                self.field(table, index, label, (key,), lambda k=key: _raise("unknown key", _suggest(k, allowed)))
+
+    def require(self, table: str, index: int | None, label: str, data: dict, key: str, hint: str):
+        if key not in data:
+            raise self.error(f"{label}.{key}", "missing", f"add {key} = {hint}", self.lines.find(table, index))
+        return data[key]
+
+    # -- tables ---------------------------------------------------------------------------------------
+    def parse(self) -> Network:
+        try:
+            doc = tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as exc:
+            raise self._syntax_error(exc) from None
+        for key in doc:
+            if key not in _TOP_KEYS:
+                raise self.error(key, "unknown key", _suggest(key, _TOP_KEYS), self.lines.top(key))
+        network = self.network(doc)
+        nodes = self.nodes(doc.get("node"), network)
+        edges = self.edges(doc.get("edge"), network, nodes)
+        net = Network(nodes=tuple(nodes.values()), edges=tuple(edges), source=self.source, **network)
+        self.check_acyclic(net, doc.get("edge"))
+        return net
+
+    def _syntax_error(self, exc: tomllib.TOMLDecodeError) -> SpecError:
+        message = str(exc)
+        match = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+        line = int(match.group(1)) if match else None
+        if match:
+            message = f"{message[: match.start()]} at column {match.group(2)}"
+        if message.endswith(" (at end of document)"):
+            message = message.replace(" (at end of document)", " at the end of the file")
+            line = max(1, len(self.lines.lines))
+        return self.error("TOML", f"invalid syntax: {message}", "fix the TOML syntax (see toml.io)", line)
+
+    def network(self, doc: dict) -> dict:
+        if "network" not in doc:
+            raise self.error("network", "missing table", 'add a [network] table with name = "<identifier>"', None)
+        data = doc["network"]
+        if not isinstance(data, dict):
+            raise self.error("network", f"must be a table, not {_show(data)}",
+                             'write it as a [network] table', self.lines.top("network"))
+        self.check_keys("network", None, "network", data, _NETWORK_KEYS)
+        name = self.require("network", None, "network", data, "name", '"<identifier>"')
+
+        def get(key, parse, default):
+            return self.field("network", None, "network", (key,), lambda: parse(data[key])) if key in data else default
+
+        return {
+            "name": get("name", _identifier, name),
+            "mode": get("mode", lambda v: _choice(v, MODES, "mode"), "credit"),
+            "dummy_algorithm": get("dummy_algorithm", lambda v: _choice(v, DUMMY_ALGORITHMS, "dummy algorithm"),
+                                   "nonpropagation"),
+            "filtering": get("filtering", _boolean, True),
+            "data_width": get("data_width", lambda v: _integer(v, 1, 64, "use a payload width of 1 to 64 bits"),
+                              32),
+            "index_width": get("index_width",
+                               lambda v: _integer(v, 2, 64, "use an index width of 2 to 64 bits"), 32),
+        }
+
+    def tables(self, kind: str, data) -> list[dict]:
+        fix = f"write each {kind} as a [[{kind}]] table"
+        if not isinstance(data, list):
+            raise self.error(kind, f"must be an array of tables, not {_show(data)}", fix, self.lines.top(kind))
+        for index, table in enumerate(data):
+            if not isinstance(table, dict):
+                raise self.error(f"{kind}[{index}]", f"must be a table, not {_show(table)}", fix,
+                                 self.lines.top(kind))
+        return data
+
+    def nodes(self, data, network: dict) -> dict[str, Node]:
+        if data is None or data == []:
+            raise self.error("node", "the network has no nodes", "add a [[node]] table for each node", None)
+        nodes: dict[str, Node] = {}
+        first: dict[str, int] = {}
+        for index, table in enumerate(self.tables("node", data)):
+            label = _label("node", index, table)
+            self.check_keys("node", index, label, table, _NODE_KEYS)
+            raw = self.require("node", index, label, table, "name", '"<identifier>"')
+            name = self.field("node", index, label, ("name",), lambda r=raw: _identifier(r))
+            if name in first:
+                raise self.error(f"node[{index}].name", f"duplicate name {_show(name)} (also node[{first[name]}])",
+                                 "give every node a unique name", self.lines.find("node", index, ("name",)))
+            first[name] = index
+            nodes[name] = self.node(index, label, table)
+        return nodes
+
+    def node(self, index: int, label: str, table: dict) -> Node:
+        def get(key, parse, default):
+            return self.field("node", index, label, (key,), lambda: parse(table[key])) if key in table else default
+
+        kernel = get("kernel", lambda v: _choice_kernel(v), None)
+        params = self.params(index, label, kernel, table)
+        ii = get("ii", lambda v: _integer(v, 1, None, "use the cycles per computation, at least 1"), 1)
+        control = get("control_messages", lambda v: _integer(
+            v, 0, None, 'use the most user control messages per data token, or "unbounded"', ("unbounded",)), 0)
+        return Node(name=table["name"], kernel=kernel, params=params, ii=ii,
+                    control_messages=None if control == "unbounded" else control)
+
+    def params(self, index: int, label: str, kernel: str | None, table: dict) -> dict:
+        if "params" not in table:
+            return {name: p.default for name, p in KERNELS.get(kernel, {}).items()}
+        given = table["params"]
+
+        def check(key, problem, fix):
+            self.field("node", index, label, key, lambda: _raise(problem, fix))
+
+        if not isinstance(given, dict):
+            check(("params",), f"must be a table, not {_show(given)}", "write params = { name = value, ... }")
+        if kernel is None and given:
+            check(("params",), "parameters need a kernel", 'add kernel = "random_filter" or remove params')
+        allowed = KERNELS.get(kernel, {})
+        params = {name: p.default for name, p in allowed.items()}
+        for key, value in given.items():
+            if key not in allowed:
+                fix = _suggest(key, allowed) if allowed else "this kernel takes no parameters: remove it"
+                check(("params", key), f"unknown parameter of kernel {_show(kernel)}", fix)
+            params[key] = self.field("node", index, label, ("params", key),
+                                     lambda k=key, v=value: _kernel_param(allowed[k], v))
+        return params
+
+    def edges(self, data, network: dict, nodes: dict[str, Node]) -> list[Edge]:
+        tables = [] if data is None else self.tables("edge", data)
+        explicit: dict[str, int] = {}
+        fields = []
+        for index, table in enumerate(tables):
+            label = _label("edge", index, table)
+            self.check_keys("edge", index, label, table, _EDGE_KEYS)
+            if "name" in table:
+                name = self.field("edge", index, label, ("name",), lambda t=table: _identifier(t["name"]))
+                if name in explicit:
+                    raise self.error(f"edge[{index}].name", f"duplicate name {_show(name)} (also edge[{explicit[name]}])",
+                                     "give every edge a unique name", self.lines.find("edge", index, ("name",)))
+                explicit[name] = index
+            fields.append(self.edge(index, label, table, network, nodes))
+        return [Edge(name=name, **f) for name, f in zip(_edge_names(tables, fields, explicit), fields)]
+
+    def edge(self, index: int, label: str, table: dict, network: dict, nodes: dict[str, Node]) -> dict:
+        def get(key, parse, default):
+            return self.field("edge", index, label, (key,), lambda: parse(table[key])) if key in table else default
+
+        ends = {}
+        for key in ("from", "to"):
+            self.require("edge", index, label, table, key, '"<node name>"')
+            ends[key] = get(key, lambda v: _node_name(v, nodes), None)
+        if ends["from"] == ends["to"]:
+            self.field("edge", index, label, ("to",), lambda: _raise(
+                f"self-loop {ends['from']} -> {ends['to']}", "connect two different nodes (a network is acyclic)"))
+        self.require("edge", index, label, table, "capacity", "<tokens>, at least 1")
+        capacity = get("capacity", lambda v: _integer(v, 1, None, "use a data channel capacity of at least 1 token"),
+                       None)
+        output_buffer = get("output_buffer", lambda v: _at_most(
+            _integer(v, 0, None, "use 0 for no output buffer"), capacity,
+            "exceeds capacity", f"use 0..{capacity} (the output buffer is part of the channel)"), 0)
+        threshold = get("threshold", lambda v: _at_most(
+            _integer(v, 0, None, 'use "auto" to let sfdf choose', (AUTO,)), capacity - 1,
+            "is not below capacity", f'use 0..{capacity - 1} or "auto"', capacity), AUTO)
+        interval = get("interval", lambda v: _integer(
+            v, 0, None, 'use "auto" to let sfdf choose, or "inf" for none', (AUTO, "inf")), AUTO)
+        return {
+            "src": ends["from"],
+            "dst": ends["to"],
+            "capacity": capacity,
+            "control_capacity": get("control_capacity", lambda v: _integer(
+                v, 1, None, 'use "auto" to let sfdf size the control channel', (AUTO,)), AUTO),
+            "output_buffer": output_buffer,
+            "interval": None if interval == "inf" else interval,
+            "threshold": threshold,
+            "width": get("width", lambda v: _integer(v, 1, 64, "use a payload width of 1 to 64 bits"),
+                         network["data_width"]),
+        }
+
+    def check_acyclic(self, net: Network, tables) -> None:
+        graph = net.graph()
+        try:
+            cycle = nx.find_cycle(graph)
+        except nx.NetworkXNoCycle:
+            return
+        path = " -> ".join([cycle[0][0], *(dst for _, dst, _ in cycle)])
+        last = cycle[-1][2]
+        index = next(i for i, e in enumerate(net.edges) if e.name == last)
+        label = _label("edge", index, tables[index])
+        raise self.error(label, f"directed cycle {path}",
+                         "remove or reverse an edge on the cycle (a network is acyclic)",
+                         self.lines.find("edge", index))
+
+
+# -- small helpers --------------------------------------------------------------------------------------
+
+def _raise(problem: str, fix: str):
+    raise _Bad(problem, fix)
+
+
+def _boolean(value) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad(f"must be true or false, not {_show(value)}",
+                   "use true (nodes may filter) or false (no node ever filters)")
+    return value
+
+
+def _choice_kernel(value) -> str:
+    if not isinstance(value, str):
+        raise _Bad(f"must be a string, not {_show(value)}", _suggest("", KERNELS, quote=True))
+    if value not in KERNELS:
+        raise _Bad(f"unknown kernel {_show(value)}", _suggest(value, KERNELS, quote=True))
+    return value
+
+
+def _kernel_param(param: KernelParam, value) -> int | float:
+    ok = _is_int(value) or (param.kind is float and isinstance(value, float))
+    if ok and (param.low is None or value >= param.low) and (param.high is None or value <= param.high):
+        return param.kind(value)
+    if param.kind is int:
+        raise _Bad(f"must be an integer {_range_text(param.low, param.high)}, not {_show(value)}", param.fix)
+    raise _Bad(f"must be a number in [{param.low:g}, {param.high:g}], not {_show(value)}", param.fix)
+
+
+def _node_name(value, nodes: dict[str, Node]) -> str:
+    if not isinstance(value, str):
+        raise _Bad(f"must be a node name, not {_show(value)}", _suggest("", nodes))
+    if value not in nodes:
+        raise _Bad(f"unknown node {_show(value)}", _suggest(value, nodes))
+    return value
+
+
+def _at_most(value, limit, problem: str, fix: str, shown=None):
+    """``value`` unless it is an int above ``limit``: then ``<value> <problem> <shown or limit>``."""
+    if _is_int(value) and limit is not None and value > limit:
+        raise _Bad(f"{value} {problem} {limit if shown is None else shown}", fix)
+    return value
+
+
+def _edge_names(tables: list[dict], fields: list[dict], explicit: dict[str, int]) -> list[str]:
+    """Explicit names, else ``<from>_<to>``, ``<from>_<to>_2``, ... skipping names already taken."""
+    taken = set(explicit)
+    names = []
+    for table, f in zip(tables, fields):
+        if "name" in table:
+            names.append(table["name"])
+            continue
+        base = f"{f['src']}_{f['dst']}"
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+# -- entry points -----------------------------------------------------------------------------------------
+
+def parse_spec(text: str, source: str = "<memory>") -> Network:
+    """Parse and validate spec ``text``.
+
+    Parameters
+    ----------
+    text : str
+        TOML in the format of DESIGN.md ("Spec format").
+    source : str
+        File name used in error messages and stored as ``Network.source``.
+
+    Returns
+    -------
+    Network
+        The validated network; ``"auto"`` values stay symbolic, ``"inf"`` intervals are ``None``,
+        kernel parameters are completed with their defaults.
+
+    Raises
+    ------
+    SpecError
+        For the first mistake found, in one line with file, field, line and fix.
+    """
+    return _Parser(text, source).parse()
+
+
+def load_spec(path) -> Network:
+    """Read and validate the spec file at ``path`` (see :func:`parse_spec`).
+
+    Raises
+    ------
+    FileNotFoundError, OSError
+        When the file cannot be read.
+    SpecError
+        When it is not valid UTF-8 or not a valid spec.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(str(path), "TOML", f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8") from None
+    return parse_spec(text, str(path))

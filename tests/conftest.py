@@ -1,0 +1,25 @@
+"""Shared fixtures: the shipped examples and a writer for throw-away spec files."""
+
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture
+def examples() -> Path:
+    """The ``examples/`` directory of the repository."""
+    return EXAMPLES
+
+
+@pytest.fixture
+def write_file(tmp_path):
+    """``write_file(name, text) -> str``: write ``text`` to ``tmp_path / name`` and return its path."""
+
+    def write(name: str, text: str) -> str:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    return write
