@@ -1,0 +1,234 @@
+"""The ``sfdf`` command line: ``check``, ``intervals`` and ``simulate`` (DESIGN.md, "CLI").
+
+Exit status: 0 safe / completed, 1 unsafe / deadlocked, 2 for any user mistake (an invalid spec,
+a missing file, a malformed ``--input`` file, a bad option), reported as one line
+``sfdf: error: ...`` on stderr without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from gen.errors import InputError, UserError
+
+__all__ = ["main", "read_frames"]
+
+_ALGORITHMS = ("naive", "propagation", "nonpropagation", "heartbeat")
+_SCHEDULERS = ("random", "round_robin", "adversarial")
+_DEFAULT_COMPUTATIONS = 1000
+_WORD = re.compile(r"[0-9]+\Z")
+_FRAMES_FIX = "write unsigned decimal integers separated by spaces, one frame per line"
+
+
+# -- input ------------------------------------------------------------------------------------------
+
+def _read_text(path: str, argument: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, argument, f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8") from None
+    except OSError as exc:
+        raise InputError(path, argument, f"cannot read: {exc.strerror}", "check the path") from None
+
+
+def _load(path: str):
+    from gen.spec import parse_spec
+
+    return parse_spec(_read_text(path, "SPEC"), path)
+
+
+def read_frames(path: str, width: int) -> list[list[int]]:
+    """Read an input frame file: one frame per line, whitespace-separated unsigned integers.
+
+    Blank lines and lines starting with ``#`` are skipped.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    width : int
+        Bits per word (the network's ``data_width``): every word must be below ``2**width``.
+
+    Returns
+    -------
+    list of list of int
+        The frames in file order, each of at least one word.
+
+    Raises
+    ------
+    InputError
+        For an unreadable file, a word that is not an unsigned integer or does not fit, or no frames.
+    """
+    frames = []
+    for number, line in enumerate(_read_text(path, "--input").splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        for position, word in enumerate(words, 1):
+            if not _WORD.match(word):
+                raise InputError(path, f"word {position}", f"{json.dumps(word)} is not an unsigned integer",
+                                 _FRAMES_FIX, number)
+            if int(word) >> width:
+                raise InputError(path, f"word {position}", f"{word} does not fit in {width} bits",
+                                 f"use words below 2**{width} (the network's data_width)", number)
+        frames.append([int(word) for word in words])
+    if not frames:
+        raise InputError(path, "--input", "no frames", _FRAMES_FIX)
+    return frames
+
+
+# -- output -----------------------------------------------------------------------------------------
+
+def _table(headers: list[str], rows: list[list]) -> list[str]:
+    """Aligned plain-text table: numbers right-aligned, text left-aligned."""
+    cells = [[str(c) for c in headers]] + [["inf" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [bool(rows) and all(isinstance(row[i], int) or row[i] is None for row in rows)
+               for i in range(len(headers))]
+    lines = []
+    for row in cells:
+        parts = [c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  " + "  ".join(parts).rstrip())
+    return lines
+
+
+def _print_json(data) -> None:
+    print(json.dumps(data, indent=2))
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+def _check(args) -> int:
+    from gen.analysis import check, repair_output_buffers
+
+    network = _load(args.spec)
+    report = check(network)
+    repair = repair_output_buffers(network) if args.repair else None
+    if args.json:
+        data = report.to_json()
+        if repair is not None:
+            data["repair"] = repair
+        _print_json(data)
+    else:
+        print("\n".join(report.summary_lines()))
+        if repair is not None:
+            print(*_repair_lines(network, repair), sep="\n")
+    return 0 if report.deadlock_free else 1
+
+
+def _repair_lines(network, repair: dict[str, int]) -> list[str]:
+    if not repair:
+        return ["repair: no output buffer needs to change"]
+    edges = network.edge_by_name
+    rows = [[name, edges[name].capacity, edges[name].output_buffer, size] for name, size in repair.items()]
+    return ["repair (output buffers that make the network safe):",
+            *_table(["edge", "capacity", "output_buffer", "repaired"], rows)]
+
+
+def _intervals(args) -> int:
+    from gen.analysis import intervals
+
+    network = _load(args.spec)
+    result = intervals(network, args.algorithm)
+    if args.json:
+        _print_json({"algorithm": args.algorithm, "intervals": dict(result)})
+        return 0
+    rows = [[e.name, e.src, e.dst, e.capacity, result.get(e.name)] for e in network.edges]
+    print(f"{network.name}: {args.algorithm} intervals (inf: no dummies or heartbeats needed)")
+    print("\n".join(_table(["edge", "from", "to", "capacity", "interval"], rows)))
+    return 0
+
+
+def _simulate(args) -> int:
+    from gen.refmodel import simulate
+
+    network = _load(args.spec)
+    inputs = None
+    computations = args.computations
+    if args.input is not None:
+        frames = read_frames(args.input, network.data_width)
+        inputs = {source: frames for source in network.sources}
+        if computations is None:
+            computations = sum(len(frame) for frame in frames)
+    if computations is None:
+        computations = _DEFAULT_COMPUTATIONS
+    result = simulate(network, computations=computations, inputs=inputs, seed=args.seed,
+                      scheduler=args.scheduler)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print("\n".join(result.summary_lines()))
+    return 1 if result.to_json()["deadlocked"] else 0
+
+
+# -- parser -----------------------------------------------------------------------------------------
+
+def _count(text: str) -> int:
+    if not _WORD.match(text):
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
+    return int(text)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sfdf", description="Deadlock-free streaming hardware for filtering dataflow networks.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="validate a spec and analyse its deadlock safety",
+                                description="Exit status: 0 safe, 1 unsafe, 2 invalid.")
+    check.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--repair", action="store_true",
+                       help="also propose output buffer sizes that make the network safe (003)")
+    check.set_defaults(run=_check)
+
+    intervals = commands.add_parser("intervals", help="compute dummy or heartbeat intervals",
+                                    description="Exit status: 0, or 2 for an invalid spec.")
+    intervals.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    intervals.add_argument("--algorithm", required=True, choices=_ALGORITHMS,
+                           help="naive, propagation, nonpropagation (002) or heartbeat (000)")
+    intervals.add_argument("--json", action="store_true", help="print the intervals as JSON")
+    intervals.set_defaults(run=_intervals)
+
+    simulate = commands.add_parser("simulate", help="run the reference model",
+                                   description="Exit status: 0 completed, 1 deadlocked, 2 invalid.")
+    simulate.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    simulate.add_argument("--computations", type=_count, metavar="N",
+                          help=f"computations per source (default {_DEFAULT_COMPUTATIONS}, "
+                               "or the number of words in --input)")
+    simulate.add_argument("--input", metavar="FILE",
+                          help="frames for every source: one per line, whitespace-separated unsigned integers")
+    simulate.add_argument("--seed", type=int, default=1, metavar="S", help="scheduler seed (default 1)")
+    simulate.add_argument("--scheduler", choices=_SCHEDULERS, default="random",
+                          help="order in which ready nodes fire (default random)")
+    simulate.add_argument("--json", action="store_true", help="print the result as JSON")
+    simulate.set_defaults(run=_simulate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``sfdf`` with ``argv`` (default ``sys.argv[1:]``) and return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments without the program name.
+
+    Returns
+    -------
+    int
+        0 safe / completed, 1 unsafe / deadlocked, 2 user mistake.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, already printed by argparse)
+        return exc.code if isinstance(exc.code, int) else 0
+    try:
+        return args.run(args)
+    except UserError as exc:
+        print(f"sfdf: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,409 @@
+"""gen.cli: the ``sfdf`` commands, their exit codes, JSON shapes and one-line user errors.
+
+The first part replaces ``gen.analysis`` and ``gen.refmodel`` by fakes to pin what the CLI itself
+does; the ``real`` part runs the real modules on the shipped examples (skipped until they exist).
+"""
+
+import importlib.util
+import json
+import subprocess
+import sys
+import types
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gen.cli import main, read_frames
+from gen.errors import InputError
+
+SFDF = Path(sys.executable).parent / "sfdf"
+CHECK_KEYS = {"network", "potential_deadlock", "deadlock_free", "violations", "intervals"}
+SIMULATE_KEYS = {"deadlocked", "computations", "data_tokens", "dummies", "credits", "control_messages",
+                 "blocking_cycle"}
+UNSAFE = {"fig3_deadlock", "ob_fig2"}
+
+
+def _exists(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+needs_analysis = pytest.mark.skipif(not _exists("gen.analysis"), reason="gen.analysis is not written yet")
+needs_refmodel = pytest.mark.skipif(not _exists("gen.refmodel"), reason="gen.refmodel is not written yet")
+
+TWO_SOURCES = """\
+[network]
+name = "two"
+data_width = 8
+
+[[node]]
+name = "a"
+
+[[node]]
+name = "b"
+
+[[node]]
+name = "j"
+
+[[edge]]
+from = "a"
+to = "j"
+capacity = 2
+
+[[edge]]
+from = "b"
+to = "j"
+capacity = 2
+interval = "inf"
+"""
+
+
+# -- fakes ----------------------------------------------------------------------------------------------
+
+class FakeReport:
+    def __init__(self, network):
+        self.network = network
+        self.deadlock_free = network.name not in UNSAFE
+
+    def to_json(self):
+        return {"network": self.network.name, "potential_deadlock": True, "deadlock_free": self.deadlock_free,
+                "violations": [] if self.deadlock_free else [{"kind": "k", "edges": ["uw"], "detail": "d"}],
+                "intervals": {e.name: None for e in self.network.edges}, "extra": 1}
+
+    def summary_lines(self):
+        return [f"network {self.network.name}", "verdict: " + ("safe" if self.deadlock_free else "UNSAFE")]
+
+
+class FakeResult:
+    def __init__(self, network, computations):
+        self.deadlocked = network.name in UNSAFE
+        self.computations = computations
+
+    def to_json(self):
+        return {"deadlocked": self.deadlocked, "computations": self.computations, "data_tokens": 5, "dummies": 0,
+                "credits": 0, "control_messages": 0, "blocking_cycle": ["u", "v"] if self.deadlocked else []}
+
+    def summary_lines(self):
+        return ["deadlocked" if self.deadlocked else "completed"]
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Install fake ``gen.analysis`` and ``gen.refmodel``; returns the arguments they were called with."""
+    calls = {}
+    analysis = types.ModuleType("gen.analysis")
+    analysis.check = FakeReport
+    analysis.repair_output_buffers = lambda net: calls.setdefault("repair", {"uw": 1} if net.name in UNSAFE else {})
+
+    def intervals(net, algorithm):
+        calls["algorithm"] = algorithm
+        return {e.name: (None if i == 0 else i + 1) for i, e in enumerate(net.edges)}
+
+    def simulate(network, **kwargs):
+        calls["simulate"] = kwargs
+        return FakeResult(network, kwargs["computations"])
+
+    analysis.intervals = intervals
+    refmodel = types.ModuleType("gen.refmodel")
+    refmodel.simulate = simulate
+    monkeypatch.setitem(sys.modules, "gen.analysis", analysis)
+    monkeypatch.setitem(sys.modules, "gen.refmodel", refmodel)
+    return calls
+
+
+def run(capsys, *argv):
+    """``main(argv)``: (exit status, stdout, stderr)."""
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def check_user_error(capsys, argv, message):
+    """A user mistake: exit 2, exactly ``sfdf: error: <message>`` on stderr, nothing on stdout."""
+    status, out, err = run(capsys, *argv)
+    assert (status, out, err) == (2, "", f"sfdf: error: {message}\n")
+
+
+# -- check ----------------------------------------------------------------------------------------------
+
+def test_check_safe(calls, capsys, examples):
+    assert run(capsys, "check", examples / "variance.toml") == (0, "network variance\nverdict: safe\n", "")
+
+
+def test_check_unsafe(calls, capsys, examples):
+    assert run(capsys, "check", examples / "ob_fig2.toml")[:2] == (1, "network ob_fig2\nverdict: UNSAFE\n")
+
+
+def test_check_json(calls, capsys, examples):
+    status, out, _ = run(capsys, "check", examples / "fig3_deadlock.toml", "--json")
+    data = json.loads(out)
+    assert status == 1 and CHECK_KEYS <= set(data) and "repair" not in data and data["extra"] == 1
+
+
+def test_check_repair_json(calls, capsys, examples):
+    status, out, _ = run(capsys, "check", examples / "ob_fig2.toml", "--json", "--repair")
+    assert (status, json.loads(out)["repair"]) == (1, {"uw": 1})
+
+
+def test_check_repair_table(calls, capsys, examples):
+    assert run(capsys, "check", examples / "ob_fig2.toml", "--repair")[1].splitlines()[2:] == [
+        "repair (output buffers that make the network safe):",
+        "  edge  capacity  output_buffer  repaired",
+        "  uw          16              8         1",
+    ]
+
+
+def test_check_repair_nothing(calls, capsys, examples):
+    assert run(capsys, "check", examples / "ob_fig2_safe.toml", "--repair")[:2] == (
+        0, "network ob_fig2_safe\nverdict: safe\nrepair: no output buffer needs to change\n")
+
+
+# -- intervals ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("algorithm", ["naive", "propagation", "nonpropagation", "heartbeat"])
+def test_intervals_json(calls, capsys, examples, algorithm):
+    status, out, _ = run(capsys, "intervals", examples / "diamond.toml", "--algorithm", algorithm, "--json")
+    assert (status, calls["algorithm"]) == (0, algorithm)
+    assert json.loads(out) == {"algorithm": algorithm, "intervals": {"uv": None, "vx": 2, "uw": 3, "wx": 4}}
+
+
+def test_intervals_table(calls, capsys, examples):
+    assert run(capsys, "intervals", examples / "diamond.toml", "--algorithm", "naive") == (0, """\
+diamond: naive intervals (inf: no dummies or heartbeats needed)
+  edge  from  to  capacity  interval
+  uv    u     v          4       inf
+  vx    v     x          4         2
+  uw    u     w         16         3
+  wx    w     x         16         4
+""", "")
+
+
+def test_intervals_needs_algorithm(calls, capsys, examples):
+    status, _, err = run(capsys, "intervals", examples / "diamond.toml")
+    assert status == 2 and err.endswith("sfdf intervals: error: the following arguments are required: --algorithm\n")
+
+
+def test_intervals_unknown_algorithm(calls, capsys, examples):
+    status, _, err = run(capsys, "intervals", examples / "diamond.toml", "--algorithm", "fast")
+    assert status == 2 and "argument --algorithm: invalid choice: 'fast'" in err
+
+
+# -- simulate -------------------------------------------------------------------------------------------
+
+def test_simulate_defaults(calls, capsys, examples):
+    assert run(capsys, "simulate", examples / "variance.toml") == (0, "completed\n", "")
+    assert calls["simulate"] == {"computations": 1000, "inputs": None, "seed": 1, "scheduler": "random"}
+
+
+def test_simulate_options(calls, capsys, examples):
+    run(capsys, "simulate", examples / "diamond.toml", "--computations", 7, "--seed", 9, "--scheduler", "adversarial")
+    assert calls["simulate"] == {"computations": 7, "inputs": None, "seed": 9, "scheduler": "adversarial"}
+
+
+def test_simulate_deadlock(calls, capsys, examples):
+    assert run(capsys, "simulate", examples / "fig3_deadlock.toml") == (1, "deadlocked\n", "")
+
+
+def test_simulate_json(calls, capsys, examples):
+    status, out, _ = run(capsys, "simulate", examples / "fig3_deadlock.toml", "--json")
+    assert status == 1 and set(json.loads(out)) == SIMULATE_KEYS
+
+
+def test_simulate_input_feeds_every_source(calls, capsys, write_file):
+    spec = write_file("two.toml", TWO_SOURCES)
+    frames = write_file("frames.txt", "1 2 3\n\n# a comment\n4\t255\n")
+    assert run(capsys, "simulate", spec, "--input", frames)[0] == 0
+    assert calls["simulate"] == {"computations": 5, "inputs": {"a": [[1, 2, 3], [4, 255]], "b": [[1, 2, 3], [4, 255]]},
+                                 "seed": 1, "scheduler": "random"}
+
+
+def test_simulate_input_with_computations(calls, capsys, write_file):
+    spec = write_file("two.toml", TWO_SOURCES)
+    run(capsys, "simulate", spec, "--input", write_file("f.txt", "1 2\n"), "--computations", 1)
+    assert calls["simulate"]["computations"] == 1
+
+
+def test_simulate_negative_computations(calls, capsys, examples):
+    status, _, err = run(capsys, "simulate", examples / "variance.toml", "--computations", -1)
+    assert status == 2 and "argument --computations: must be an integer >= 0, not '-1'" in err
+
+
+def test_simulate_unknown_scheduler(calls, capsys, examples):
+    assert run(capsys, "simulate", examples / "variance.toml", "--scheduler", "fifo")[0] == 2
+
+
+# -- input frames ---------------------------------------------------------------------------------------
+
+def check_frames(write_file, text, message, width=8):
+    path = write_file("frames.txt", text)
+    with pytest.raises(InputError) as info:
+        read_frames(path, width)
+    assert str(info.value) == message.format(path=path)
+
+
+FRAMES_FIX = "write unsigned decimal integers separated by spaces, one frame per line"
+
+
+def test_frames_not_a_number(write_file):
+    check_frames(write_file, "1 2\n3 x\n", f'{{path}}:2: word 2: "x" is not an unsigned integer; {FRAMES_FIX}')
+
+
+def test_frames_negative(write_file):
+    check_frames(write_file, "-1\n", f'{{path}}:1: word 1: "-1" is not an unsigned integer; {FRAMES_FIX}')
+
+
+def test_frames_float(write_file):
+    check_frames(write_file, "\n1.5\n", f'{{path}}:2: word 1: "1.5" is not an unsigned integer; {FRAMES_FIX}')
+
+
+def test_frames_too_wide(write_file):
+    check_frames(write_file, "255 256\n", "{path}:1: word 2: 256 does not fit in 8 bits; "
+                 "use words below 2**8 (the network's data_width)")
+
+
+def test_frames_empty(write_file):
+    check_frames(write_file, "\n# nothing\n", f"{{path}}: --input: no frames; {FRAMES_FIX}")
+
+
+def test_frames_ok(write_file):
+    assert read_frames(write_file("f.txt", " 0  4294967295 \n7\n"), 32) == [[0, 4294967295], [7]]
+
+
+def test_simulate_bad_input(calls, capsys, write_file):
+    spec, frames = write_file("two.toml", TWO_SOURCES), write_file("frames.txt", "1 2\n3 4 x\n")
+    check_user_error(capsys, ["simulate", spec, "--input", frames],
+                     f'{frames}:2: word 3: "x" is not an unsigned integer; {FRAMES_FIX}')
+
+
+def test_simulate_missing_input(calls, capsys, write_file, tmp_path):
+    spec = write_file("two.toml", TWO_SOURCES)
+    check_user_error(capsys, ["simulate", spec, "--input", tmp_path / "none.txt"],
+                     f"{tmp_path / 'none.txt'}: --input: cannot read: No such file or directory; check the path")
+
+
+# -- user mistakes --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["check"], ["intervals", "--algorithm", "naive"], ["simulate"]])
+def test_invalid_spec(calls, capsys, write_file, argv):
+    spec = write_file("bad.toml", '[network]\nname = "n"\n[[node]]\nname = "u"\nii = 0\n')
+    check_user_error(capsys, [argv[0], spec, *argv[1:]],
+                     f'{spec}:5: node "u".ii: must be an integer >= 1, not 0; use the cycles per computation, at least 1')
+
+
+def test_missing_spec(calls, capsys, tmp_path):
+    path = tmp_path / "none.toml"
+    check_user_error(capsys, ["check", path], f"{path}: SPEC: cannot read: No such file or directory; check the path")
+
+
+def test_spec_is_a_directory(calls, capsys, tmp_path):
+    check_user_error(capsys, ["check", tmp_path], f"{tmp_path}: SPEC: cannot read: Is a directory; check the path")
+
+
+def test_spec_not_utf8(calls, capsys, tmp_path):
+    path = tmp_path / "bin.toml"
+    path.write_bytes(b"\xff")
+    check_user_error(capsys, ["check", path], f"{path}: SPEC: not UTF-8 text (byte 0); save the file as UTF-8")
+
+
+def test_bad_toml_has_no_traceback(calls, capsys, write_file):
+    status, out, err = run(capsys, "check", write_file("bad.toml", "[network\n"))
+    assert (status, out) == (2, "") and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith("sfdf: error: ")
+
+
+def test_later_commands_do_not_exist_yet(capsys, examples):
+    status, _, err = run(capsys, "generate", examples / "variance.toml", "-o", "out")
+    assert status == 2 and "invalid choice: 'generate'" in err
+
+
+def test_no_command(capsys):
+    status, _, err = run(capsys)
+    assert status == 2 and "the following arguments are required: COMMAND" in err
+
+
+def test_help(capsys):
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "check" in out and "intervals" in out and "simulate" in out
+
+
+def test_console_script_user_error(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[network]\nname = "n"\n[[node]]\nname = "u"\n[[edge]]\nfrom = "u"\nto = "u"\ncapacity = 1\n')
+    proc = subprocess.run([SFDF, "check", spec], capture_output=True, text=True, check=False)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (f"sfdf: error: {spec}:7: edge[0].to: self-loop u -> u; "
+                           "connect two different nodes (a network is acyclic)\n")
+
+
+# -- real analysis and reference model --------------------------------------------------------------------
+
+EXPECTED_CHECK = {"variance": 0, "fig3_deadlock": 1, "diamond": 0, "blast": 0, "ob_fig2": 1, "ob_fig2_safe": 0}
+
+
+@needs_analysis
+@pytest.mark.parametrize("name", sorted(EXPECTED_CHECK))
+def test_real_check_examples(capsys, examples, name):
+    status, out, err = run(capsys, "check", examples / f"{name}.toml", "--json")
+    data = json.loads(out)
+    assert (status, err, data["network"], data["deadlock_free"]) == (EXPECTED_CHECK[name], "", name, status == 0)
+    assert CHECK_KEYS <= set(data) and bool(data["violations"]) == (status == 1)
+
+
+@needs_analysis
+def test_real_check_human(capsys, examples):
+    status, out, _ = run(capsys, "check", examples / "ob_fig2.toml", "--repair")
+    assert status == 1 and "repair (output buffers that make the network safe):" in out
+
+
+@needs_analysis
+def test_real_repair_makes_ob_fig2_safe(capsys, examples):
+    from gen.analysis import check
+    from gen.spec import load_spec
+
+    network = load_spec(examples / "ob_fig2.toml")
+    repair = json.loads(run(capsys, "check", examples / "ob_fig2.toml", "--json", "--repair")[1])["repair"]
+    fixed = network.with_edges(replace(e, output_buffer=repair.get(e.name, e.output_buffer)) for e in network.edges)
+    assert repair and check(fixed).deadlock_free
+
+
+@needs_analysis
+@pytest.mark.parametrize("algorithm", ["naive", "propagation", "nonpropagation", "heartbeat"])
+def test_real_intervals(capsys, examples, algorithm):
+    status, out, _ = run(capsys, "intervals", examples / "blast.toml", "--algorithm", algorithm, "--json")
+    data = json.loads(out)
+    assert status == 0 and data["algorithm"] == algorithm
+    assert len(data["intervals"]) == 12 and "hit_merge_ungapped_ext_2" in data["intervals"]
+
+
+@needs_analysis
+def test_real_console_script(examples):
+    proc = subprocess.run([SFDF, "check", examples / "fig3_deadlock.toml", "--json"], capture_output=True, text=True,
+                          check=False)
+    assert (proc.returncode, json.loads(proc.stdout)["deadlock_free"]) == (1, False)
+
+
+@needs_refmodel
+def test_real_simulate_variance(capsys, examples):
+    status, out, _ = run(capsys, "simulate", examples / "variance.toml", "--computations", 200, "--json")
+    data = json.loads(out)
+    assert (status, data["deadlocked"]) == (0, False) and SIMULATE_KEYS <= set(data)
+
+
+@needs_refmodel
+def test_real_simulate_fig3_deadlocks(capsys, examples):
+    status, out, _ = run(capsys, "simulate", examples / "fig3_deadlock.toml", "--computations", 2000, "--json")
+    data = json.loads(out)
+    assert (status, data["deadlocked"]) == (1, True) and data["blocking_cycle"]
+
+
+@needs_refmodel
+def test_real_simulate_input(capsys, examples, write_file):
+    frames = write_file("frames.txt", "1 2 3 0 5\n6 0 0 9\n")
+    status, out, _ = run(capsys, "simulate", examples / "diamond.toml", "--input", frames, "--json")
+    assert status == 0 and not json.loads(out)["deadlocked"]
+
+
+@needs_refmodel
+def test_real_simulate_human(capsys, examples):
+    status, out, _ = run(capsys, "simulate", examples / "diamond.toml", "--computations", 100)
+    assert status == 0 and out.strip()
