@@ -250,7 +250,7 @@ class _Parser:
             if key not in _TOP_KEYS:
                 raise self.error(key, "unknown key", _suggest(key, _TOP_KEYS), self.lines.top(key))
         network = self.network(doc)
-        nodes = self.nodes(doc.get("node"), network)
+        nodes = self.nodes(doc.get("node"))
         edges = self.edges(doc.get("edge"), network, nodes)
         net = Network(nodes=tuple(nodes.values()), edges=tuple(edges), source=self.source, **network)
         self.check_acyclic(net, doc.get("edge"))
@@ -302,7 +302,7 @@ class _Parser:
                                  self.lines.top(kind))
         return data
 
-    def nodes(self, data, network: dict) -> dict[str, Node]:
+    def nodes(self, data) -> dict[str, Node]:
         if data is None or data == []:
             raise self.error("node", "the network has no nodes", "add a [[node]] table for each node", None)
         nodes: dict[str, Node] = {}
