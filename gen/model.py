@@ -11,6 +11,7 @@ This module knows nothing of TOML: :mod:`gen.spec` parses and validates files in
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Literal, Mapping
 
@@ -141,32 +142,41 @@ class Network:
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "edges", tuple(self.edges))
 
-    # -- lookup ---------------------------------------------------------------------------------
-    @property
+    # -- lookup (cached: the model is immutable) -------------------------------------------------
+    @cached_property
     def node_by_name(self) -> Mapping[str, Node]:
         return MappingProxyType({n.name: n for n in self.nodes})
 
-    @property
+    @cached_property
     def edge_by_name(self) -> Mapping[str, Edge]:
         return MappingProxyType({e.name: e for e in self.edges})
 
+    @cached_property
+    def _adjacency(self) -> tuple[dict, dict]:
+        ins: dict[str, list[Edge]] = {n.name: [] for n in self.nodes}
+        outs: dict[str, list[Edge]] = {n.name: [] for n in self.nodes}
+        for e in self.edges:
+            outs[e.src].append(e)
+            ins[e.dst].append(e)
+        return ({k: tuple(v) for k, v in ins.items()}, {k: tuple(v) for k, v in outs.items()})
+
     def in_edges(self, node: str) -> tuple[Edge, ...]:
-        return tuple(e for e in self.edges if e.dst == node)
+        """Edges into ``node``, in spec order."""
+        return self._adjacency[0][node]
 
     def out_edges(self, node: str) -> tuple[Edge, ...]:
-        return tuple(e for e in self.edges if e.src == node)
+        """Edges out of ``node``, in spec order."""
+        return self._adjacency[1][node]
 
-    @property
+    @cached_property
     def sources(self) -> tuple[str, ...]:
         """Nodes with no incoming edge: they read ``s_axis_<node>``."""
-        has_in = {e.dst for e in self.edges}
-        return tuple(n.name for n in self.nodes if n.name not in has_in)
+        return tuple(n.name for n in self.nodes if not self.in_edges(n.name))
 
-    @property
+    @cached_property
     def sinks(self) -> tuple[str, ...]:
         """Nodes with no outgoing edge: they write ``m_axis_<node>``."""
-        has_out = {e.src for e in self.edges}
-        return tuple(n.name for n in self.nodes if n.name not in has_out)
+        return tuple(n.name for n in self.nodes if not self.out_edges(n.name))
 
     def topological_order(self) -> tuple[str, ...]:
         """Node names in a deterministic topological order (spec order breaks ties)."""

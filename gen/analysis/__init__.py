@@ -42,14 +42,14 @@ def intervals(network, algorithm: str) -> dict[str, int | None]:
     raise ValueError(f"Algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
 
 
-def _resolved_intervals(network) -> dict[str, int | None]:
+def _resolved_intervals(network, on_cycles) -> dict[str, int | None]:
     given = {e.name: e.interval for e in network.edges if e.interval != AUTO}
     if len(given) == len(network.edges):
         return given
     if network.mode == "credit":
         clamp = {n: (e.capacity - 1 if iv is None else iv)
                  for n, iv in given.items() for e in [network.edge_by_name[n]]}
-        chosen = heartbeat_intervals(network, edges_on_cycles(network), clamp)
+        chosen = heartbeat_intervals(network, on_cycles, clamp)
     elif not network.filtering:
         chosen = {e.name: None for e in network.edges}
     else:
@@ -58,9 +58,14 @@ def _resolved_intervals(network) -> dict[str, int | None]:
     return chosen
 
 
-def resolve(network):
-    """A copy of ``network`` with every ``"auto"`` replaced (see docs/semantics.md)."""
-    chosen = _resolved_intervals(network)
+def resolve(network, on_cycles=None):
+    """A copy of ``network`` with every ``"auto"`` replaced (see docs/semantics.md).
+
+    ``on_cycles``: the edges on undirected cycles, when the caller has them already.
+    """
+    if on_cycles is None:
+        on_cycles = edges_on_cycles(network)
+    chosen = _resolved_intervals(network, on_cycles)
     edges = []
     for e in network.edges:
         m = network.node_by_name[e.src].control_messages

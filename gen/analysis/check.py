@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .control import index_width_report
-from .cycles import has_potential_deadlock
+from .cycles import edges_on_cycles
 from .safety import Violation, violations
 
 __all__ = ["CheckReport", "check"]
@@ -96,10 +96,11 @@ def check(network) -> CheckReport:
     """Resolve ``"auto"`` and analyse deadlock safety (``sfdf check``)."""
     from . import resolve
 
-    resolved = resolve(network)
+    on_cycles = edges_on_cycles(network)
+    resolved = resolve(network, on_cycles)
     return CheckReport(
         network=resolved,
-        potential_deadlock=has_potential_deadlock(resolved),
-        violations=tuple(violations(resolved)),
+        potential_deadlock=bool(on_cycles),
+        violations=tuple(violations(resolved, on_cycles)),
         index_width=index_width_report(resolved, {e.name: e.interval for e in resolved.edges}),
     )

@@ -51,39 +51,46 @@ def max_hidden_amounts(network, upper: Mapping[str, int], edges, fixed: Mapping[
         None when the fixed amounts leave no feasible choice.
     """
     fixed = fixed or {}
-    edges = [e for e in network.edges if e.name in set(edges)]
+    chosen = set(edges)
+    edges = [e for e in network.edges if e.name in chosen]
     if not edges:
         return {}
     vertices = sorted({e.src for e in edges} | {e.dst for e in edges})
     vid = {v: i for i, v in enumerate(vertices)}
     k, m = len(vertices), len(edges)
     scale = k + 1
-    # variables: potentials Pi (k, free) then scaled amounts X (m, 0 <= X <= scale * upper)
-    rows, cols, vals, rhs = [], [], [], []
-    for j, e in enumerate(edges):
-        u, v = vid[e.src], vid[e.dst]
-        r = 2 * j  # Pi(v) - Pi(u) <= scale |q| - 1
-        rows += [r, r]
-        cols += [v, u]
-        vals += [1.0, -1.0]
-        rhs.append(scale * e.capacity - 1)
-        r += 1  # X_e - Pi(v) + Pi(u) <= -1
-        rows += [r, r, r]
-        cols += [k + j, v, u]
-        vals += [1.0, -1.0, 1.0]
-        rhs.append(-1)
-    a_ub = coo_matrix((vals, (rows, cols)), shape=(2 * m, k + m)).tocsr()
-    cost = np.concatenate([np.zeros(k), -np.ones(m)])
-    bounds = [(None, None)] * k + [
-        (scale * fixed[e.name],) * 2 if e.name in fixed else (0, scale * upper[e.name]) for e in edges
-    ]
-    bounds[0] = (0, 0)  # potentials are defined up to a constant
-    res = linprog(cost, A_ub=a_ub, b_ub=np.array(rhs, dtype=float), bounds=bounds, method="highs")
+    u = np.array([vid[e.src] for e in edges])
+    v = np.array([vid[e.dst] for e in edges])
+    cap = np.array([e.capacity for e in edges], dtype=float)
+    lo = np.array([fixed.get(e.name, 0) for e in edges], dtype=float)
+    hi = np.array([fixed.get(e.name, upper[e.name]) for e in edges], dtype=float)
+    # variables: potentials Pi (k, free; Pi[0] = 0) then scaled amounts X (m)
+    # rows 0..m-1:  Pi(v) - Pi(u) <= scale |q| - 1;  rows m..2m-1:  X_e - Pi(v) + Pi(u) <= -1
+    r = np.arange(m)
+    ones = np.ones(m)
+    a_ub = coo_matrix(
+        (np.concatenate([ones, -ones, -ones, ones, ones]),
+         (np.concatenate([r, r, m + r, m + r, m + r]), np.concatenate([v, u, v, u, k + r]))),
+        shape=(2 * m, k + m),
+    ).tocsr()
+    b_ub = np.concatenate([scale * cap - 1, -ones])
+    lower = np.concatenate([np.full(k, -np.inf), scale * lo])
+    upper_b = np.concatenate([np.full(k, np.inf), scale * hi])
+    lower[0] = upper_b[0] = 0.0
+    res = linprog(np.concatenate([np.zeros(k), -ones]), A_ub=a_ub, b_ub=b_ub,
+                  bounds=np.stack([lower, upper_b], axis=1), method="highs-ds",
+                  options={"simplex_dual_edge_weight_strategy": "dantzig"})
     if res.status == 2:
         return None  # infeasible: only possible through fixed amounts (0 everywhere is feasible)
     if res.status != 0:  # pragma: no cover
         raise RuntimeError(f"heartbeat LP failed: {res.message}")
-    amounts = {e.name: int(np.floor(res.x[k + j] / scale + 1e-9)) for j, e in enumerate(edges)}
+    x = np.floor(res.x[k:] / scale + 1e-9)
+    amounts = {e.name: int(h) for e, h in zip(edges, x)}
+    # The LP's own potentials certify the floored amounts when every margin is positive (then each
+    # cycle weighs more than 0, hence at least 1); otherwise fall back to Bellman-Ford.
+    tension = res.x[v] - res.x[u]
+    if np.all(tension - scale * x > 1e-6) and np.all(scale * cap - tension > 1e-6):
+        return amounts
     return _certify(network, amounts, edges, fixed)
 
 
@@ -95,7 +102,7 @@ def _certify(network, amounts: dict[str, int], edges, fixed) -> dict[str, int]:
         if cycle is None:
             return amounts
         worst = max((a for a in cycle if a.mirror and a.edge not in fixed), key=lambda a: amounts[a.edge])
-        amounts[worst.edge] -= 1  # pragma: no cover - the LP vertex is integral
+        amounts[worst.edge] -= 1
 
 
 def heartbeat_intervals(network, on_cycles, fixed: Mapping[str, int] | None = None) -> dict[str, int]:

@@ -67,18 +67,23 @@ def _index(arcs: Sequence[Arc]):
 
 
 def _scaled_matrix(arcs, index):
-    """CSR matrix of scaled weights plus a virtual source (last row) with arcs of weight 1."""
+    """CSR matrix of scaled weights plus a virtual source (last row) with arcs of weight 1.
+
+    Parallel arcs keep their minimum (a CSR built from duplicates would add them up).
+    """
     k = len(index)
-    best: dict[tuple[int, int], int] = {}
-    for a in arcs:
-        key = (index[a.tail], index[a.head])
-        w = (k + 1) * a.weight - 1  # never 0, so no arc is lost as an explicit zero
-        if key not in best or w < best[key]:
-            best[key] = w
-    rows = [t for t, _ in best] + [k] * k
-    cols = [h for _, h in best] + list(range(k))
-    data = list(best.values()) + [1] * k
-    return csr_matrix((np.array(data, dtype=float), (rows, cols)), shape=(k + 1, k + 1))
+    tail = np.fromiter((index[a.tail] for a in arcs), dtype=np.int64, count=len(arcs))
+    head = np.fromiter((index[a.head] for a in arcs), dtype=np.int64, count=len(arcs))
+    # (k + 1) w - 1 is never 0, so no arc is lost as an explicit zero
+    weight = np.fromiter((a.weight for a in arcs), dtype=np.int64, count=len(arcs)) * (k + 1) - 1
+    order = np.lexsort((weight, head, tail))
+    tail, head, weight = tail[order], head[order], weight[order]
+    first = np.ones(len(arcs), dtype=bool)
+    first[1:] = (tail[1:] != tail[:-1]) | (head[1:] != head[:-1])
+    rows = np.concatenate([tail[first], np.full(k, k)])
+    cols = np.concatenate([head[first], np.arange(k)])
+    data = np.concatenate([weight[first], np.ones(k, dtype=np.int64)]).astype(float)
+    return csr_matrix((data, (rows, cols)), shape=(k + 1, k + 1))
 
 
 def potentials(arcs: Sequence[Arc]) -> dict[Hashable, int] | None:

@@ -64,7 +64,7 @@ def _big(network) -> int:
     return sum(e.capacity for e in network.edges) + 1
 
 
-def _credit(network) -> list[Violation]:
+def _credit(network, on_cycles) -> list[Violation]:
     out = []
     for e in network.edges:
         if e.interval is None:
@@ -79,7 +79,7 @@ def _credit(network) -> list[Violation]:
     # undirected cycle, violated even before the per-edge excess reported above.
     hidden = {e.name: e.capacity - 1 if e.interval is None else min(e.interval, e.capacity - 1)
               for e in network.edges}
-    cycle = find_nonpositive_cycle(mirror_arcs(network, hidden, edges_on_cycles(network)))
+    cycle = find_nonpositive_cycle(mirror_arcs(network, hidden, on_cycles))
     if cycle is not None:
         out.append(_mirror_violation("heartbeat_cycle", cycle, "heartbeats", "000 (3), (4)"))
     for e in network.edges:
@@ -126,7 +126,7 @@ def _cycle_sum_violation(network, cycle, first_only: bool) -> Violation | None:
     return None
 
 
-def _inband(network) -> list[Violation]:
+def _inband(network, on_cycles) -> list[Violation]:
     if not network.filtering:
         cycle = find_nonpositive_cycle(mirror_arcs(network, hidden_amounts(network)))
         return [] if cycle is None else [
@@ -136,7 +136,7 @@ def _inband(network) -> list[Violation]:
     if not first_only:
         big = _big(network)
         hidden = {e.name: (big if e.interval is None else e.interval - 1) for e in network.edges}
-        cycle = find_nonpositive_cycle(mirror_arcs(network, hidden, edges_on_cycles(network)))
+        cycle = find_nonpositive_cycle(mirror_arcs(network, hidden, on_cycles))
         if cycle is None:
             return []
         if len({a.edge for a in cycle}) > 1:
@@ -148,8 +148,13 @@ def _inband(network) -> list[Violation]:
     return []
 
 
-def violations(network) -> list[Violation]:
-    """Every deadlock-safety violation of a resolved network (no ``"auto"`` left)."""
+def violations(network, on_cycles=None) -> list[Violation]:
+    """Every deadlock-safety violation of a resolved network (no ``"auto"`` left).
+
+    ``on_cycles``: the edges on undirected cycles, when the caller has them already.
+    """
+    if on_cycles is None:
+        on_cycles = edges_on_cycles(network)
     if network.mode == "credit":
-        return _credit(network)
-    return _inband(network)
+        return _credit(network, on_cycles)
+    return _inband(network, on_cycles)
