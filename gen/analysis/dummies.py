@@ -115,18 +115,18 @@ class _Component:
         is met by a bidirectional search that shares the forward side with the other targets.
         """
         blocked = removed | {x}
-        source = _Search(self, {e.src for e in self.ins(x)} - blocked, blocked)
-        return {w for w in wanted if w == x or (w not in blocked and source.meets(w))}
+        source = _Search(self, [e.src for e in self.ins(x) if e.src not in blocked], blocked)
+        return {w for w in sorted(wanted) if w == x or (w not in blocked and source.meets(w))}
 
 
 class _Search:
     """A resumable breadth-first search of ``G*`` (the component, undirected, minus ``blocked``)."""
 
-    def __init__(self, component: _Component, starts: set[str], blocked: set[str]):
+    def __init__(self, component: _Component, starts: list[str], blocked: set[str]):
         self.component = component
         self.blocked = blocked
-        self.seen = set(starts)
-        self.frontier = deque(starts)
+        self.frontier = deque(dict.fromkeys(starts))
+        self.seen = set(self.frontier)
 
     def step(self, other: set[str]) -> bool:
         """Expand one vertex; whether it reached a vertex of ``other``."""
@@ -136,15 +136,14 @@ class _Search:
             if n not in self.seen and n not in self.blocked:
                 self.seen.add(n)
                 self.frontier.append(n)
-                if n in other:
-                    return True
+                met = met or n in other
         return met
 
     def meets(self, target: str) -> bool:
         """Whether ``target`` is connected to the search's start, growing the smaller side first."""
         if target in self.seen:
             return True
-        back = _Search(self.component, {target}, self.blocked)
+        back = _Search(self.component, [target], self.blocked)
         while self.frontier and back.frontier:
             if self.step(back.seen) if len(self.frontier) <= len(back.frontier) else back.step(self.seen):
                 return True
