@@ -1,4 +1,4 @@
-"""`sfdf check` at scale: layered random DAGs of 100, 1,000 and 10,000 edges.
+"""`sfdf check` at scale: layered random DAGs of 24 to 10,000 edges.
 
 Credit mode with auto heartbeats (potential LP + Bellman-Ford certificate), and the 003 output-buffer
 check, against the papers' cycle-enumerating method (000 Sec. 4.2, 003 Sec. 4.2 "enumerate all
@@ -58,8 +58,8 @@ def enumerate_check(network, hidden, budget):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
-    ap.add_argument("--enum-budget", type=float, default=20.0, help="seconds for cycle enumeration")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[24, 40, 100, 1000, 10000])
+    ap.add_argument("--enum-budget", type=float, default=30.0, help="seconds for cycle enumeration")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)

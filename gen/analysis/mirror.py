@@ -26,7 +26,11 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import NegativeCycleError, bellman_ford
 
-__all__ = ["Arc", "find_nonpositive_cycle", "mirror_arcs", "potentials"]
+__all__ = ["Arc", "find_nonpositive_cycle", "mirror_arcs", "offer_potentials", "potentials"]
+
+#: Recent candidate potentials (scaled, as :func:`potentials` returns them), keyed by vertex set.
+#: They are only hints: :func:`find_nonpositive_cycle` verifies a hint on every arc before using it.
+_HINTS: dict[frozenset, dict] = {}
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,33 @@ def potentials(arcs: Sequence[Arc]) -> dict[Hashable, int] | None:
     return {v: round(dist[i]) for i, v in enumerate(vertices)}
 
 
+def offer_potentials(pi: dict) -> None:
+    """Remember candidate potentials (for example an LP's) for the next check on the same vertices."""
+    if len(_HINTS) >= 4:
+        _HINTS.pop(next(iter(_HINTS)))
+    _HINTS[frozenset(pi)] = pi
+
+
+def _certified_by_hint(arcs: Sequence[Arc]) -> bool:
+    """True if remembered potentials satisfy every scaled arc: a proof that no cycle weighs <= 0.
+
+    Telescoping ``pi[h] - pi[t] <= (k + 1) w - 1/2`` round a simple cycle of ``j <= k`` arcs gives
+    ``(k + 1) W >= j / 2 > 0`` for its weight ``W``, hence ``W >= 1``: real-valued hints suffice.
+    """
+    vertices = frozenset(a.tail for a in arcs) | frozenset(a.head for a in arcs)
+    pi = _HINTS.get(vertices)
+    if pi is None:
+        return False
+    k = len(vertices)
+    tail = np.fromiter((pi[a.tail] for a in arcs), dtype=float, count=len(arcs))
+    head = np.fromiter((pi[a.head] for a in arcs), dtype=float, count=len(arcs))
+    weight = np.fromiter((a.weight for a in arcs), dtype=float, count=len(arcs))
+    return bool(np.all(head - tail <= (k + 1) * weight - 0.5))
+
+
 def find_nonpositive_cycle(arcs: Sequence[Arc]) -> list[Arc] | None:
     """A simple cycle of total weight <= 0 in the mirror graph, as its arcs in order, or None."""
-    if potentials(arcs) is not None:
+    if _certified_by_hint(arcs) or potentials(arcs) is not None:
         return None
     index, _ = _index(arcs)
     k = len(index)
