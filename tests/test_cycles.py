@@ -1,8 +1,10 @@
 """Undirected cycles, bridges and biconnected components (002 Sec. 2, 3.2) against brute force."""
 
+import random
 from itertools import combinations
 
 import networkx as nx
+import pytest
 from graphs import dags
 from hypothesis import given, settings
 
@@ -15,7 +17,7 @@ from gen.analysis.cycles import (
     sender_paths,
     undirected_cycles,
 )
-from gen.randomnet import network_from_pairs
+from gen.randomnet import layered_dag, network_from_pairs, random_dag
 
 
 def net(*edges, caps=None):
@@ -152,3 +154,47 @@ def test_deadlock_bridges_components_match_cycles(network):
     # Conversely, two edges share a component only if some simple cycle holds both.
     for a, b in combinations(network.edge_by_name, 2):
         assert (component[a] == component[b]) == any({a, b} <= c for c in cycles)
+
+
+# -- the random networks themselves -------------------------------------------------------------
+
+
+def check_random_network(network, n_edges, capacities=(1, 8)):
+    assert len(network.edges) == n_edges
+    assert len(network.edge_by_name) == n_edges
+    assert nx.is_directed_acyclic_graph(network.graph())
+    assert all(capacities[0] <= e.capacity <= capacities[1] for e in network.edges)
+    assert all(e.output_buffer == 0 and e.interval == "auto" and e.threshold == "auto" for e in network.edges)
+
+
+def test_random_dag():
+    network = random_dag(random.Random(3), 12, 40, capacities=(2, 5))
+    check_random_network(network, 40, (2, 5))
+    assert [n.name for n in network.nodes] == [f"n{i}" for i in range(12)]
+
+
+def test_random_dag_without_parallel_edges():
+    network = random_dag(random.Random(4), 6, 15, parallel=False)
+    check_random_network(network, 15)
+    assert len({(e.src, e.dst) for e in network.edges}) == 15
+
+
+def test_random_dag_too_many_edges():
+    with pytest.raises(ValueError, match=r"^A DAG on 4 nodes has room for 6 edges without parallel ones; "
+                                         r"asked for 7 edges \(parallel=False\)$"):
+        random_dag(random.Random(0), 4, 7, parallel=False)
+
+
+@pytest.mark.parametrize("n_edges, width", [(1, 2), (7, 4), (100, 8), (1000, 8), (999, 32)])
+def test_layered_dag(n_edges, width):
+    network = layered_dag(random.Random(n_edges), n_edges, width=width)
+    check_random_network(network, n_edges)
+    layer = {n.name: i // width for i, n in enumerate(network.nodes)}
+    assert all(layer[e.dst] == layer[e.src] + 1 for e in network.edges)
+    assert len({(e.src, e.dst) for e in network.edges}) == n_edges
+
+
+def test_layered_dag_bad_width():
+    with pytest.raises(ValueError, match=r"^Need n_edges >= 1, width >= 2 and 1 <= fanout <= width; "
+                                         r"got n_edges=10, width=1, fanout=2$"):
+        layered_dag(random.Random(0), 10, width=1)

@@ -8,8 +8,11 @@ on it, and both ways round.
 """
 
 import math
+import random
+from dataclasses import replace
 
 import networkx as nx
+import pytest
 from graphs import dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,7 +31,7 @@ from gen.analysis.dummies import (
     propagation_intervals,
     propagation_intervals_enumerating,
 )
-from gen.randomnet import network_from_pairs
+from gen.randomnet import layered_dag, network_from_pairs
 
 
 def net(*edges, caps):
@@ -105,6 +108,35 @@ def printed_alg6(network):
         tighten(intervals, p2.edges[0], math.ceil(length(network, p1) / n))
         for name in p2.edges[1:]:
             tighten(intervals, name, math.ceil(length(network, p1) / m))
+    return intervals
+
+
+def directed_paths(network, first):
+    """Every directed path starting with edge ``first``, as a tuple of edges."""
+    stack = [(first,)]
+    while stack:
+        path = stack.pop()
+        yield path
+        stack.extend(path + (e,) for e in network.out_edges(path[-1].dst))
+
+
+def alg4_other_child(network):
+    """002 Alg. 4 with erratum 1 applied but Sec. 3.2.1's test read literally: x must reach "any
+    other child w of u", a node other than v1, so a sibling parallel to uv1 never counts."""
+    intervals = {e.name: None for e in network.edges}
+    for first in network.edges:
+        for p1 in directed_paths(network, first):
+            x = p1[-1].dst
+            removed = {e.src for e in p1}
+            g_star = nx.MultiGraph()
+            g_star.add_nodes_from({n.name for n in network.nodes} - removed)
+            g_star.add_edges_from(
+                (e.src, e.dst) for e in network.edges if e.src != x and not {e.src, e.dst} & removed
+            )
+            reached = nx.node_connected_component(g_star, x)
+            for uw in network.out_edges(first.src):
+                if uw.dst != first.dst and uw.dst in reached:
+                    tighten(intervals, uw.name, sum(e.capacity for e in p1))
     return intervals
 
 
@@ -245,6 +277,63 @@ def test_erratum_2_printed_alg6_divides_by_the_wrong_count():
     check_nonpropagation(lopsided)
 
 
+def test_alg4_needs_other_out_edges_not_other_children():
+    # Sec. 3.2.1 tests "any other child w of u": two parallel channels u => v (which 002 Sec. 2 says
+    # can deadlock) then keep infinite intervals. The test must range over u's other out-*edges*.
+    parallel = net("u>v", "u>v", caps=[3, 5])
+    literal = alg4_other_child(parallel)
+    assert literal == {"u_v": None, "u_v_2": None}
+    assert len(propagation_violations(parallel, literal)) == 2
+    assert alg4_other_child(DIAMOND) == propagation_intervals(DIAMOND)
+
+
+# -- errata in the reference model: the printed intervals deadlock it, the corrected ones do not ----
+
+
+def simulate_inband(network, intervals, algorithm, oracle):
+    """Run ``network`` in-band with the given intervals and filtering oracle (gen.refmodel)."""
+    refmodel = pytest.importorskip("gen.refmodel")
+    concrete = replace(network.with_intervals(intervals), mode="inband", dummy_algorithm=algorithm)
+    return refmodel.simulate(concrete, computations=200, filter_oracle=oracle, scheduler="round_robin")
+
+
+def thm_2_2_history(network, blockwise_forward):
+    """002 Thm. 2.2's filtering history on the network's only cycle."""
+    refmodel = pytest.importorskip("gen.refmodel")
+    (cycle,) = undirected_cycles(network)
+    return refmodel.adversarial_filter_history(network, cycle, blockwise_forward=blockwise_forward)
+
+
+def test_erratum_1_printed_alg3_deadlocks_the_model():
+    # Blockwise (drained) u->w->x, counterblockwise (filled) u->v->x: u filters every token for w.
+    history = thm_2_2_history(DIAMOND, blockwise_forward=False)
+    printed = simulate_inband(DIAMOND, printed_alg3(DIAMOND), "propagation", history)
+    assert printed.deadlocked and sorted(printed.blocking_cycle) == ["u_v", "u_w", "v_x", "w_x"]
+    assert not simulate_inband(DIAMOND, propagation_intervals(DIAMOND), "propagation", history).deadlocked
+
+
+def test_erratum_2_printed_alg6_deadlocks_the_model():
+    # The printed Alg. 6 never bounds uv1 = u_v: drain u->v->x, fill u->w->x.
+    history = thm_2_2_history(DIAMOND, blockwise_forward=True)
+    assert simulate_inband(DIAMOND, printed_alg6(DIAMOND), "nonpropagation", history).deadlocked
+    assert not simulate_inband(DIAMOND, nonpropagation_intervals(DIAMOND), "nonpropagation", history).deadlocked
+
+
+def test_erratum_2_wrong_count_deadlocks_the_model():
+    # Thm. 2.2's history keeps the dummies of u->a->b->c->x in phase (lag 8, not 22); data tokens
+    # at index 4 and 11 shift the phases so the lags add up to more than |u->v->x| = 16.
+    lopsided = net("u>v", "v>x", "u>a", "a>b", "b>c", "c>x", caps=[8, 8, 1, 1, 1, 1])
+    emits = {"u_a": {4, 11}, "a_b": {4, 11}, "b_c": {4}, "c_x": set()}
+
+    def history(node, output, index):
+        return index in emits[output] if output in emits else True
+
+    printed = printed_alg6(lopsided)
+    printed["u_v"] = 2  # repair the other half of the erratum: only the divisor is at fault here
+    assert simulate_inband(lopsided, printed, "nonpropagation", history).deadlocked
+    assert not simulate_inband(lopsided, nonpropagation_intervals(lopsided), "nonpropagation", history).deadlocked
+
+
 # -- properties over random DAG multigraphs --------------------------------------------------------
 
 
@@ -279,6 +368,16 @@ def test_propagation_random_dense(network):
     check_propagation(network)
 
 
+def test_propagation_scales_without_enumeration():
+    # 2,000 channels: far beyond cycle enumeration, well within Alg. 4's path search.
+    network = layered_dag(random.Random(0), 2000, width=8)
+    intervals = propagation_intervals(network)
+    component = biconnected_edge_components(network)
+    for e in network.edges:
+        siblings = [f for f in network.out_edges(e.src) if f != e and component[f.name] == component[e.name]]
+        assert (intervals[e.name] is not None) == bool(siblings)
+
+
 @settings(max_examples=800, deadline=None)
 @given(dags(min_nodes=3, max_nodes=8, max_edges=16), st.data())
 def test_alg4_connectivity_test(network, data):
@@ -291,3 +390,10 @@ def test_alg4_connectivity_test(network, data):
     g.add_edges_from((e.src, e.dst) for e in network.edges if e.src != x and not {e.src, e.dst} & removed)
     expected = nx.node_connected_component(g, x)
     assert _Component(list(network.edges)).reaches(x, removed, names) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags(parallel=False))
+def test_alg4_literal_agrees_without_parallel_edges(network):
+    # Without parallel edges the two readings coincide: an independent, networkx-based Alg. 4.
+    assert alg4_other_child(network) == propagation_intervals(network)

@@ -43,6 +43,12 @@ def _tighten(intervals: Intervals, edge: str, bound: int) -> None:
         intervals[edge] = bound
 
 
+def _bound_path(intervals: Intervals, path: DirectedPath, bound: int) -> None:
+    """``[q] <- min([q], bound)`` for every channel ``q`` on ``path``."""
+    for name in path.edges:
+        _tighten(intervals, name, bound)
+
+
 def _length(network: Network, path: DirectedPath) -> int:
     """``|p|``: total capacity of the channels on ``path``."""
     edge_by_name = network.edge_by_name
@@ -184,9 +190,11 @@ def propagation_intervals(network: Network) -> Intervals:
     starting with ``uw``, so ``[uw] <- min([uw], |p1|)`` (printed: ``[uv1] <- min([uv1], |p1|)``,
     the same error as Alg. 3).
 
-    "Another out-edge", not "another child": ``w == x`` counts (the cycle is ``p1`` closed by
-    ``uw`` straight into ``x``; two parallel edges are the case ``p1 = uv1``), while the head of
-    ``uv1`` itself must not count, or every ``uv1`` would be bounded by its own capacity.
+    "Another out-edge", not "another child" as Sec. 3.2.1 words it: ``w == x`` counts (the cycle
+    is ``p1`` closed by ``uw`` straight into ``x``; two parallel edges are the case ``p1 = uv1``),
+    while the head of ``uv1`` itself must not count, or every ``uv1`` would be bounded by its own
+    capacity. Read as "a child other than ``v1``", parallel channels stay unbounded and can deadlock
+    (a further erratum; tests/test_dummies.py shows it).
 
     Equal to :func:`propagation_intervals_enumerating` on every network; directed paths may still
     be exponentially many, but the search stops as soon as every sibling is bounded.
@@ -224,8 +232,3 @@ def nonpropagation_intervals(network: Network) -> Intervals:
                 _bound_path(intervals, p1, math.ceil(_length(network, p2) / len(p1.edges)))
                 _bound_path(intervals, p2, math.ceil(_length(network, p1) / len(p2.edges)))
     return intervals
-
-
-def _bound_path(intervals: Intervals, path: DirectedPath, bound: int) -> None:
-    for name in path.edges:
-        _tighten(intervals, name, bound)
