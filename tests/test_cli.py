@@ -407,3 +407,9 @@ def test_real_simulate_input(capsys, examples, write_file):
 def test_real_simulate_human(capsys, examples):
     status, out, _ = run(capsys, "simulate", examples / "diamond.toml", "--computations", 100)
     assert status == 0 and out.strip()
+
+
+@needs_refmodel
+@pytest.mark.parametrize(("name", "status"), [("ob_fig2", 1), ("ob_fig2_safe", 0)])
+def test_real_simulate_ob_fig2_adversarial(capsys, examples, name, status):
+    assert run(capsys, "simulate", examples / f"{name}.toml", "--scheduler", "adversarial", "--computations", 500)[0] == status
