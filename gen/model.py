@@ -10,22 +10,23 @@ This module knows nothing of TOML: :mod:`gen.spec` parses and validates files in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal
 
 import networkx as nx
 
 __all__ = [
     "AUTO",
-    "MODES",
     "DUMMY_ALGORITHMS",
+    "MODES",
     "Auto",
-    "Interval",
-    "Node",
     "Edge",
+    "Interval",
     "Network",
+    "Node",
 ]
 
 AUTO: Literal["auto"] = "auto"
@@ -197,11 +198,11 @@ class Network:
             g.add_edge(e.src, e.dst, key=e.name, edge=e, capacity=e.capacity)
         return g
 
-    def with_edges(self, edges) -> "Network":
+    def with_edges(self, edges) -> Network:
         """A copy with ``edges`` (an iterable of :class:`Edge`) in place of the current ones."""
         return replace(self, edges=tuple(edges))
 
-    def with_intervals(self, intervals: Mapping[str, int | None]) -> "Network":
+    def with_intervals(self, intervals: Mapping[str, int | None]) -> Network:
         """A copy whose edges take the given intervals (edges not named keep theirs)."""
         return self.with_edges(
             replace(e, interval=intervals[e.name]) if e.name in intervals else e for e in self.edges
