@@ -1,0 +1,178 @@
+"""Credit mode: paired data and control channels with credits, heartbeats and dummies (000 Alg. 1, 2, 4).
+
+Receiver (000 Alg. 4, per input edge in spec order): while ``RCB = 0``, look at the head control
+message: credits are detached into ``RCB`` (the message stays, with 0 credits); a 0-credit user
+message is delivered and popped; a 0-credit credit message is popped; a dummy or EOS stops the
+loop and stands for its index. With ``RCB > 0`` the edge offers its head data token.
+
+Sender, after computing ``i``, per output edge in spec order (docs/semantics.md, 000 Alg. 4 with
+the erratum of the printed ``while`` loop, which never ends when ``i`` was filtered with ``SCB > 0``)::
+
+    if a data token is emitted:      push it; SCB += 1; LastSentIdx = i
+    for each user control message:   push it carrying SCB credits (flush OB); SCB = 0; LastRecvIdx = LastSentIdx
+    if SCB > T or i - LastRecvIdx > [e]:
+        if SCB > 0:                  push a credit message (flush OB); SCB = 0; LastRecvIdx = LastSentIdx
+        if i - LastRecvIdx > [e]:    push dummy(i); LastRecvIdx = i
+
+At EOS the sender pushes its remaining credits, then an EOS message.
+"""
+
+from __future__ import annotations
+
+from .channels import DATA, INF, MSG_CREDIT, MSG_EOS, MSG_USER
+from .node import (
+    BLOCKED,
+    DONE,
+    KEEP,
+    NOOP,
+    WAIT_CONTROL_EMPTY,
+    WAIT_CONTROL_FULL,
+    WAIT_DATA_EMPTY,
+    WAIT_DATA_FULL,
+    WAIT_HIDDEN,
+    NodeSim,
+)
+
+__all__ = ["CreditNode"]
+
+
+def _push_data(node, action) -> int:
+    """``(_push_data, link, i, payload)``: a data token; ``SCB += 1``, ``LastSentIdx = i``."""
+    link = action[1]
+    q = link.data
+    if len(q.queue) >= q.capacity:
+        return node.block(link, WAIT_DATA_FULL)
+    link.push((DATA, action[2], action[3]))
+    link.scb += 1
+    link.last_sent = action[2]
+    link.data_tokens += 1
+    return DONE
+
+
+def _push_credits(node, link, kind: int, value) -> int:
+    """Flush the output buffer and push a message carrying all of ``SCB`` (000 Alg. 2)."""
+    ctl = link.control
+    if len(ctl.queue) >= ctl.capacity:
+        return node.block(link, WAIT_CONTROL_FULL)
+    link.flush()
+    ctl.queue.append([kind, link.scb, value])
+    link.scb = 0
+    link.last_recv = link.last_sent
+    link.wake_dst()
+    return DONE
+
+
+def _push_user(node, action) -> int:
+    """``(_push_user, link, message)``: a user control message with the pending credits."""
+    link = action[1]
+    result = _push_credits(node, link, MSG_USER, action[2])
+    if result == DONE:
+        link.control_messages += 1
+    return result
+
+
+def _beat(node, action) -> int:
+    """``(_beat, link, i)``: the threshold and heartbeat rule; one message per run."""
+    link, i = action[1], action[2]
+    interval = link.interval
+    late = interval is not None and i - link.last_recv > interval
+    if link.scb > link.threshold or (late and link.scb):
+        result = _push_credits(node, link, MSG_CREDIT, None)
+        if result == BLOCKED:
+            return BLOCKED
+        link.credits += 1
+        return KEEP  # LastRecvIdx moved: a dummy may still be due
+    if not late:
+        return NOOP
+    pushed = link.control.push_dummy(i)
+    if not pushed:
+        return node.block(link, WAIT_CONTROL_FULL)
+    link.flush()
+    if pushed == 2:
+        link.coalesced += 1
+    else:
+        link.dummies += 1
+    link.last_recv = i
+    link.wake_dst()
+    return DONE
+
+
+def _push_eos(node, action) -> int:
+    """``(_push_eos, link)``: the remaining credits, then EOS."""
+    link = action[1]
+    if link.scb:
+        result = _push_credits(node, link, MSG_CREDIT, None)
+        if result == BLOCKED:
+            return BLOCKED
+        link.credits += 1
+        return KEEP
+    return _push_credits(node, link, MSG_EOS, INF)
+
+
+class CreditNode(NodeSim):
+    """A node running 000 Alg. 4 on every input and output edge."""
+
+    USER_ACTION = staticmethod(_push_user)
+    EOS_ACTION = staticmethod(_push_eos)
+
+    __slots__ = ()
+
+    def _receive(self) -> bool:
+        inputs = self.inputs
+        offers = self.offers
+        for k, link in enumerate(inputs):
+            while not link.rcb:
+                ctl = link.control.queue
+                if not ctl:
+                    return self.block(link, WAIT_CONTROL_EMPTY)
+                message = ctl[0]
+                if message[1]:
+                    link.rcb = message[1]
+                    message[1] = 0
+                elif message[0] == MSG_USER:
+                    ctl.popleft()
+                    link.wake_src()
+                    self._deliver(k, message[2])
+                    if self.pending:
+                        return True
+                elif message[0] == MSG_CREDIT:
+                    ctl.popleft()
+                    link.wake_src()
+                else:  # a dummy or EOS stands for its index
+                    offer = message[2]
+                    break
+            else:
+                q = link.data
+                if len(q.queue) == q.hidden:
+                    return self.block(link, WAIT_HIDDEN if q.hidden else WAIT_DATA_EMPTY)
+                offer = q.queue[0][1]
+            offers[k] = offer
+        i = min(offers)
+        if i == INF:
+            for link in inputs:
+                link.control.queue.popleft()
+                link.wake_src()
+            self._end()
+            return True
+        payload = 0
+        present = False
+        for k, link in enumerate(inputs):
+            if offers[k] == i:
+                if link.rcb:
+                    payload += link.data.queue.popleft()[2]
+                    present = True
+                    link.rcb -= 1
+                else:
+                    link.control.queue.popleft()  # the dummy with index i
+                link.wake_src()
+        self._compute(i, present, payload, None)
+        return True
+
+    def _emit(self, i, payload, emits, messages, flags) -> None:
+        pending = self.pending
+        for j, link in enumerate(self.outputs):
+            if emits is not None and emits[j]:
+                pending.append((_push_data, link, i, payload & link.data_mask))
+            for message in messages:
+                pending.append((_push_user, link, message))
+            pending.append((_beat, link, i))

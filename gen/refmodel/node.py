@@ -1,0 +1,230 @@
+"""The node state machine shared by both protocols: receive, compute, then emit one message at a time.
+
+A node alternates between two phases (002 Alg. 1, 000 Alg. 4):
+
+1. *receive and compute*, one atomic action: scan the inputs in spec order as the protocol says
+   (:mod:`.credit`, :mod:`.inband`), find the least index ``i`` every input can account for,
+   consume the tokens with index ``i``, run the kernel, and queue the outputs;
+2. *emit*: the queued outputs, one token or message per action, each blocking while its channel
+   is full. Blocking half-way through its outputs (one written, the next full) is how a node joins
+   a blocking cycle (002 Sec. 2): atomic multi-output emission would hide deadlocks.
+
+An action reports progress or blocks; a blocked node records the edge and the reason, which the
+deadlock analysis turns into the waits-for relation (002 Def. 2). Emit actions are tuples
+``(function, link, *arguments)`` whose function returns one of :data:`BLOCKED`, :data:`DONE`,
+:data:`NOOP` (nothing observable happened: fold into the next action) or :data:`KEEP` (progress,
+and the same action runs again).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+__all__ = [
+    "BLOCKED",
+    "DONE",
+    "KEEP",
+    "NOOP",
+    "SENDER_WAITS",
+    "WAIT_CONTROL_EMPTY",
+    "WAIT_CONTROL_FULL",
+    "WAIT_DATA_EMPTY",
+    "WAIT_DATA_FULL",
+    "WAIT_HIDDEN",
+    "NodeSim",
+]
+
+BLOCKED = 0
+DONE = 1
+NOOP = 2
+KEEP = 3
+
+# Why a node waits: the first two block a sender (the receiver blocks it), the rest a receiver.
+WAIT_DATA_FULL = "data channel full"
+WAIT_CONTROL_FULL = "control channel full"
+WAIT_DATA_EMPTY = "data channel empty"
+WAIT_HIDDEN = "head token hidden in the output buffer"
+WAIT_CONTROL_EMPTY = "control channel empty with RCB = 0"
+#: Reasons under which the *receiver* of the edge blocks the waiting node (002 Def. 2).
+SENDER_WAITS = frozenset((WAIT_DATA_FULL, WAIT_CONTROL_FULL))
+
+
+class NodeSim:
+    """A running node; protocol subclasses supply ``_receive``, ``_emit`` and two action functions.
+
+    Parameters
+    ----------
+    name : str
+        Node name.
+    rank : int
+        Position in the topological order (the scheduler's node id).
+    inputs, outputs : list of Link
+        In spec order.
+    kernel : object
+        See :mod:`.kernels`.
+    words : list of int or None
+        A source's input words (computation ``k`` reads ``words[k - 1]``); None for other nodes.
+    frame_ends : dict
+        Source only: index -> user messages sent after that computation's data.
+    log : list or None
+        A sink's output log of ``("data", index, payload)`` and ``("control", message)``.
+    filter_oracle : callable or None
+        ``(node, output, index) -> bool | None`` overriding the kernel's emit decisions.
+
+    Members
+    -------
+    pending : collections.deque
+        Queued emit actions.
+    waiting : Link or None
+        The edge a blocked node waits on; ``reason`` says why.
+    ending, finished : bool
+        EOS queued on the outputs; everything sent.
+    computations : int
+        Computations performed, null ones included.
+    ready : callable
+        ``ready(rank)``: tell the scheduler this node may proceed (set by the simulator).
+    """
+
+    #: ``(link, message)`` -> action pushing a user control message.
+    USER_ACTION = None
+    #: ``(link,)`` -> action pushing EOS.
+    EOS_ACTION = None
+
+    __slots__ = (
+        "computations",
+        "ending",
+        "filter_oracle",
+        "finished",
+        "frame_ends",
+        "inputs",
+        "kernel",
+        "log",
+        "name",
+        "offers",
+        "output_names",
+        "outputs",
+        "pending",
+        "position",
+        "rank",
+        "ready",
+        "reason",
+        "waiting",
+        "words",
+    )
+
+    def __init__(self, name, rank, inputs, outputs, kernel, words=None, frame_ends=None, log=None,
+                 filter_oracle=None):
+        self.name = name
+        self.rank = rank
+        self.inputs = inputs
+        self.outputs = outputs
+        self.output_names = [link.name for link in outputs] or ["m_axis"]
+        self.kernel = kernel
+        self.words = words
+        self.frame_ends = frame_ends or {}
+        self.position = 0
+        self.log = log
+        self.filter_oracle = filter_oracle
+        self.pending: deque = deque()
+        self.waiting = None
+        self.reason = None
+        self.ending = False
+        self.finished = False
+        self.computations = 0
+        self.offers = [0] * len(inputs)
+        self.ready = None
+
+    # -- the action loop -----------------------------------------------------------------------
+    def step(self) -> bool:
+        """Perform one action; False when blocked (``waiting`` and ``reason`` say on what)."""
+        pending = self.pending
+        while pending:
+            action = pending[0]
+            result = action[0](self, action)
+            if result == NOOP:
+                pending.popleft()
+                continue
+            if result == DONE:
+                pending.popleft()
+                if self.ending and not pending:
+                    self.finished = True
+                return True
+            return result == KEEP
+        if self.ending:
+            self.finished = True
+            return True
+        if self.words is not None:
+            return self._source()
+        return self._receive()
+
+    def block(self, link, reason: str) -> int:
+        """Record what this node waits on; return :data:`BLOCKED`."""
+        self.waiting = link
+        self.reason = reason
+        return BLOCKED
+
+    # -- compute -------------------------------------------------------------------------------
+    def _source(self) -> bool:
+        """A source computation: index ``k`` reads word ``k`` (002 Alg. 1), then EOS."""
+        words = self.words
+        if self.position == len(words):
+            self._end()
+            return True
+        i = self.position = self.position + 1
+        self.computations += 1
+        payload, emits = self._decide(i, words[i - 1])
+        messages = self.frame_ends.get(i, ())
+        if self.log is not None:
+            self._log(i, payload, emits, messages)
+        self._emit(i, payload, emits, messages, None)
+        return True
+
+    def _compute(self, i: int, present: bool, payload: int, flags) -> None:
+        """Compute index ``i``; with no payload present it is a null computation (no kernel call)."""
+        self.computations += 1
+        if present:
+            payload, emits = self._decide(i, payload)
+        else:
+            emits = None
+        if self.log is not None:
+            self._log(i, payload, emits, ())
+        self._emit(i, payload, emits, (), flags)
+
+    def _decide(self, i: int, payload: int) -> tuple[int, list[bool]]:
+        payload, emits = self.kernel.compute(payload)
+        oracle = self.filter_oracle
+        if oracle is not None:
+            for j, output in enumerate(self.output_names):
+                verdict = oracle(self.name, output, i)
+                if verdict is not None:
+                    emits[j] = verdict
+        return payload, emits
+
+    def _log(self, i, payload, emits, messages) -> None:
+        if emits is not None and emits[0]:
+            self.log.append(("data", i, payload))
+        for message in messages:
+            self.log.append(("control", message))
+
+    # -- control messages and EOS --------------------------------------------------------------
+    def _deliver(self, port: int, message) -> None:
+        """A user message reached the head of input ``port``: the kernel decides what to forward."""
+        for forwarded in self.kernel.control(port, message):
+            self._forward(forwarded)
+
+    def _forward(self, message) -> None:
+        """Send a user message on every output, before anything this node computes next."""
+        if self.log is not None:
+            self.log.append(("control", message))
+        for link in self.outputs:
+            self.pending.append((self.USER_ACTION, link, message))
+
+    def _end(self) -> None:
+        """Every input is at EOS (or the source is done): send the messages owed, then EOS."""
+        for owed in self.kernel.finish():
+            self._forward(owed)
+        for link in self.outputs:
+            self.pending.append((self.EOS_ACTION, link))
+        self.ending = True
+        if not self.pending:
+            self.finished = True
