@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gen.errors import SpecError, UserError
-from gen.spec import KERNELS, load_spec, parse_spec
+from gen.kernels import KERNELS
+from gen.spec import load_spec, parse_spec
 
 # Line 1 [network], 4 and 7 [[node]], 10 [[edge]], 13 capacity; appended edge keys start at line 14.
 BASE = """\
