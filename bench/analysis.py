@@ -108,6 +108,10 @@ def plot(rows):
     if fin:
         ax.loglog([r["edges"] for r in fin], [r["enumeration_s"] for r in fin], "x--",
                   label="cycle enumeration (papers)")
+    gave_up = [r for r in rows if not r["enumeration_finished"]]
+    if gave_up:
+        ax.scatter([r["edges"] for r in gave_up], [r["enumeration_s"] for r in gave_up], marker="^",
+                   color="C2", label="enumeration gave up (budget)")
     ax.axhline(2.0, color="grey", lw=0.8, ls=":", label="target 2 s")
     ax.set_xlabel("edges")
     ax.set_ylabel("seconds")
