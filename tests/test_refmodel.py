@@ -132,7 +132,7 @@ def test_lfsr_zero_seed_state_becomes_one():
 
 def test_random_filter_decisions_follow_the_lfsr():
     kernel = RandomFilter(inputs=1, outputs=1, data_width=32, rate=0.5, seed=1)
-    decisions = [kernel.compute(0)[1][0] for _ in range(8)]
+    decisions = [kernel.compute(0, False)[1][0] for _ in range(8)]
     assert decisions == [(s >> 16) >= 32768 for s in SEED1_OUTPUT0[1:]]
     assert decisions == [False, False, False, True, True, True, False, True]
 
@@ -140,17 +140,41 @@ def test_random_filter_decisions_follow_the_lfsr():
 @pytest.mark.parametrize("rate, emits", [(0.0, True), (1.0, False)])
 def test_random_filter_rate_extremes(rate, emits):
     kernel = RandomFilter(inputs=1, outputs=3, data_width=32, rate=rate, seed=7)
-    assert all(kernel.compute(5)[1] == [emits] * 3 for _ in range(1000))
+    assert all(kernel.compute(5, False)[1] == [emits] * 3 for _ in range(1000))
 
 
 def test_random_filter_sum_wraps_at_data_width():
-    assert RandomFilter(2, 1, data_width=8).compute(200 + 100) == (44, [True])
+    assert RandomFilter(2, 1, data_width=8).compute(200 + 100, False) == (44, [True])
 
 
-def test_variance_source_filters_zero_words():
+def test_variance_source_filters_zero_words_but_not_a_frames_last():
     kernel = VarianceSource(0, 2, 16)
-    assert kernel.compute(0) == (0, [False, False])
-    assert kernel.compute(7) == (7, [True, True])
+    assert kernel.compute(0, False) == (0, [False, False])
+    assert kernel.compute(7, False) == (7, [True, True])
+    assert kernel.compute(0, True) == (0, [True, True])
+    assert kernel.compute(1 << 16, True) == (0, [True, True])  # wrapped to 16 bits, still sent
+
+
+@pytest.mark.parametrize("mode", ["credit", "inband"])
+def test_variance_source_sends_each_frames_last_word(mode):
+    # An all-zero frame still sends its last word; zeros elsewhere are filtered.
+    network = net([edge("ab"), edge("ac")], nodes=[node("a", kernel="variance_source")], mode=mode)
+    result = simulate(network, inputs={"a": [[0, 0, 0], [0, 5, 0, 0], [3], [0, 7]]})
+    expected = [("data", 3, 0), ("control", (FRAME_END, 0)), ("data", 5, 5), ("data", 7, 0),
+                ("control", (FRAME_END, 1)), ("data", 8, 3), ("control", (FRAME_END, 2)), ("data", 10, 7),
+                ("control", (FRAME_END, 3))]
+    assert result.outputs["b"] == result.outputs["c"] == expected
+    assert result.dummies == 0 and result.data_tokens == 10
+
+
+def test_variance_source_without_frames_filters_every_zero():
+    # Seed 186's source reads a zero as word 1398: the last word, but with no frame it is filtered;
+    # with frames (frame_length) it ends the last frame and is sent.
+    network = net([edge("ab")], nodes=[node("a", kernel="variance_source")])
+    result = simulate(network, computations=1398, seed=186)
+    assert [e[1] for e in result.outputs["b"]] == list(range(1, 1398))
+    framed = simulate(network, computations=1398, seed=186, frame_length=1000)
+    assert data_events(framed, "b")[-1] == ("data", 1398, 0)
 
 
 def test_unknown_kernel_is_rejected():
@@ -184,7 +208,7 @@ def test_diamond_join_sums_both_branches(scheduler):
     # u's words (seeded by seed and source name), and w's decisions replayed on its own LFSR
     words = [e[2] for e in simulate(net([edge("ux")]), computations=300, seed=4).outputs["x"]]
     w = RandomFilter(inputs=1, outputs=1, data_width=16, rate=0.75, seed=3)
-    expected = [("data", i, (word + (word if w.compute(word)[1][0] else 0)) & 0xFFFF)
+    expected = [("data", i, (word + (word if w.compute(word, False)[1][0] else 0)) & 0xFFFF)
                 for i, word in enumerate(words, 1)]
     assert data_events(result, "x") == expected
 
@@ -288,34 +312,71 @@ def test_propagation_standalone_dummy_for_filtered_index():
     assert result.per_edge["wx"]["dummy_flags"] == 0
 
 
-# -- in-band user messages take data slots -----------------------------------------------------
+# -- in-band user messages ride on the token of their index ------------------------------------
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
-def test_inband_messages_follow_the_tokens_on_every_output(scheduler):
-    # Parallel channels of capacity 1: had u sent its frame end on uv before index 1 on uv2, it
-    # would wait behind index 1 while v waits for index 1 on uv2.
+def test_inband_messages_ride_on_their_index_on_every_output(scheduler):
     network = net([edge("uv", 1, interval=1), edge("uv2", 1, interval=1)], mode="inband")
     result = simulate(network, inputs={"u": [[1], [2, 3]]}, scheduler=scheduler)
     assert result.outputs["v"] == [("data", 1, 2), ("control", (FRAME_END, 0)), ("data", 2, 4),
                                    ("data", 3, 6), ("control", (FRAME_END, 1))]
+    assert result.per_edge["uv"]["control_messages"] == result.per_edge["uv2"]["control_messages"] == 2
+    assert result.data_tokens == 6 and result.dummies == 0  # no slot of their own
 
 
+@pytest.mark.parametrize("algorithm", ["naive", "propagation", "nonpropagation"])
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
-def test_inband_receiver_takes_messages_while_waiting_elsewhere(scheduler):
-    # u -> x and u -> v -> x, capacity 1, Naive: x waits on vx while u's frame end sits at the head
-    # of ux; left there, it would keep u from sending index 2 (or EOS) on ux.
-    network = net([edge("vx", 1, interval=1), edge("ux", 1, interval=1), edge("uv", 1, interval=1)],
-                  nodes=["u", "v", "x"], mode="inband")
+def test_inband_join_forwards_copies_of_one_index_once(algorithm, scheduler):
+    # u -> x and u -> v -> x: both copies of a frame end reach x with the same index, are delivered
+    # in that computation and forwarded once, after the frame's data.
+    network = net([edge("vx", 1), edge("ux", 1), edge("uv", 1)], nodes=["u", "v", "x"], mode="inband",
+                  dummy_algorithm=algorithm)
+    network = network.with_intervals(gen.analysis.intervals(network, algorithm))
     result = simulate(network, inputs={"u": [[0], [1, 2], [3]]}, scheduler=scheduler)
-    assert not result.deadlocked
-    assert [e for e in result.outputs["x"] if e[0] == "control"] == [("control", (FRAME_END, k)) for k in range(3)]
+    assert result.outputs["x"] == [("data", 1, 0), ("control", (FRAME_END, 0)), ("data", 2, 2), ("data", 3, 4),
+                                   ("control", (FRAME_END, 1)), ("data", 4, 6), ("control", (FRAME_END, 2))]
+
+
+@pytest.mark.parametrize("algorithm, interval, dummies", [
+    ("nonpropagation", 3, 3), ("propagation", 3, 3), ("naive", 1, 6)])
+def test_inband_filtered_index_forces_a_dummy_to_carry_its_message(algorithm, interval, dummies):
+    # a filters everything. Frame ends after 2, 4, 6 ride on forced dummies, each of which makes its
+    # index visible (Non-Propagation) or is a dummy like any other (Propagation): with interval 3 no
+    # interval dummy is due in between (else one more at index 3); Naive sends one dummy per index.
+    network = net([edge("ab", 2, interval=interval)], mode="inband", dummy_algorithm=algorithm)
+    result = simulate(network, inputs={"a": [[1, 2], [3, 4], [5, 6]]}, filter_oracle=lambda *_: False)
+    counts = result.per_edge["ab"]
+    assert counts["dummies"] == dummies and counts["data_tokens"] == 0
+    assert counts["control_messages"] == 3
+    assert result.outputs["b"] == [("control", (FRAME_END, k)) for k in range(3)]
+
+
+def test_inband_message_flushes_the_output_buffer():
+    # Output buffer 4, no interval: a and b's words stay hidden until the token carrying a frame end.
+    network = net([edge("ab", 8, output_buffer=4)], mode="inband")
+    result = simulate(network, inputs={"a": [[1, 2], [3, 4, 5]]}, flush_oracle=lambda *_: False)
+    assert result.per_edge["ab"]["flushes"] == 2 and result.dummies == 0
+
+
+def test_propagation_forced_dummy_propagates():
+    # One biconnected component (u, v, x, y). u filters ux; the dummy forced at index 2 to carry
+    # the frame end reaches x, which schedules a dummy flag on xy (002 Alg. 2), riding on v's data.
+    edges = [edge("uv", 2), edge("ux", 2), edge("vx", 2), edge("vy", 2), edge("xy", 2)]
+    network = net(edges, mode="inband", dummy_algorithm="propagation")
+
+    def oracle(name, output, index):
+        return output != "ux"
+
+    result = simulate(network, inputs={"u": [[1, 2]]}, filter_oracle=oracle)
+    assert result.per_edge["ux"]["dummies"] == 1 and result.per_edge["xy"]["dummy_flags"] == 1
+    assert result.per_edge["vx"]["dummy_flags"] == 0 and result.dummies == 1
+    assert result.outputs["y"] == [("data", 1, 2), ("data", 2, 4), ("control", (FRAME_END, 0))]
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
-def test_inband_messages_can_deadlock_capacity_based_intervals(scheduler):
-    # KNOWN ISSUE (reported, not the model's to fix): 002's intervals count |q| indices per channel,
-    # but an in-band message takes a slot with no index. Non-Propagation gives [uv2] = |uv| = 2;
-    # u sends index 1 on uv only, then its frame end: uv = [1, frame end] is full, so u cannot send
-    # EOS (or index 2) on uv, while v needs word of index 1 on uv2. Without the message it completes.
+def test_inband_messages_take_no_slot_so_capacity_based_intervals_hold(scheduler):
+    # Before messages rode on tokens this deadlocked: Non-Propagation gives [uv2] = |uv| = 2; u sent
+    # index 1 on uv only, then its frame end as a token of its own: uv = [1, frame end] was full, so
+    # u could not send EOS on uv while v needed index 1 on uv2. Now the frame end rides on index 1.
     network = net([edge("uv", 2), edge("uv2", 1), edge("vx", 1)], mode="inband")
     network = network.with_intervals(gen.analysis.intervals(network, "nonpropagation"))
     assert network.edge_by_name["uv2"].interval == 2
@@ -324,8 +385,20 @@ def test_inband_messages_can_deadlock_capacity_based_intervals(scheduler):
         return output != "uv2"
 
     result = simulate(network, inputs={"u": [[7]]}, filter_oracle=oracle, scheduler=scheduler)
-    assert result.deadlocked and sorted(result.blocking_cycle) == ["uv", "uv2"]
-    assert not simulate(network, computations=1, filter_oracle=oracle, scheduler=scheduler).deadlocked
+    assert not result.deadlocked
+    assert result.outputs["x"] == [("data", 1, 7), ("control", (FRAME_END, 0))]
+    assert result.per_edge["uv2"]["dummies"] == 1  # the dummy forced to carry the frame end
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_inband_messages_owed_at_eos_ride_on_it(scheduler):
+    # Sources with different frames: x holds b's second frame end (a never sends one) until EOS.
+    network = net([edge("ax", 1), edge("bx", 1), edge("xy", 1)], mode="inband", dummy_algorithm="naive")
+    network = network.with_intervals(gen.analysis.intervals(network, "naive"))
+    result = simulate(network, inputs={"a": [[1, 2]], "b": [[5], [6, 7]]}, scheduler=scheduler)
+    assert result.outputs["y"] == [("data", 1, 6), ("data", 2, 8), ("control", (FRAME_END, 0)),
+                                   ("data", 3, 7), ("control", (FRAME_END, 1))]
+    assert result.per_edge["xy"]["control_messages"] == 2 and result.per_edge["xy"]["dummies"] == 0
 
 
 # -- paper figures --------------------------------------------------------------------------------

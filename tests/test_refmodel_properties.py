@@ -5,8 +5,10 @@ computations are determinate, so whatever the schedule, a run that completes mus
 the data this index-by-index evaluation yields (002 Sec. 1).
 """
 
+from contextlib import contextmanager
 from dataclasses import replace
-from itertools import islice
+from itertools import accumulate, islice
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,33 +17,42 @@ from gen.analysis.cycles import has_potential_deadlock, undirected_cycles
 from gen.model import Edge, Network, Node
 from gen.refmodel import FRAME_END, adversarial_filter_history, random_words, simulate
 from gen.refmodel.adversary import cycle_marks
+from gen.refmodel.channels import DataChannel
 from gen.refmodel.kernels import make_kernel
 from tests.graphs import dags
 
 SETTINGS = settings(max_examples=80, deadline=None)
 SCHEDULERS = ("random", "round_robin", "adversarial")
 RATES = (0.0, 0.0, 0.25, 0.5, 0.9, 1.0)
+ALGORITHMS = ("naive", "propagation", "nonpropagation")
 
 
 # -- oracles --------------------------------------------------------------------------------------
-def synchronous_outputs(network, inputs):
-    """Each sink's data events by evaluating index by index, nodes in topological order."""
+def synchronous_outputs(network, inputs, framed=True):
+    """Each sink's data events by evaluating index by index, nodes in topological order.
+
+    ``framed``: the sources send a frame end after each frame's last word (``inputs`` given to the
+    run), which a ``variance_source`` always sends; else the run read random words with no frames.
+    """
     ins = {n.name: [e for e in network.edges if e.dst == n.name] for n in network.nodes}
     outs = {n.name: [e for e in network.edges if e.src == n.name] for n in network.nodes}
     kernels = {n.name: make_kernel(n.kernel, n.params, len(ins[n.name]), max(1, len(outs[n.name])),
                                    network.data_width) for n in network.nodes}
     words = {name: [w for frame in frames for w in frame] for name, frames in inputs.items()}
+    lasts = {name: set(accumulate(map(len, frames))) if framed else set() for name, frames in inputs.items()}
     logs = {name: [] for name in network.sinks}
     for i in range(1, max(map(len, words.values()), default=0) + 1):
         carried: dict[str, int] = {}
         for name in network.topological_order():
+            last = False
             if name in words:
                 present = [words[name][i - 1]] if i <= len(words[name]) else []
+                last = i in lasts[name]
             else:
                 present = [carried[e.name] for e in ins[name] if e.name in carried]
             if not present:
                 continue  # a null computation emits nothing and steps no LFSR
-            payload, emits = kernels[name].compute(sum(present))
+            payload, emits = kernels[name].compute(sum(present), last)
             for e, emit in zip(outs[name], emits):
                 if emit:
                     carried[e.name] = payload & ((1 << min(e.width, network.data_width)) - 1)
@@ -55,7 +66,10 @@ def data_only(outputs):
 
 
 def check_precise_order(log, frame_of):
-    """000 Thm. 3.1 end to end: data of frame k lies between frame_end k - 1 and frame_end k."""
+    """000 Thm. 3.1 end to end: data of frame k lies between frame_end k - 1 and frame_end k.
+
+    Returns the frame ends seen, each once and in order.
+    """
     closed = 0
     for event in log:
         if event[0] == "data":
@@ -64,6 +78,35 @@ def check_precise_order(log, frame_of):
             assert event[1] == (FRAME_END, closed), (event, closed)
             closed += 1
     return closed
+
+
+def frames_of(frames):
+    """Index -> frame number for a source reading ``frames``."""
+    frame_of = {}
+    for k, frame in enumerate(frames):
+        for _ in frame:
+            frame_of[len(frame_of) + 1] = k
+    return frame_of
+
+
+@contextmanager
+def one_token_per_index():
+    """Fail a run that pushes a token whose index is not above the channel's last one.
+
+    In-band, user messages ride on tokens (docs/semantics.md): every channel then carries at most
+    one token per index, the premise of the interval theorems (002 Thm. 3.2, 3.3).
+    """
+    push, push_flush = DataChannel.push, DataChannel.push_flush
+
+    def check(original):
+        def pushed(self, token):
+            assert token[1] > self.last_index, (token, self.last_index)
+            return original(self, token)
+        return pushed
+
+    with mock.patch.object(DataChannel, "push", check(push)), \
+            mock.patch.object(DataChannel, "push_flush", check(push_flush)):
+        yield
 
 
 # -- strategies -----------------------------------------------------------------------------------
@@ -94,29 +137,30 @@ def with_kernels(draw, network, source_kernels=("random_filter",)):
 
 @st.composite
 def framed_networks(draw):
-    """Chains and diamonds with drawn capacities, thresholds and filters; auto intervals; frames.
+    """Chains, diamonds and parallel edges with drawn capacities and filters; resolved intervals; frames.
 
-    Control channels are large: 000 Sec. 4.3's sizing assumes a bound on user messages per data
-    token, and a source that filters a whole frame sends its frame end with no data at all.
+    Credit mode: control channels are large, since 000 Sec. 4.3's sizing assumes a bound on user
+    messages per data token and a random_filter source that filters a whole frame sends its frame
+    end with no data at all. In-band any of the three dummy algorithms: messages take no slot.
     """
     names = SHAPES[draw(st.sampled_from(sorted(SHAPES)))]
-    mode = draw(st.sampled_from(["credit", "credit", "inband"]))  # inband: Naive (see test_refmodel)
+    mode = draw(st.sampled_from(["credit", "inband"]))
     edges = []
     for name in names:
         capacity = draw(st.integers(1, 6))
         edges.append(Edge(name, name[0], name[1], capacity, control_capacity=1000,
                           threshold=draw(st.integers(0, capacity - 1))))
     nodes = tuple(Node(n) for n in dict.fromkeys(c for e in edges for c in (e.src, e.dst)))
-    network = with_kernels(draw, Network("shape", nodes, tuple(edges), mode=mode, dummy_algorithm="naive"),
-                           ("random_filter", "variance_source"))
+    network = Network("shape", nodes, tuple(edges), mode=mode, dummy_algorithm=draw(st.sampled_from(ALGORITHMS)))
+    network = with_kernels(draw, network, ("random_filter", "variance_source"))
     frames = draw(st.lists(frame_words, min_size=1, max_size=6))
     return network, {s: frames for s in network.sources}
 
 
 @st.composite
-def filtering_dags(draw, modes=("credit", "inband"), algorithms=("naive", "propagation", "nonpropagation")):
+def filtering_dags(draw, modes=("credit", "inband")):
     network = with_kernels(draw, draw(dags(max_nodes=6, max_edges=8)))
-    return replace(network, mode=draw(st.sampled_from(modes)), dummy_algorithm=draw(st.sampled_from(algorithms)))
+    return replace(network, mode=draw(st.sampled_from(modes)), dummy_algorithm=draw(st.sampled_from(ALGORITHMS)))
 
 
 def random_frames(draw, network, most=40):
@@ -131,57 +175,80 @@ def random_words_of(network, seed, count):
     return {s: [random_words(seed, s, count)] for s in network.sources}
 
 
+def check_frames(network, inputs, result):
+    """No deadlock; each sink gets its data as computed and every frame end once, precisely ordered."""
+    assert not result.deadlocked, result.summary_lines()
+    frames = next(iter(inputs.values()))  # every source reads the same frames
+    frame_of = frames_of(frames)
+    for log in result.outputs.values():
+        assert check_precise_order(log, frame_of) == len(frames)
+    assert data_only(result.outputs) == synchronous_outputs(network, inputs)
+
+
 # -- properties -----------------------------------------------------------------------------------
 @SETTINGS
 @given(framed_networks(), st.sampled_from(SCHEDULERS), st.integers(0, 9))
 def test_frame_ends_are_precisely_ordered(case, scheduler, seed):
     network, inputs = case
-    frames = next(iter(inputs.values()))
-    frame_of = {}
-    for k, frame in enumerate(frames):
-        for _ in frame:
-            frame_of[len(frame_of) + 1] = k
-    result = simulate(network, inputs=inputs, seed=seed, scheduler=scheduler)
-    assert not result.deadlocked
-    for log in result.outputs.values():
-        assert check_precise_order(log, frame_of) == len(frames)  # each frame_end once, in order
-    assert data_only(result.outputs) == synchronous_outputs(network, inputs)
+    with one_token_per_index():
+        check_frames(network, inputs, simulate(network, inputs=inputs, seed=seed, scheduler=scheduler))
 
 
 @SETTINGS
 @given(dags(max_nodes=6, max_edges=9), st.data())
 def test_naive_never_deadlocks(network, data):
     # 002 Thm. 3.1 (Filtering Theorem): with a token per computation on every channel, output
-    # buffers included (Naive flushes every computation), nothing blocks for good; in-band user
-    # messages too, since receivers take them off the head at once.
+    # buffers included (Naive flushes every computation), nothing blocks for good; user messages
+    # ride on those tokens.
     network = with_kernels(data.draw, network)
     edges = [replace(e, output_buffer=data.draw(st.integers(0, e.capacity))) for e in network.edges]
     network = replace(network, edges=tuple(edges), mode="inband", dummy_algorithm="naive")
     inputs = random_frames(data.draw, network)
     result = simulate(network, inputs=inputs, scheduler=data.draw(st.sampled_from(SCHEDULERS)),
                       seed=data.draw(st.integers(0, 9)))
-    assert not result.deadlocked, result.summary_lines()
-    assert data_only(result.outputs) == synchronous_outputs(network, inputs)
+    check_frames(network, inputs, result)
 
 
 @SETTINGS
 @given(filtering_dags(), st.data())
 def test_resolved_intervals_never_deadlock(network, data):
-    # 000 Thm. 4.2 (credit, heartbeats), 002 Thm. 3.2 / 3.3 (propagation, non-propagation); no user
-    # messages (in-band ones take slots the intervals do not count: see test_refmodel).
-    seed, count = data.draw(st.integers(0, 9)), data.draw(st.integers(1, 60))
-    result = simulate(network, computations=count, scheduler=data.draw(st.sampled_from(SCHEDULERS)), seed=seed)
+    # 000 Thm. 4.2 (credit, heartbeats), 002 Thm. 3.2 / 3.3 (propagation, non-propagation). In-band
+    # with frames: their ends ride on tokens, so the intervals hold unchanged. Credit mode without:
+    # resolved control capacities assume the nodes' declared m = 0 user messages per data token.
+    scheduler, seed = data.draw(st.sampled_from(SCHEDULERS)), data.draw(st.integers(0, 9))
+    if network.mode == "inband":
+        inputs = random_frames(data.draw, network, most=60)
+        check_frames(network, inputs, simulate(network, inputs=inputs, scheduler=scheduler, seed=seed))
+        return
+    count = data.draw(st.integers(1, 60))
+    result = simulate(network, computations=count, scheduler=scheduler, seed=seed)
     assert not result.deadlocked, result.summary_lines()
-    assert data_only(result.outputs) == synchronous_outputs(network, random_words_of(network, seed, count))
+    expected = synchronous_outputs(network, random_words_of(network, seed, count), framed=False)
+    assert data_only(result.outputs) == expected
+
+
+@SETTINGS
+@given(filtering_dags(modes=("inband",)), st.data())
+def test_inband_channels_carry_one_token_per_index(network, data):
+    # Messages on every index (frames of one word) and heavy filtering: a forced carrier dummy never
+    # comes on top of an interval dummy or a data token, and no message takes a slot of its own.
+    network = replace(network, nodes=tuple(replace(n, params={**n.params, "rate": 0.9}) for n in network.nodes))
+    words = data.draw(st.lists(st.integers(0, 65535), min_size=1, max_size=40))
+    inputs = {s: [[w] for w in words] for s in network.sources}
+    with one_token_per_index():
+        result = simulate(network, inputs=inputs, scheduler=data.draw(st.sampled_from(SCHEDULERS)),
+                          seed=data.draw(st.integers(0, 9)))
+    check_frames(network, inputs, result)
+    for counts in result.per_edge.values():
+        assert counts["data_tokens"] + counts["dummies"] <= len(words)
 
 
 @settings(max_examples=40, deadline=None)
 @given(filtering_dags(), st.data())
 def test_outputs_do_not_depend_on_the_schedule(network, data):
-    # Data and frame ends alike; Naive in-band, large control channels in credit mode (as above).
+    # Data and frame ends alike; resolved intervals, large control channels in credit mode (as above).
     if network.mode == "credit":
         network = replace(network, edges=tuple(replace(e, control_capacity=1000) for e in network.edges))
-    network = replace(network, dummy_algorithm="naive")
     inputs = random_frames(data.draw, network, most=25)
     runs = [simulate(network, inputs=inputs, scheduler=s, seed=data.draw(st.integers(0, 9))) for s in SCHEDULERS]
     assert not runs[0].deadlocked

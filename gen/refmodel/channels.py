@@ -5,9 +5,11 @@ sender's output buffer and are invisible to the receiver until flushed (003 Sec.
 channel holds at most ``|q'|`` messages (000 Fig. 2); a dummy pushed behind a dummy replaces it
 (dummy coalescing, docs/semantics.md).
 
-Tokens are tuples ``(kind, index, payload)`` and control messages are lists
-``[kind, credits, value]`` (mutable: the receiver detaches credits, the sender coalesces dummies).
-Plain tuples and lists keep the simulator fast.
+Tokens are tuples ``(kind, index, payload, messages)``: ``messages`` is the tuple of in-band user
+control messages riding on the token (002 in-band, docs/semantics.md; always empty in credit mode,
+where they travel on the control channel). Control messages are lists ``[kind, credits, value]``
+(mutable: the receiver detaches credits, the sender coalesces dummies). Plain tuples and lists keep
+the simulator fast.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 from collections import deque
 
 __all__ = [
-    "CONTROL",
     "DATA",
     "DUMMY",
     "EOS",
@@ -33,16 +34,15 @@ __all__ = [
 INF = float("inf")
 
 # Token kinds on a data channel.
-#: A data token ``(DATA, index, payload)``.
+#: A data token ``(DATA, index, payload, messages)``.
 DATA = 0
 #: A data token carrying a dummy flag (002 Alg. 2: a dummy combined with data of the same index).
 FLAGGED = 1
-#: A standalone dummy ``(DUMMY, index, None)`` (002 Sec. 3).
+#: A standalone dummy ``(DUMMY, index, None, messages)`` (002 Sec. 3), also the one forced to carry
+#: user messages at an index with no data token.
 DUMMY = 2
-#: An in-band user control message ``(CONTROL, None, message)``: it has no index.
-CONTROL = 3
-#: End of stream ``(EOS, INF, None)``.
-EOS = 4
+#: End of stream ``(EOS, INF, None, messages)``: it carries the messages a node still owes at EOS.
+EOS = 3
 
 # Message kinds on a control channel (000 Sec. 3, 4.2).
 #: A credit message: no content but its credits.
@@ -73,7 +73,7 @@ class DataChannel:
     hidden : int
         Tokens invisible to the receiver.
     last_index : int
-        Index of the newest indexed token pushed (0 before any): what a flush makes visible.
+        Index of the newest token pushed (0 before any): what a flush makes visible.
     """
 
     __slots__ = ("capacity", "hidden", "last_index", "output_buffer", "queue")
@@ -111,8 +111,7 @@ class DataChannel:
         the flush (003 Sec. 2), so an output buffer of 1 behaves as none.
         """
         self.queue.append(token)
-        if token[1] is not None:
-            self.last_index = token[1]
+        self.last_index = token[1]
         if self.output_buffer:
             self.hidden += 1
             if self.hidden >= self.output_buffer:
@@ -122,11 +121,11 @@ class DataChannel:
     def push_flush(self, token: tuple) -> bool:
         """Append ``token`` and flush with it; return whether hidden tokens became visible.
 
-        Dummies, flagged tokens, user messages and EOS flush the output buffer (docs/semantics.md).
+        Dummies, flagged tokens, tokens carrying user messages and EOS flush the output buffer
+        (docs/semantics.md, 000 Sec. 4.4).
         """
         self.queue.append(token)
-        if token[1] is not None:
-            self.last_index = token[1]
+        self.last_index = token[1]
         flushed = self.hidden > 0
         self.hidden = 0
         return flushed

@@ -14,7 +14,8 @@ the erratum of the printed ``while`` loop, which never ends when ``i`` was filte
         if SCB > 0:                  push a credit message (flush OB); SCB = 0; LastRecvIdx = LastSentIdx
         if i - LastRecvIdx > [e]:    push dummy(i); LastRecvIdx = i
 
-At EOS the sender pushes its remaining credits, then an EOS message.
+User messages the receiver takes off a control channel are forwarded at once, before the next
+computation. At EOS the sender pushes the messages it owes, its remaining credits, then an EOS message.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _push_data(node, action) -> int:
     q = link.data
     if len(q.queue) >= q.capacity:
         return node.block(link, WAIT_DATA_FULL)
-    link.push((DATA, action[2], action[3]))
+    link.push((DATA, action[2], action[3], ()))
     link.scb += 1
     link.last_sent = action[2]
     link.data_tokens += 1
@@ -112,9 +113,6 @@ def _push_eos(node, action) -> int:
 class CreditNode(NodeSim):
     """A node running 000 Alg. 4 on every input and output edge."""
 
-    USER_ACTION = staticmethod(_push_user)
-    EOS_ACTION = staticmethod(_push_eos)
-
     __slots__ = ()
 
     def _receive(self) -> bool:
@@ -152,7 +150,7 @@ class CreditNode(NodeSim):
             for link in inputs:
                 link.control.queue.popleft()
                 link.wake_src()
-            self._end()
+            self._end(None)
             return True
         payload = 0
         present = False
@@ -165,7 +163,7 @@ class CreditNode(NodeSim):
                 else:
                     link.control.queue.popleft()  # the dummy with index i
                 link.wake_src()
-        self._compute(i, present, payload, None)
+        self._compute(i, present, payload, None, None)
         return True
 
     def _emit(self, i, payload, emits, messages, flags) -> None:
@@ -176,3 +174,21 @@ class CreditNode(NodeSim):
             for message in messages:
                 pending.append((_push_user, link, message))
             pending.append((_beat, link, i))
+
+    def _emit_end(self, messages) -> None:
+        """The messages owed on every output, then on each its remaining credits and EOS."""
+        pending = self.pending
+        for message in messages:
+            for link in self.outputs:
+                pending.append((_push_user, link, message))
+        for link in self.outputs:
+            pending.append((_push_eos, link))
+
+    def _deliver(self, port: int, message) -> None:
+        """A user message reached the head of input ``port``: forward what the kernel releases now."""
+        forwarded = self.kernel.control(port, message)
+        if self.log is not None:
+            self.log.extend(("control", m) for m in forwarded)
+        for m in forwarded:
+            for link in self.outputs:
+                self.pending.append((_push_user, link, m))

@@ -1,13 +1,10 @@
 """Inband mode: dummies and user control messages travel on the data channel (002 Alg. 2, 5).
 
-Receiver (002 Alg. 1): the node waits until every input shows a visible token with an index
-(data, a dummy or EOS). User messages are delivered when they reach the head of *any* input, also
-while the node still waits for another input: a message parked at the head of a channel takes a
-slot, and a receiver that left it there while waiting elsewhere could close a blocking cycle even
-under Naive (``u -> x``, ``u -> v -> x``, capacities 1: ``x`` waits on ``vx`` while ``u`` waits
-to push behind the message on ``ux``). Copies of one message from several inputs are aligned by
-the kernel; distinct messages arriving on different inputs between the same two computations are
-delivered in arrival order.
+Receiver (002 Alg. 1): the node waits until every input shows a visible token (data, a dummy or
+EOS), computes the least index ``i`` shown, and consumes the tokens with index ``i``. The user
+messages riding on them are delivered after computing ``i`` and before any later index (000 Thm.
+3.1, in-band); copies of one message arriving on several inputs are delivered in that same
+computation and forwarded once (:class:`.kernels._ControlBarrier`).
 
 Sender, after computing ``i``, per output channel ``q`` in spec order:
 
@@ -20,129 +17,86 @@ Sender, after computing ``i``, per output channel ``q`` in spec order:
   component as ``q`` (002 Sec. 3.2); only then ``LastOutputIndex_q = i``. A scheduled dummy rides on
   the data token as a flag, or goes alone; either flushes the output buffer.
 
-User messages and EOS flush the output buffer (003 Sec. 2). A source's user messages follow the
-computation's tokens on *every* output, not edge by edge as in credit mode: in-band they take data
-slots, and a node blocked on a message for one output before sending index ``i`` on another could
-close a blocking cycle even under Naive (two parallel channels of capacity 1: ``u`` fills the first
-with ``i`` and its message waits behind it while the receiver waits for ``i`` on the second).
+User messages sent after computing ``i`` ride on the token with index ``i`` of every output: the
+data token if one is emitted, else a dummy forced to carry them (docs/semantics.md). They take no
+slot of their own, so every channel carries at most one token per index, as the interval theorems
+(002 Thm. 3.2, 3.3) assume. A token carrying messages flushes the output buffer (003 Sec. 2); a
+forced dummy makes ``i`` visible (Non-Propagation) and is a dummy like any other (Propagation: it
+sets ``LastOutputIndex_q`` and propagates). Messages a node still owes at EOS ride on its EOS.
 """
 
 from __future__ import annotations
 
-from .channels import CONTROL, DATA, DUMMY, EOS, FLAGGED, INF
+from .channels import DATA, DUMMY, EOS, FLAGGED, INF
 from .node import DONE, NOOP, WAIT_DATA_EMPTY, WAIT_DATA_FULL, WAIT_HIDDEN, NodeSim
 
 __all__ = ["InbandNode", "PropagationNode"]
 
 
 def _push_data(node, action) -> int:
-    """``(_push_data, link, i, payload)``: a data token, hidden while the output buffer has room."""
+    """``(_push_data, link, i, payload)``: a plain data token, hidden while the output buffer has room."""
     link = action[1]
     q = link.data
     if len(q.queue) >= q.capacity:
         return node.block(link, WAIT_DATA_FULL)
-    link.push((DATA, action[2], action[3]))
+    link.push((DATA, action[2], action[3], ()))
     link.data_tokens += 1
     return DONE
 
 
-def _push_flagged(node, action) -> int:
-    """``(_push_flagged, link, i, payload)``: a data token carrying a dummy flag; it flushes."""
+def _push_flush(node, action) -> int:
+    """``(_push_flush, link, token)``: a token that flushes the output buffer with it.
+
+    Any token carrying user messages, a dummy (standalone or a flag) or EOS (docs/semantics.md).
+    """
     link = action[1]
     q = link.data
     if len(q.queue) >= q.capacity:
         return node.block(link, WAIT_DATA_FULL)
-    link.push_flush((FLAGGED, action[2], action[3]))
-    link.data_tokens += 1
-    link.dummy_flags += 1
-    return DONE
-
-
-def _push_dummy(node, action) -> int:
-    """``(_push_dummy, link, i)``: a standalone dummy; it flushes."""
-    link = action[1]
-    q = link.data
-    if len(q.queue) >= q.capacity:
-        return node.block(link, WAIT_DATA_FULL)
-    link.push_flush((DUMMY, action[2], None))
-    link.dummies += 1
+    token = action[2]
+    link.push_flush(token)
+    kind = token[0]
+    if kind == DUMMY:
+        link.dummies += 1
+    elif kind != EOS:
+        link.data_tokens += 1
+        if kind == FLAGGED:
+            link.dummy_flags += 1
+    link.control_messages += len(token[3])
     return DONE
 
 
 def _interval(node, action) -> int:
-    """``(_interval, link, i, pushed)``: 002 Alg. 5's rule against what is visible now."""
+    """``(_interval, link, i, pushed)``: 002 Alg. 5's rule against what is visible now.
+
+    Making ``i`` visible (a flush, or the dummy's push) sets ``LastOutputIndex_q = i`` in the link.
+    """
     link, i = action[1], action[2]
     if i - link.last_output < link.interval:
         return NOOP
     if action[3]:
-        flushed = link.flush()
-        link.last_output = i
-        return DONE if flushed else NOOP
-    result = _push_dummy(node, action)
-    if result == DONE:
-        link.last_output = i
-    return result
-
-
-def _push_control(node, action) -> int:
-    """``(_push_control, link, message)``: an in-band user message; it flushes."""
-    link = action[1]
-    q = link.data
-    if len(q.queue) >= q.capacity:
-        return node.block(link, WAIT_DATA_FULL)
-    link.push_flush((CONTROL, None, action[2]))
-    link.control_messages += 1
-    if len(q.queue) == 1:
-        link.wake_reader()  # it is at the head: the receiver takes it even while waiting elsewhere
-    return DONE
-
-
-def _push_eos(node, action) -> int:
-    """``(_push_eos, link)``: EOS; it flushes."""
-    link = action[1]
-    q = link.data
-    if len(q.queue) >= q.capacity:
-        return node.block(link, WAIT_DATA_FULL)
-    link.push_flush((EOS, INF, None))
-    return DONE
+        return DONE if link.flush() else NOOP
+    return _push_flush(node, (_push_flush, link, (DUMMY, i, None, ())))
 
 
 class InbandNode(NodeSim):
     """A node running 002 Alg. 5 (Non-Propagation; Naive is its ``[q] = 1`` case)."""
-
-    USER_ACTION = staticmethod(_push_control)
-    EOS_ACTION = staticmethod(_push_eos)
 
     __slots__ = ()
 
     def _receive(self) -> bool:
         inputs = self.inputs
         offers = self.offers
-        starved = None
         for k, link in enumerate(inputs):
             q = link.data
-            queue = q.queue
-            while len(queue) > q.hidden and queue[0][0] == CONTROL:
-                link.wake_src()
-                self._deliver(k, queue.popleft()[2])
-                if self.pending:
-                    return True
-            if len(queue) > q.hidden:
-                offers[k] = queue[0][1]
-            elif starved is None:
-                starved = link
-        if starved is not None:
-            return self.block(starved, WAIT_HIDDEN if starved.data.hidden else WAIT_DATA_EMPTY)
+            if len(q.queue) == q.hidden:
+                return self.block(link, WAIT_HIDDEN if q.hidden else WAIT_DATA_EMPTY)
+            offers[k] = q.queue[0][1]
         i = min(offers)
-        if i == INF:
-            for link in inputs:
-                link.data.queue.popleft()
-                link.wake_src()
-            self._end()
-            return True
         payload = 0
         present = False
         flags = None
+        arrived = None
         for k, link in enumerate(inputs):
             if offers[k] == i:
                 token = link.data.queue.popleft()
@@ -155,24 +109,33 @@ class InbandNode(NodeSim):
                     if flags is None:
                         flags = set()
                     flags.add(link.bicomp)
-        self._compute(i, present, payload, flags)
+                if token[3]:
+                    if arrived is None:
+                        arrived = []
+                    arrived.append((k, token[3]))
+        if i == INF:
+            self._end(arrived)
+        else:
+            self._compute(i, present, payload, flags, arrived)
         return True
 
     def _emit(self, i, payload, emits, messages, flags) -> None:
         pending = self.pending
         for j, link in enumerate(self.outputs):
             pushed = emits is not None and emits[j]
+            if messages:  # the carrier flushes: i is visible and the interval rule has nothing to do
+                token = (DATA, i, payload & link.data_mask, messages) if pushed else (DUMMY, i, None, messages)
+                pending.append((_push_flush, link, token))
+                continue
             if pushed:
                 pending.append((_push_data, link, i, payload & link.data_mask))
             if link.interval is not None:
                 pending.append((_interval, link, i, pushed))
-        self._queue_messages(messages)
 
-    def _queue_messages(self, messages) -> None:
-        """User messages go after the computation's tokens on *every* output (see module doc)."""
-        for message in messages:
-            for link in self.outputs:
-                self.pending.append((_push_control, link, message))
+    def _emit_end(self, messages) -> None:
+        """EOS on every output, carrying the messages owed."""
+        for link in self.outputs:
+            self.pending.append((_push_flush, link, (EOS, INF, None, messages)))
 
 
 class PropagationNode(InbandNode):
@@ -186,10 +149,14 @@ class PropagationNode(InbandNode):
             interval = link.interval
             dummy = (interval is not None and i - link.last_output >= interval) or (
                 flags is not None and link.bicomp in flags)
-            if dummy:
-                link.last_output = i
             if emits is not None and emits[j]:
-                pending.append((_push_flagged if dummy else _push_data, link, i, payload & link.data_mask))
-            elif dummy:
-                pending.append((_push_dummy, link, i))
-        self._queue_messages(messages)
+                if dummy:
+                    link.last_output = i
+                if dummy or messages:
+                    token = (FLAGGED if dummy else DATA, i, payload & link.data_mask, messages)
+                    pending.append((_push_flush, link, token))
+                else:
+                    pending.append((_push_data, link, i, payload & link.data_mask))
+            elif dummy or messages:  # a dummy scheduled, or forced to carry the messages
+                link.last_output = i
+                pending.append((_push_flush, link, (DUMMY, i, None, messages)))

@@ -6,11 +6,12 @@ built by :func:`make_kernel` from the :data:`KERNELS` registry; new kernels regi
 
 The kernel interface (duck-typed, kept minimal for speed):
 
-- ``compute(payload) -> (payload, emits)``: called on *data* computations only (null computations
+- ``compute(payload, last) -> (payload, emits)``: called on *data* computations only (null computations
   step no LFSR); ``emits[j]`` says whether output ``j`` (out-edges in spec order, or the single
-  ``m_axis`` of a sink) gets a data token.
+  ``m_axis`` of a sink) gets a data token. ``last`` says the word ends a frame: a source computation
+  after which the source sends a frame end (always False elsewhere).
 - ``control(port, message) -> list``: a user control message delivered on input ``port``; returns the
-  messages to forward now on every output.
+  messages to send on every output after the current computation.
 - ``finish() -> list``: messages still owed at EOS.
 """
 
@@ -50,7 +51,10 @@ class _ControlBarrier:
     several, forwarding the copy of a message that arrives first would put it ahead of data of the
     same frame still travelling on a slower branch (precise ordering, 000 Thm. 3.1, only holds per
     edge); waiting for the last copy keeps it after all such data and before any later index, and
-    sends it once. Copies are matched by value.
+    sends it once. Copies are matched by value. In-band, the copies a source's message makes at a
+    fork ride on the same index down every path, so they are delivered in one computation and the
+    last of them releases the message there; in credit mode they arrive whenever their control
+    channels are read.
     """
 
     __slots__ = ("inputs", "waiting")
@@ -101,7 +105,7 @@ class RandomFilter(_ControlBarrier):
         self.threshold = round(rate * 65536)
         self.states = [lfsr_seed(seed, j) for j in range(outputs)]
 
-    def compute(self, payload: int) -> tuple[int, list[bool]]:
+    def compute(self, payload: int, last: bool) -> tuple[int, list[bool]]:
         threshold = self.threshold
         if not threshold:  # the LFSR state is unobservable when nothing can filter
             return payload & self.mask, [True] * len(self.states)
@@ -114,16 +118,21 @@ class RandomFilter(_ControlBarrier):
 
 
 class VarianceSource(RandomFilter):
-    """``variance_source`` (000 Sec. 1, Fig. 1): filter zero words on every output, pass the rest."""
+    """``variance_source`` (000 Sec. 1, Fig. 1): filter zero words on every output, except a frame's last.
+
+    The last word of each frame is always sent, so every frame puts at least one data token on each
+    output and the frame end riding after it keeps one control message per data token (000 Sec. 4.3,
+    docs/semantics.md). Without frames it filters every zero word.
+    """
 
     __slots__ = ()
 
     def __init__(self, inputs: int, outputs: int, data_width: int):
         super().__init__(inputs, outputs, data_width)
 
-    def compute(self, payload: int) -> tuple[int, list[bool]]:
+    def compute(self, payload: int, last: bool) -> tuple[int, list[bool]]:
         payload &= self.mask
-        return payload, [payload != 0] * len(self.states)
+        return payload, [last or payload != 0] * len(self.states)
 
 
 def _pass_through(inputs: int, outputs: int, data_width: int) -> RandomFilter:

@@ -9,7 +9,6 @@ it is blocked on this edge.
 from __future__ import annotations
 
 from .channels import ControlChannel, DataChannel
-from .node import SENDER_WAITS
 
 __all__ = ["COUNTERS", "Link"]
 
@@ -74,13 +73,6 @@ class Link:
         """The receiver may proceed if it was blocked on this edge."""
         node = self.dst
         if node.waiting is self:
-            node.waiting = None
-            node.ready(node.rank)
-
-    def wake_reader(self) -> None:
-        """The receiver may proceed if it is blocked reading any of its inputs."""
-        node = self.dst
-        if node.waiting is not None and node.reason not in SENDER_WAITS:
             node.waiting = None
             node.ready(node.rank)
 

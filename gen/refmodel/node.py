@@ -50,7 +50,7 @@ SENDER_WAITS = frozenset((WAIT_DATA_FULL, WAIT_CONTROL_FULL))
 
 
 class NodeSim:
-    """A running node; protocol subclasses supply ``_receive``, ``_emit`` and two action functions.
+    """A running node; protocol subclasses supply ``_receive``, ``_emit`` and ``_emit_end``.
 
     Parameters
     ----------
@@ -65,7 +65,7 @@ class NodeSim:
     words : list of int or None
         A source's input words (computation ``k`` reads ``words[k - 1]``); None for other nodes.
     frame_ends : dict
-        Source only: index -> user messages sent after that computation's data.
+        Source only: index -> tuple of user messages sent after that computation.
     log : list or None
         A sink's output log of ``("data", index, payload)`` and ``("control", message)``.
     filter_oracle : callable or None
@@ -84,11 +84,6 @@ class NodeSim:
     ready : callable
         ``ready(rank)``: tell the scheduler this node may proceed (set by the simulator).
     """
-
-    #: ``(link, message)`` -> action pushing a user control message.
-    USER_ACTION = None
-    #: ``(link,)`` -> action pushing EOS.
-    EOS_ACTION = None
 
     __slots__ = (
         "computations",
@@ -165,33 +160,44 @@ class NodeSim:
 
     # -- compute -------------------------------------------------------------------------------
     def _source(self) -> bool:
-        """A source computation: index ``k`` reads word ``k`` (002 Alg. 1), then EOS."""
+        """A source computation: index ``k`` reads word ``k`` (002 Alg. 1), then EOS.
+
+        A frame end due after word ``k`` is sent after computation ``k``; the kernel learns that the
+        word is its frame's last (``variance_source`` always sends it).
+        """
         words = self.words
         if self.position == len(words):
-            self._end()
+            self._end(None)
             return True
         i = self.position = self.position + 1
         self.computations += 1
-        payload, emits = self._decide(i, words[i - 1])
         messages = self.frame_ends.get(i, ())
+        payload, emits = self._decide(i, words[i - 1], bool(messages))
         if self.log is not None:
             self._log(i, payload, emits, messages)
         self._emit(i, payload, emits, messages, None)
         return True
 
-    def _compute(self, i: int, present: bool, payload: int, flags) -> None:
-        """Compute index ``i``; with no payload present it is a null computation (no kernel call)."""
+    def _compute(self, i: int, present: bool, payload: int, flags, arrived) -> None:
+        """Compute index ``i``, then deliver the user messages ``arrived`` with its tokens.
+
+        With no payload present it is a null computation (no kernel call). ``flags`` is what the
+        protocol needs from the consumed tokens (Propagation: the dummies' biconnected components).
+        ``arrived`` lists ``(port, messages)`` of the consumed tokens carrying in-band messages
+        (None if none did); what the kernel forwards is sent after computation ``i``.
+        """
         self.computations += 1
         if present:
-            payload, emits = self._decide(i, payload)
+            payload, emits = self._decide(i, payload, False)
         else:
             emits = None
+        messages = self._release(arrived) if arrived else ()
         if self.log is not None:
-            self._log(i, payload, emits, ())
-        self._emit(i, payload, emits, (), flags)
+            self._log(i, payload, emits, messages)
+        self._emit(i, payload, emits, messages, flags)
 
-    def _decide(self, i: int, payload: int) -> tuple[int, list[bool]]:
-        payload, emits = self.kernel.compute(payload)
+    def _decide(self, i: int, payload: int, last: bool) -> tuple[int, list[bool]]:
+        payload, emits = self.kernel.compute(payload, last)
         oracle = self.filter_oracle
         if oracle is not None:
             for j, output in enumerate(self.output_names):
@@ -206,25 +212,26 @@ class NodeSim:
         for message in messages:
             self.log.append(("control", message))
 
-    # -- control messages and EOS --------------------------------------------------------------
-    def _deliver(self, port: int, message) -> None:
-        """A user message reached the head of input ``port``: the kernel decides what to forward."""
-        for forwarded in self.kernel.control(port, message):
-            self._forward(forwarded)
+    # -- delivered messages and EOS -----------------------------------------------------------
+    def _release(self, arrived) -> tuple:
+        """Deliver ``(port, messages)`` pairs to the kernel; return the messages it forwards now."""
+        control = self.kernel.control
+        forwarded: list = []
+        for port, messages in arrived:
+            for message in messages:
+                forwarded += control(port, message)
+        return tuple(forwarded)
 
-    def _forward(self, message) -> None:
-        """Send a user message on every output, before anything this node computes next."""
+    def _end(self, arrived) -> None:
+        """Every input is at EOS (or the source is done): send the messages owed, then EOS.
+
+        ``arrived`` are the user messages riding on the inputs' EOS tokens, as for :meth:`_compute`;
+        after them the kernel releases the messages some input never delivered (docs/semantics.md).
+        """
+        owed = (*(self._release(arrived) if arrived else ()), *self.kernel.finish())
         if self.log is not None:
-            self.log.append(("control", message))
-        for link in self.outputs:
-            self.pending.append((self.USER_ACTION, link, message))
-
-    def _end(self) -> None:
-        """Every input is at EOS (or the source is done): send the messages owed, then EOS."""
-        for owed in self.kernel.finish():
-            self._forward(owed)
-        for link in self.outputs:
-            self.pending.append((self.EOS_ACTION, link))
+            self.log.extend(("control", message) for message in owed)
+        self._emit_end(owed)
         self.ending = True
         if not self.pending:
             self.finished = True

@@ -30,14 +30,15 @@ class SimResult:
     data_tokens : int
         Data tokens sent on edges.
     dummies : int
-        Standalone dummy tokens (inband) or dummy messages (credit) entering a channel; a dummy
-        coalesced into the dummy at a control channel's tail is counted in ``per_edge`` as ``coalesced``.
+        Standalone dummy tokens (inband, those forced to carry user messages included) or dummy
+        messages (credit) entering a channel; a dummy coalesced into the dummy at a control
+        channel's tail is counted in ``per_edge`` as ``coalesced``.
     dummy_flags : int
         Dummies riding on data tokens (Propagation, 002 Alg. 2).
     credits : int
         Credit messages: control messages carrying credits that are not user messages.
     control_messages : int
-        User control messages sent, all edges.
+        User control messages sent, all edges (in-band they ride on tokens and take no slot).
     per_edge : dict of str to dict of str to int
         The counters above (and ``coalesced``, ``flushes``) per edge.
     blocking_cycle : list of str

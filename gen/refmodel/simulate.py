@@ -125,7 +125,7 @@ def _concrete(network):
 
 
 def _source_streams(network, computations, inputs, seed, frame_length) -> dict[str, tuple[list, dict]]:
-    """Per source: its words, and index -> messages sent after that computation."""
+    """Per source: its words, and index -> the tuple of messages sent after that computation."""
     unknown = sorted(set(inputs) - set(network.sources))
     if unknown:
         raise ValueError(f"Inputs must name sources of {network.name!r} "
@@ -133,18 +133,18 @@ def _source_streams(network, computations, inputs, seed, frame_length) -> dict[s
     streams = {}
     for name in network.sources:
         words: list[int] = []
-        ends: dict[int, list] = {}
+        ends: dict[int, tuple] = {}
         if name in inputs:
             for k, frame in enumerate(inputs[name]):
                 if not frame or not all(isinstance(w, int) and w >= 0 for w in frame):
                     raise ValueError(f"Frame {k} of source {name!r} must be a non-empty list of "
                                      f"non-negative ints, not {frame!r}")
                 words.extend(frame)
-                ends[len(words)] = [(FRAME_END, k)]
+                ends[len(words)] = ((FRAME_END, k),)
         else:
             words = random_words(seed, name, computations)
             if frame_length is not None and words:
-                ends = {i: [(FRAME_END, k)]
+                ends = {i: ((FRAME_END, k),)
                         for k, i in enumerate([*range(frame_length, len(words), frame_length), len(words)])}
         streams[name] = (words, ends)
     return streams
