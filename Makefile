@@ -15,8 +15,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
+	@echo "== the variance network of 000 Fig. 1: analysis =="
 	$(VENV)/bin/sfdf check examples/variance.toml
-	$(VENV)/bin/sfdf simulate examples/variance.toml --computations 4096
+	@echo "== ... and the reference model on 16 sparse frames (examples/frames.txt) =="
+	$(VENV)/bin/sfdf simulate examples/variance.toml --input examples/frames.txt
+	@echo "== 000 Fig. 3 without heartbeats: the analysis refuses it, the model deadlocks =="
+	$(VENV)/bin/sfdf check examples/fig3_deadlock.toml || echo "(exit $$?: unsafe, as expected)"
+	$(VENV)/bin/sfdf simulate examples/fig3_deadlock.toml --computations 2000 || echo "(exit $$?: deadlocked, as expected)"
 
 test: install
 	$(VENV)/bin/ruff check gen hdl cosim sw boards tests bench
