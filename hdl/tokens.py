@@ -1,0 +1,54 @@
+"""Token and message layouts on the channels of an edge (000 Fig. 2; docs/hardware.md)."""
+
+from amaranth.lib import data
+
+__all__ = [
+    "CTRL_CREDIT",
+    "CTRL_EOS",
+    "CTRL_USER",
+    "computation_layout",
+    "control_layout",
+    "data_layout",
+    "head_layout",
+    "heartbeat_layout",
+    "seq_width",
+]
+
+#: Control message kinds. A credit message carries only credits; a user message may carry credits too
+#: (000 Sec. 3: credits ride on any control message); EOS carries the final credits.
+CTRL_CREDIT, CTRL_USER, CTRL_EOS = 0, 1, 2
+
+
+def data_layout(index_width: int, data_width: int) -> data.StructLayout:
+    """A data token: computation index and payload."""
+    return data.StructLayout({"index": index_width, "data": data_width})
+
+
+def control_layout(capacity: int, payload_width: int) -> data.StructLayout:
+    """A control message: kind, credits (at most ``|q|``, 000 Thm. 3.2) and a user payload."""
+    return data.StructLayout({"kind": 2, "credits": range(capacity + 1), "payload": payload_width})
+
+
+def seq_width(control_capacity: int) -> int:
+    """Bits of the push/pop counters that order a heartbeat after the control messages before it.
+
+    At most ``|q'|`` messages are outstanding, so counters of ``bits(|q'|) + 1`` bits never alias.
+    """
+    return control_capacity.bit_length() + 1
+
+
+def heartbeat_layout(index_width: int, control_capacity: int) -> data.StructLayout:
+    """The heartbeat register: the latest dummy (000 Alg. 4) and the control pushes before it."""
+    return data.StructLayout({"valid": 1, "index": index_width, "seq": seq_width(control_capacity)})
+
+
+def computation_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:
+    """What one computation asks of one output edge: maybe a token, maybe a message, or EOS."""
+    return data.StructLayout({
+        "index": index_width, "emit": 1, "data": data_width, "msg_valid": 1, "msg": payload_width, "eos": 1,
+    })
+
+
+def head_layout(index_width: int, data_width: int) -> data.StructLayout:
+    """What an input edge offers the join: a data token, a dummy index, or EOS (index infinity)."""
+    return data.StructLayout({"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "eos": 1})
