@@ -1,0 +1,82 @@
+"""The SFDF join: choose the least index among the inputs' heads (002 Alg. 1, 5; 000 Alg. 4).
+
+Each input offers a head (:func:`hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
+every input offers one, the join picks the least index (serial-number order relative to the node's
+current index, :func:`hdl.serial.serial_min_index`), presents the payloads of the data heads with that
+index, and on ``i_commit`` consumes every head with that index. When every head is EOS the node is done.
+"""
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from .serial import serial_min_index
+from .tokens import head_layout
+
+__all__ = ["SFDFJoin"]
+
+
+class SFDFJoin(wiring.Component):
+    """Least-index join over ``inputs`` heads.
+
+    Parameters
+    ----------
+    inputs : int
+    index_width, data_width : int
+
+    Members
+    -------
+    i_heads : In(ArrayLayout(head_layout, inputs))
+    o_ready : Out(1)
+        Every input offers a head and not all are EOS: a computation can start.
+    o_eos : Out(1)
+        Every input offers EOS.
+    o_index : Out(index_width)
+        The computation index.
+    o_payloads : Out(ArrayLayout(data_width, inputs)), o_mask : Out(inputs)
+        Data present at the index.
+    i_commit : In(1)
+        The node performs the computation this cycle.
+    o_consume : Out(inputs)
+        Heads taken (those with the chosen index) when committing.
+    """
+
+    def __init__(self, *, inputs, index_width, data_width):
+        if inputs < 1:
+            raise ValueError(f"A join needs at least one input, not {inputs}")
+        self.inputs, self.index_width = inputs, index_width
+        super().__init__({
+            "i_heads": In(data.ArrayLayout(head_layout(index_width, data_width), inputs)),
+            "o_ready": Out(1),
+            "o_eos": Out(1),
+            "o_index": Out(index_width),
+            "o_payloads": Out(data.ArrayLayout(data_width, inputs)),
+            "o_mask": Out(inputs),
+            "i_commit": In(1),
+            "o_consume": Out(inputs),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        current = Signal(self.index_width)  # every pending index lies in (current, current + 2^w)
+        heads = [self.i_heads[k] for k in range(self.inputs)]
+        offered = [h.valid for h in heads]
+        live = [h.valid & ~h.eos for h in heads]
+        least, any_live = serial_min_index([h.index for h in heads], live, self.index_width, base=current)
+        all_offered = Signal()
+        m.d.comb += [
+            all_offered.eq(Cat(*offered).all()),
+            self.o_ready.eq(all_offered & any_live),
+            self.o_eos.eq(all_offered & ~any_live),
+            self.o_index.eq(least),
+        ]
+        for k, h in enumerate(heads):
+            at_least = live[k] & (h.index == least)
+            m.d.comb += [
+                self.o_payloads[k].eq(h.data),
+                self.o_mask[k].eq(at_least & h.is_data),
+                self.o_consume[k].eq(self.i_commit & self.o_ready & at_least),
+            ]
+        with m.If(self.i_commit & self.o_ready):
+            m.d.sync += current.eq(least)
+        return m
