@@ -77,7 +77,7 @@ class CreditSender(wiring.Component):
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width))),
             "o_data": Out(stream.Signature(data_layout(index_width, data_width))),
-            "o_ctrl": Out(stream.Signature(control_layout(capacity, payload_width))),
+            "o_ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
             "i_heartbeat_clear": In(1),
         })
@@ -131,6 +131,7 @@ class CreditSender(wiring.Component):
             self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
             self.o_ctrl.payload.kind.eq(kind),
             self.o_ctrl.payload.credits.eq(scb1),
+            self.o_ctrl.payload.index.eq(comp.index),
             self.o_ctrl.payload.payload.eq(comp.msg),
         ]
 
@@ -152,9 +153,12 @@ class CreditSender(wiring.Component):
 class CreditReceiver(wiring.Component):
     """Receiver side of one edge: 000 Alg. 1 and the receive part of Alg. 4.
 
-    Offers the join one head per cycle: the data token when ``RCB > 0``; with ``RCB = 0`` an EOS, or the
-    heartbeat index once every control message pushed before it has been read. User messages go to
-    ``o_msg`` when ``RCB = 0`` (after the data their credits covered: 000 Thm. 3.1).
+    Offers the join one head per cycle: the data token when ``RCB > 0``; with ``RCB = 0`` a user message
+    (after the data its credits covered: 000 Thm. 3.1) or EOS at the head of the control channel, else the
+    heartbeat index once every control message pushed before it has been read. A user message is offered
+    with the index it was sent after, so the join delivers it in that computation: copies of one message
+    reaching a join on several inputs meet in one computation and are forwarded once (docs/hardware.md).
+    At most one user message per index per edge.
 
     Parameters
     ----------
@@ -170,8 +174,6 @@ class CreditReceiver(wiring.Component):
         The offer to the join.
     i_consume : In(1)
         The join takes the head this cycle.
-    o_msg : Out(stream.Signature(payload_width))
-        User messages, in order.
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -180,12 +182,11 @@ class CreditReceiver(wiring.Component):
         self.capacity = capacity
         super().__init__({
             "i_data": In(stream.Signature(data_layout(index_width, data_width))),
-            "i_ctrl": In(stream.Signature(control_layout(capacity, payload_width))),
+            "i_ctrl": In(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(heartbeat_layout(index_width, control_capacity)),
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width)),
             "i_consume": In(1),
-            "o_msg": Out(stream.Signature(payload_width)),
         })
         self._seq_width = seq_width(control_capacity)
 
@@ -221,8 +222,9 @@ class CreditReceiver(wiring.Component):
                 m.d.sync += rcb.eq(rcb_eff - 1)
         with m.Elif(self.i_ctrl.valid):
             with m.If(ctrl.kind == CTRL_USER):
-                m.d.comb += [self.o_msg.valid.eq(1), self.o_msg.payload.eq(ctrl.payload)]
-                with m.If(self.o_msg.ready):
+                m.d.comb += [head.valid.eq(1), head.index.eq(ctrl.index), head.is_msg.eq(1),
+                             head.data.eq(ctrl.payload)]
+                with m.If(self.i_consume):
                     m.d.comb += self.i_ctrl.ready.eq(1)
                     m.d.sync += [pops.eq(pops + 1), taken.eq(0)]
             with m.Elif(ctrl.kind == CTRL_EOS):

@@ -35,6 +35,8 @@ class SFDFJoin(wiring.Component):
         The computation index.
     o_payloads : Out(ArrayLayout(data_width, inputs)), o_mask : Out(inputs)
         Data present at the index.
+    o_msg_mask : Out(inputs)
+        Inputs delivering a user message (its payload in ``o_payloads``) at the index.
     i_commit : In(1)
         The node performs the computation this cycle.
     o_consume : Out(inputs)
@@ -52,6 +54,7 @@ class SFDFJoin(wiring.Component):
             "o_index": Out(index_width),
             "o_payloads": Out(data.ArrayLayout(data_width, inputs)),
             "o_mask": Out(inputs),
+            "o_msg_mask": Out(inputs),
             "i_commit": In(1),
             "o_consume": Out(inputs),
         })
@@ -75,6 +78,7 @@ class SFDFJoin(wiring.Component):
             m.d.comb += [
                 self.o_payloads[k].eq(h.data),
                 self.o_mask[k].eq(at_least & h.is_data),
+                self.o_msg_mask[k].eq(at_least & h.is_msg),
                 self.o_consume[k].eq(self.i_commit & self.o_ready & at_least),
             ]
         with m.If(self.i_commit & self.o_ready):

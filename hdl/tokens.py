@@ -24,9 +24,11 @@ def data_layout(index_width: int, data_width: int) -> data.StructLayout:
     return data.StructLayout({"index": index_width, "data": data_width})
 
 
-def control_layout(capacity: int, payload_width: int) -> data.StructLayout:
-    """A control message: kind, credits (at most ``|q|``, 000 Thm. 3.2) and a user payload."""
-    return data.StructLayout({"kind": 2, "credits": range(capacity + 1), "payload": payload_width})
+def control_layout(capacity: int, index_width: int, payload_width: int) -> data.StructLayout:
+    """A control message: kind, credits (at most ``|q|``, 000 Thm. 3.2), and for a user message the
+    index of the computation after which it was sent, and its payload (docs/hardware.md)."""
+    return data.StructLayout({"kind": 2, "credits": range(capacity + 1), "index": index_width,
+                              "payload": payload_width})
 
 
 def seq_width(control_capacity: int) -> int:
@@ -50,5 +52,7 @@ def computation_layout(index_width: int, data_width: int, payload_width: int) ->
 
 
 def head_layout(index_width: int, data_width: int) -> data.StructLayout:
-    """What an input edge offers the join: a data token, a dummy index, or EOS (index infinity)."""
-    return data.StructLayout({"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "eos": 1})
+    """What an input edge offers the join: a data token, a user message (payload in ``data``), a dummy
+    index, or EOS (index infinity)."""
+    return data.StructLayout({"valid": 1, "index": index_width, "is_data": 1, "is_msg": 1, "data": data_width,
+                              "eos": 1})

@@ -26,7 +26,6 @@ class Edge(wiring.Component):
             "i_comp": In(stream.Signature(computation_layout(IW, DW, PW))),
             "o_head": Out(head_layout(IW, DW)),
             "i_consume": In(1),
-            "o_msg": Out(stream.Signature(PW)),
         })
 
     def elaborate(self, platform):
@@ -42,7 +41,6 @@ class Edge(wiring.Component):
                          inp.payload.eq(fifo.r_data), inp.valid.eq(fifo.r_rdy), fifo.r_en.eq(inp.ready)]
         m.d.comb += [rx.i_heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(rx.o_heartbeat_clear)]
         wiring.connect(m, wiring.flipped(self.i_comp), tx.i_comp)
-        wiring.connect(m, rx.o_msg, wiring.flipped(self.o_msg))
         m.d.comb += [self.o_head.eq(rx.o_head), rx.i_consume.eq(self.i_consume)]
         return m
 
@@ -79,15 +77,14 @@ def run_edge(*, n=200, q=8, qc=None, threshold=None, heartbeat=None, emit_rate=1
         while not seen["eos"]:
             take = rng.random() < consume_rate
             ctx.set(dut.i_consume, take)
-            ctx.set(dut.o_msg.ready, 1)
             head = ctx.get(dut.o_head)
-            if ctx.get(dut.o_msg.valid):
-                seen["msgs"].append((ctx.get(dut.o_msg.payload), len(seen["data"])))
             if head.valid and head.eos:
                 seen["eos"] = True
             elif head.valid and take and head.is_data:
                 seen["data"].append((head.index, head.data))
                 seen.setdefault("data_cycles", []).append(cycles)
+            elif head.valid and take and head.is_msg:
+                seen["msgs"].append((head.data, head.index, len(seen["data"])))
             elif head.valid and take:
                 seen["dummies"].append(head.index)
             await ctx.tick()
@@ -110,7 +107,7 @@ def check_edge(**kw):
     # every data token, in order, once (nothing lost when the channel is full)
     assert seen["data"] == [(i, v) for i, emit, v, _ in plan if emit]
     # 000 Thm. 3.1: a message sent after computing i comes after all data <= i and before any later data
-    sent_msgs = [(i & 0xFF, sum(1 for j, e, _, _ in plan if e and j <= i)) for i, _, _, msg in plan if msg]
+    sent_msgs = [(i & 0xFF, i, sum(1 for j, e, _, _ in plan if e and j <= i)) for i, _, _, msg in plan if msg]
     assert seen["msgs"] == sent_msgs
     # dummies only say something new: above the data before them, increasing
     assert all(a < b for a, b in zip(seen["dummies"], seen["dummies"][1:]))
