@@ -185,7 +185,7 @@ class CreditReceiver(wiring.Component):
             "i_ctrl": In(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(heartbeat_layout(index_width, control_capacity)),
             "o_heartbeat_clear": Out(1),
-            "o_head": Out(head_layout(index_width, data_width)),
+            "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
         })
         self._seq_width = seq_width(control_capacity)
@@ -217,13 +217,20 @@ class CreditReceiver(wiring.Component):
                 head.data.eq(self.i_data.payload.data),
                 head.is_data.eq(1),
             ]
+            # the user message sent right after this token (same index, holding its credit) goes with it
+            with_msg = ((rcb_eff == 1) & self.i_ctrl.valid & (ctrl.kind == CTRL_USER) & (taken | absorb)
+                        & (ctrl.index == self.i_data.payload.index))
+            m.d.comb += [head.is_msg.eq(with_msg), head.msg.eq(ctrl.payload)]
             with m.If(self.i_consume & self.i_data.valid):
                 m.d.comb += self.i_data.ready.eq(1)
                 m.d.sync += rcb.eq(rcb_eff - 1)
+                with m.If(with_msg):
+                    m.d.comb += self.i_ctrl.ready.eq(1)
+                    m.d.sync += [pops.eq(pops + 1), taken.eq(0)]  # overrides a same-cycle "taken"
         with m.Elif(self.i_ctrl.valid):
             with m.If(ctrl.kind == CTRL_USER):
                 m.d.comb += [head.valid.eq(1), head.index.eq(ctrl.index), head.is_msg.eq(1),
-                             head.data.eq(ctrl.payload)]
+                             head.msg.eq(ctrl.payload)]
                 with m.If(self.i_consume):
                     m.d.comb += self.i_ctrl.ready.eq(1)
                     m.d.sync += [pops.eq(pops + 1), taken.eq(0)]

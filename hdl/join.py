@@ -22,7 +22,7 @@ class SFDFJoin(wiring.Component):
     Parameters
     ----------
     inputs : int
-    index_width, data_width : int
+    index_width, data_width, payload_width : int
 
     Members
     -------
@@ -35,26 +35,27 @@ class SFDFJoin(wiring.Component):
         The computation index.
     o_payloads : Out(ArrayLayout(data_width, inputs)), o_mask : Out(inputs)
         Data present at the index.
-    o_msg_mask : Out(inputs)
-        Inputs delivering a user message (its payload in ``o_payloads``) at the index.
+    o_msg_mask : Out(inputs), o_msgs : Out(ArrayLayout(payload_width, inputs))
+        Inputs delivering a user message at the index, and their payloads.
     i_commit : In(1)
         The node performs the computation this cycle.
     o_consume : Out(inputs)
         Heads taken (those with the chosen index) when committing.
     """
 
-    def __init__(self, *, inputs, index_width, data_width):
+    def __init__(self, *, inputs, index_width, data_width, payload_width):
         if inputs < 1:
             raise ValueError(f"A join needs at least one input, not {inputs}")
         self.inputs, self.index_width = inputs, index_width
         super().__init__({
-            "i_heads": In(data.ArrayLayout(head_layout(index_width, data_width), inputs)),
+            "i_heads": In(data.ArrayLayout(head_layout(index_width, data_width, payload_width), inputs)),
             "o_ready": Out(1),
             "o_eos": Out(1),
             "o_index": Out(index_width),
             "o_payloads": Out(data.ArrayLayout(data_width, inputs)),
             "o_mask": Out(inputs),
             "o_msg_mask": Out(inputs),
+            "o_msgs": Out(data.ArrayLayout(payload_width, inputs)),
             "i_commit": In(1),
             "o_consume": Out(inputs),
         })
@@ -79,6 +80,7 @@ class SFDFJoin(wiring.Component):
                 self.o_payloads[k].eq(h.data),
                 self.o_mask[k].eq(at_least & h.is_data),
                 self.o_msg_mask[k].eq(at_least & h.is_msg),
+                self.o_msgs[k].eq(h.msg),
                 self.o_consume[k].eq(self.i_commit & self.o_ready & at_least),
             ]
         with m.If(self.i_commit & self.o_ready):

@@ -24,7 +24,7 @@ class Edge(wiring.Component):
         self.q, self.qc, self.threshold, self.heartbeat = q, qc, threshold, heartbeat
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(IW, DW, PW))),
-            "o_head": Out(head_layout(IW, DW)),
+            "o_head": Out(head_layout(IW, DW, PW)),
             "i_consume": In(1),
         })
 
@@ -80,13 +80,14 @@ def run_edge(*, n=200, q=8, qc=None, threshold=None, heartbeat=None, emit_rate=1
             head = ctx.get(dut.o_head)
             if head.valid and head.eos:
                 seen["eos"] = True
-            elif head.valid and take and head.is_data:
-                seen["data"].append((head.index, head.data))
-                seen.setdefault("data_cycles", []).append(cycles)
-            elif head.valid and take and head.is_msg:
-                seen["msgs"].append((head.data, head.index, len(seen["data"])))
             elif head.valid and take:
-                seen["dummies"].append(head.index)
+                if head.is_data:
+                    seen["data"].append((head.index, head.data))
+                    seen.setdefault("data_cycles", []).append(cycles)
+                if head.is_msg:  # alone, or with the token it was sent after
+                    seen["msgs"].append((head.msg, head.index, len(seen["data"])))
+                if not (head.is_data or head.is_msg):
+                    seen["dummies"].append(head.index)
             await ctx.tick()
             cycles += 1
             assert cycles < 100 * n + 1000, "no progress: the edge deadlocked"

@@ -20,7 +20,7 @@ def simulate(dut, bench):
 def check_join(inputs, width, steps, seed):
     """Random heads each cycle; the join's choice equals the least live index after ``current``."""
     rng = random.Random(seed)
-    dut = SFDFJoin(inputs=inputs, index_width=width, data_width=8)
+    dut = SFDFJoin(inputs=inputs, index_width=width, data_width=8, payload_width=4)
     mod = 1 << width
 
     async def bench(ctx):

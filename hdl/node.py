@@ -1,0 +1,212 @@
+"""One SFDF node in credit mode: receivers, join, kernel, senders (000 Alg. 3, 4; docs/hardware.md).
+
+A computation commits in one cycle when every output can take it (all-or-nothing emission) and the
+initiation interval ``ii`` has passed. A source takes one word per computation (index = words so far,
+from 1); ``last`` makes it send a frame end (payload: the frame number, from 0) after that word and
+``eos`` ends its stream. A sink writes one beat per data token (kind 0), per user message (kind 1, the
+message payload in ``data``) and one at EOS (kind 2).
+"""
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .credit import CreditReceiver, CreditSender
+from .join import SFDFJoin
+from .kernels import RandomFilter
+from .tokens import control_layout, data_layout, heartbeat_layout
+
+__all__ = ["BEAT_DATA", "BEAT_EOS", "BEAT_MESSAGE", "CreditNode", "beat_layout", "word_layout"]
+
+BEAT_DATA, BEAT_MESSAGE, BEAT_EOS = 0, 1, 2
+
+
+def word_layout(data_width: int) -> data.StructLayout:
+    """A source's input word."""
+    return data.StructLayout({"data": data_width, "last": 1, "eos": 1})
+
+
+def beat_layout(index_width: int, data_width: int) -> data.StructLayout:
+    """A sink's output beat."""
+    return data.StructLayout({"data": data_width, "index": index_width, "kind": 2})
+
+
+class CreditNode(wiring.Component):
+    """A node of a credit-mode network.
+
+    Parameters
+    ----------
+    in_edges, out_edges : sequence of gen.model.Edge
+        Resolved edges (concrete thresholds, intervals, control capacities), in spec order.
+    seed : int
+    rate : float
+        The ``random_filter`` kernel's parameters.
+    ii : int
+        Cycles per computation.
+    index_width, data_width, payload_width : int
+
+    Members
+    -------
+    in<k>_data, in<k>_ctrl : In(stream)
+    in<k>_hb : In(heartbeat_layout)
+    in<k>_hb_clear : Out(1)
+        Input edge ``k`` (absent on a source).
+    out<j>_data, out<j>_ctrl : Out(stream)
+    out<j>_hb : Out(heartbeat_layout)
+    out<j>_hb_clear : In(1)
+        Output edge ``j`` (absent on a sink).
+    i_word : In(stream.Signature(word_layout))
+        A source's words.
+    o_beat : Out(stream.Signature(beat_layout))
+        A sink's beats.
+    """
+
+    def __init__(self, *, in_edges, out_edges, seed, rate, ii, index_width, data_width, payload_width):
+        if ii < 1:
+            raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
+        self.in_edges, self.out_edges = list(in_edges), list(out_edges)
+        self.seed, self.rate, self.ii = seed, rate, ii
+        self.iw, self.dw, self.pw = index_width, data_width, payload_width
+        members = {}
+        for k, e in enumerate(self.in_edges):
+            members[f"in{k}_data"] = In(stream.Signature(data_layout(index_width, data_width)))
+            members[f"in{k}_ctrl"] = In(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
+            members[f"in{k}_hb"] = In(heartbeat_layout(index_width, e.control_capacity))
+            members[f"in{k}_hb_clear"] = Out(1)
+        for j, e in enumerate(self.out_edges):
+            members[f"out{j}_data"] = Out(stream.Signature(data_layout(index_width, data_width)))
+            members[f"out{j}_ctrl"] = Out(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
+            members[f"out{j}_hb"] = Out(heartbeat_layout(index_width, e.control_capacity))
+            members[f"out{j}_hb_clear"] = In(1)
+        if not self.in_edges:
+            members["i_word"] = In(stream.Signature(word_layout(data_width)))
+        if not self.out_edges:
+            members["o_beat"] = Out(stream.Signature(beat_layout(index_width, data_width)))
+        super().__init__(members)
+
+    def _inputs(self, m):
+        """Receivers and join: ``(want_word, want_eos, index, payloads, mask, msg_valid, msg, commit)``."""
+        n = len(self.in_edges)
+        join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=self.dw,
+                                            payload_width=self.pw)
+        for k, e in enumerate(self.in_edges):
+            rx = m.submodules[f"rx{k}"] = CreditReceiver(
+                capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
+                data_width=self.dw, payload_width=self.pw)
+            wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_ctrl")), rx.i_ctrl)
+            wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_data")), rx.i_data)
+            m.d.comb += [
+                rx.i_heartbeat.eq(getattr(self, f"in{k}_hb")),
+                getattr(self, f"in{k}_hb_clear").eq(rx.o_heartbeat_clear),
+                join.i_heads[k].eq(rx.o_head),
+                rx.i_consume.eq(join.o_consume[k]),
+            ]
+        msg = Signal(self.pw)
+        for k in reversed(range(n)):  # the first input delivering a message gives its payload
+            with m.If(join.o_msg_mask[k]):
+                m.d.comb += msg.eq(join.o_msgs[k])
+        payloads = [join.o_payloads[k] for k in range(n)]
+        return join.o_ready, join.o_eos, join.o_index, payloads, join.o_mask, join.o_msg_mask.any(), msg, \
+            join.i_commit
+
+    def _source(self, m):
+        """A source's words as computations: index = words so far, frame ends, EOS."""
+        word = self.i_word
+        count = Signal(self.iw)
+        frames = Signal(self.pw)
+        eos_pending = Signal()
+        commit = Signal()
+        with m.If(commit & ~eos_pending):
+            m.d.comb += word.ready.eq(1)
+            m.d.sync += count.eq(count + 1)
+            with m.If(word.payload.last):
+                m.d.sync += frames.eq(frames + 1)
+            with m.If(word.payload.eos):
+                m.d.sync += eos_pending.eq(1)
+        return (word.valid & ~eos_pending, eos_pending, count + 1, [word.payload.data], 1,
+                word.payload.last, frames, commit)
+
+    def elaborate(self, platform):
+        m = Module()
+        if self.in_edges:
+            want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._inputs(m)
+        else:
+            want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._source(m)
+        done = Signal()
+        cooldown = Signal(range(self.ii))
+        kernel = m.submodules.kernel = RandomFilter(inputs=max(1, len(self.in_edges)),
+                                                    outputs=max(1, len(self.out_edges)), data_width=self.dw,
+                                                    seed=self.seed, rate=self.rate)
+        word_go = Signal()
+        eos_go = Signal()
+        data_comp = Signal()
+        m.d.comb += [
+            word_go.eq(want_word & ~done & (cooldown == 0)),
+            eos_go.eq(want_eos & ~want_word & ~done),
+            kernel.i_mask.eq(mask),
+            data_comp.eq(kernel.i_mask.any()),
+        ]
+        for k, p in enumerate(payloads):
+            m.d.comb += kernel.i_payloads[k].eq(p)
+
+        outputs_ready = Signal(init=1)
+        commit = Signal()
+        if self.out_edges:
+            readies = []
+            for j, e in enumerate(self.out_edges):
+                tx = m.submodules[f"tx{j}"] = CreditSender(
+                    capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
+                    heartbeat=e.interval, index_width=self.iw, data_width=self.dw, payload_width=self.pw)
+                wiring.connect(m, tx.o_data, wiring.flipped(getattr(self, f"out{j}_data")))
+                wiring.connect(m, tx.o_ctrl, wiring.flipped(getattr(self, f"out{j}_ctrl")))
+                m.d.comb += [
+                    getattr(self, f"out{j}_hb").eq(tx.o_heartbeat),
+                    tx.i_heartbeat_clear.eq(getattr(self, f"out{j}_hb_clear")),
+                    tx.i_comp.payload.index.eq(index),
+                    tx.i_comp.payload.emit.eq(kernel.o_emit[j] & data_comp & ~eos_go),
+                    tx.i_comp.payload.data.eq(kernel.o_data),
+                    tx.i_comp.payload.msg_valid.eq(msg_valid & ~eos_go),
+                    tx.i_comp.payload.msg.eq(msg),
+                    tx.i_comp.payload.eos.eq(eos_go),
+                    tx.i_comp.valid.eq(commit),
+                ]
+                readies.append(tx.i_comp.ready)
+            m.d.comb += outputs_ready.eq(Cat(*readies).all())
+        else:
+            self._sink(m, word_go, eos_go, index, kernel.o_emit[0] & data_comp, kernel.o_data, msg_valid, msg,
+                       outputs_ready)
+
+        m.d.comb += [
+            commit.eq((word_go | eos_go) & outputs_ready),
+            input_commit.eq(commit & word_go),
+            kernel.i_step.eq(commit & word_go),
+        ]
+        with m.If(commit & eos_go):
+            m.d.sync += done.eq(1)
+        if self.ii > 1:
+            with m.If(commit & word_go):
+                m.d.sync += cooldown.eq(self.ii - 1)
+            with m.Elif(cooldown != 0):
+                m.d.sync += cooldown.eq(cooldown - 1)
+        return m
+
+    def _sink(self, m, word_go, eos_go, index, emit, value, msg_valid, msg, outputs_ready):
+        """Beats of a sink: the data beat first, then the message beat (two cycles), or the EOS beat."""
+        beat = self.o_beat
+        data_sent = Signal()  # the data beat of this computation went out; its message beat is next
+        need_data = emit & ~data_sent
+        m.d.comb += beat.payload.index.eq(index)
+        with m.If(eos_go):
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BEAT_EOS), outputs_ready.eq(beat.ready)]
+        with m.Elif(word_go & need_data):
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BEAT_DATA), beat.payload.data.eq(value),
+                         outputs_ready.eq(beat.ready & ~msg_valid)]
+            with m.If(beat.ready & msg_valid):
+                m.d.sync += data_sent.eq(1)
+        with m.Elif(word_go & msg_valid):
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BEAT_MESSAGE), beat.payload.data.eq(msg),
+                         outputs_ready.eq(beat.ready)]
+            with m.If(beat.ready):
+                m.d.sync += data_sent.eq(0)
+        with m.Else():
+            m.d.comb += outputs_ready.eq(1)  # a null computation at a sink writes nothing

@@ -1,0 +1,95 @@
+"""The generated top of a credit-mode network: one ``CreditNode`` per node, channels per edge, AXI4-Stream.
+
+Ports (DESIGN.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
+``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
+``tuser`` = ``{kind, index}`` with the index in the low bits, ``tlast`` on message and EOS beats).
+Each edge is a :class:`hdl.channels.DataChannel` of exactly ``|q|`` tokens, a
+:class:`hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's heartbeat register.
+"""
+
+from amaranth.hdl import Cat, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .axis import AxisSignature
+from .channels import ControlChannel, DataChannel
+from .node import CreditNode, beat_layout
+from .tokens import control_layout, data_layout
+
+__all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
+
+#: Bits of a user message payload (a frame number for frame ends).
+PAYLOAD_WIDTH = 16
+
+
+def sink_tuser_fields(index_width: int) -> list[dict]:
+    """The fields of a sink's ``tuser``, as the manifest lists them."""
+    return [{"name": "index", "lsb": 0, "width": index_width}, {"name": "kind", "lsb": index_width, "width": 2}]
+
+
+class NetworkTop(wiring.Component):
+    """All of a resolved credit-mode ``gen.model.Network`` in hardware.
+
+    Members
+    -------
+    <source> : In(AxisSignature(data_width, 1))
+        Becomes ``s_axis_<source>_*`` in Verilog.
+    <sink> : Out(AxisSignature(data_width, index_width + 2))
+        Becomes ``m_axis_<sink>_*``.
+    """
+
+    def __init__(self, network):
+        if network.mode != "credit":
+            raise ValueError(f"Network {network.name!r}: only credit mode has hardware yet, not {network.mode!r}")
+        self.network = network
+        iw, dw = network.index_width, network.data_width
+        members = {s: In(AxisSignature(dw, 1)) for s in network.sources}
+        members.update({s: Out(AxisSignature(dw, iw + 2)) for s in network.sinks})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        net = self.network
+        iw, dw = net.index_width, net.data_width
+        nodes = {}
+        for node in net.nodes:
+            params = node.params
+            nodes[node.name] = m.submodules[f"node_{node.name}"] = CreditNode(
+                in_edges=net.in_edges(node.name), out_edges=net.out_edges(node.name),
+                seed=params.get("seed", 1), rate=params.get("rate", 0.0), ii=node.ii,
+                index_width=iw, data_width=dw, payload_width=PAYLOAD_WIDTH)
+        for e in net.edges:
+            src, dst = nodes[e.src], nodes[e.dst]
+            j = net.out_edges(e.src).index(e)
+            k = net.in_edges(e.dst).index(e)
+            dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, dw), e.capacity)
+            cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, PAYLOAD_WIDTH),
+                                                               e.control_capacity)
+            wiring.connect(m, getattr(src, f"out{j}_data"), dq.i_stream)
+            wiring.connect(m, dq.o_stream, getattr(dst, f"in{k}_data"))
+            wiring.connect(m, getattr(src, f"out{j}_ctrl"), cq.i_stream)
+            wiring.connect(m, cq.o_stream, getattr(dst, f"in{k}_ctrl"))
+            m.d.comb += [
+                getattr(dst, f"in{k}_hb").eq(getattr(src, f"out{j}_hb")),
+                getattr(src, f"out{j}_hb_clear").eq(getattr(dst, f"in{k}_hb_clear")),
+            ]
+        for s in net.sources:
+            axis, word = getattr(self, s), nodes[s].i_word
+            m.d.comb += [
+                word.valid.eq(axis.tvalid),
+                axis.tready.eq(word.ready),
+                word.payload.data.eq(axis.tdata),
+                word.payload.last.eq(axis.tlast),
+                word.payload.eos.eq(axis.tuser[0]),
+            ]
+        for s in net.sinks:
+            axis, beat = getattr(self, s), nodes[s].o_beat
+            m.d.comb += [
+                axis.tvalid.eq(beat.valid),
+                beat.ready.eq(axis.tready),
+                axis.tdata.eq(beat.payload.data),
+                axis.tuser.eq(Cat(beat.payload.index, beat.payload.kind)),
+                axis.tlast.eq(beat.payload.kind != 0),
+            ]
+        assert beat_layout(iw, dw).size == dw + iw + 2
+        return m
