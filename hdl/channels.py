@@ -1,0 +1,190 @@
+"""Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
+
+from amaranth import Module, Mux, Shape, Signal, Value
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["ControlChannel", "DataChannel"]
+
+#: Capacities up to this use ``capacity`` combinationally read rows (flip-flops or LUT RAM); larger
+#: ones a block-RAM-friendly memory with a synchronous read port.
+_DISTRIBUTED_MAX = 4
+
+
+def _next(pointer, depth):
+    """``pointer + 1`` modulo ``depth`` (a plain increment when ``depth`` is a power of two)."""
+    if depth == 2 ** len(pointer):
+        return pointer + 1
+    return Mux(pointer == depth - 1, 0, pointer + 1)
+
+
+class DataChannel(wiring.Component):
+    """First-word-fall-through FIFO that holds exactly ``capacity`` tokens.
+
+    The deadlock analysis (002 Thm. 2.2, 000 (3)-(5)) assumes a channel of capacity ``|q|`` accepts a
+    token whenever it holds fewer than ``|q|`` and never holds more; this channel is that, cycle for
+    cycle:
+
+    * ``i_stream.ready`` is high whenever ``level < capacity``, and also when the channel is full and
+      ``o_stream`` is read in the same cycle (so a full channel streams one token per cycle without
+      ever holding ``capacity + 1``). This makes ``i_stream.ready`` depend combinationally on
+      ``o_stream.ready``.
+    * ``o_stream.valid`` is exactly ``level != 0``: a token written into an empty channel is offered
+      on the next cycle (latency 1), and a reader that is always ready sees one token per cycle.
+
+    ``amaranth.lib.fifo.SyncFIFOBuffered(depth=capacity)`` also bounds the count by ``capacity``, but
+    it blocks writes while its memory is full even when the output register is being read, accepts
+    only every other cycle at depth 1, and at depth 2 refuses writes while holding one token, so it
+    is neither exact nor bubble-free.
+
+    Storage: capacity 1 is one register; capacities up to 4 are ``capacity`` rows of a
+    :class:`~amaranth.lib.memory.Memory` read combinationally (flip-flops or LUT RAM); larger ones
+    keep ``capacity - 1`` rows behind a synchronous read-first port, which Yosys maps to block RAM,
+    and the head of the queue in the port's output register or in a bypass register that catches a
+    write into an empty memory.
+
+    Parameters
+    ----------
+    payload_shape : shape-like
+        Shape of a token (for example a :class:`~amaranth.lib.data.StructLayout`).
+    capacity : int
+        ``|q| >= 1``: the most tokens the channel ever holds.
+
+    Members
+    -------
+    i_stream : ``In(stream.Signature(payload_shape))``
+        Tokens from the sender.
+    o_stream : ``Out(stream.Signature(payload_shape))``
+        Tokens to the receiver, oldest first.
+    level : ``Out(range(capacity + 1))``
+        Number of tokens held (registered).
+    """
+
+    def __init__(self, payload_shape, capacity):
+        if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
+            raise TypeError(f"Channel capacity must be a positive integer, not {capacity!r}")
+        self._payload_shape = payload_shape
+        self._capacity = capacity
+        super().__init__({
+            "i_stream": In(stream.Signature(payload_shape)),
+            "o_stream": Out(stream.Signature(payload_shape)),
+            "level": Out(range(capacity + 1)),
+        })
+
+    @property
+    def payload_shape(self):
+        return self._payload_shape
+
+    @property
+    def capacity(self):
+        return self._capacity
+
+    def elaborate(self, platform):
+        m = Module()
+        i_payload = Value.cast(self.i_stream.payload)
+        o_payload = Value.cast(self.o_stream.payload)
+        do_write = self.i_stream.valid & self.i_stream.ready
+        do_read = self.o_stream.valid & self.o_stream.ready
+
+        m.d.comb += [
+            self.o_stream.valid.eq(self.level != 0),
+            self.i_stream.ready.eq((self.level != self._capacity) | self.o_stream.ready),
+        ]
+        m.d.sync += self.level.eq(self.level + do_write - do_read)
+
+        width = Shape.cast(self._payload_shape).width
+        if width == 0:
+            return m  # tokens without payload: the count is the whole state
+
+        if self._capacity == 1:
+            head = Signal(width, reset_less=True)
+            with m.If(do_write):
+                m.d.sync += head.eq(i_payload)
+            m.d.comb += o_payload.eq(head)
+        elif self._capacity <= _DISTRIBUTED_MAX:
+            self._distributed_storage(m, width, i_payload, o_payload, do_write, do_read)
+        else:
+            self._block_storage(m, width, i_payload, o_payload, do_write)
+        return m
+
+    def _distributed_storage(self, m, width, i_payload, o_payload, do_write, do_read):
+        """``capacity`` rows read combinationally at the head (flip-flops or LUT RAM)."""
+        depth = self._capacity
+        m.submodules.storage = storage = Memory(shape=width, depth=depth, init=[])
+        w_port = storage.write_port()
+        r_port = storage.read_port(domain="comb")
+        produce = Signal(range(depth))
+        consume = Signal(range(depth))
+        m.d.comb += [
+            w_port.addr.eq(produce),
+            w_port.data.eq(i_payload),
+            w_port.en.eq(do_write),
+            r_port.addr.eq(consume),
+            o_payload.eq(r_port.data),
+        ]
+        with m.If(do_write):
+            m.d.sync += produce.eq(_next(produce, depth))
+        with m.If(do_read):
+            m.d.sync += consume.eq(_next(consume, depth))
+
+    def _block_storage(self, m, width, i_payload, o_payload, do_write):
+        """``capacity - 1`` rows behind a synchronous read-first port (block RAM), plus the head.
+
+        The head is the port's output register, or a bypass register that catches a write into
+        an empty memory so that the latency stays one cycle. Invariant: the memory holds
+        ``max(level - 1, 0)`` tokens and the head stage the rest.
+        """
+        depth = self._capacity - 1
+        m.submodules.storage = storage = Memory(shape=width, depth=depth, init=[])
+        w_port = storage.write_port()
+        r_port = storage.read_port(transparent_for=())
+        produce = Signal(range(depth))
+        consume = Signal(range(depth))
+        bypass = Signal(width, reset_less=True)
+        from_memory = Signal()
+
+        head_free = ~self.o_stream.valid | self.o_stream.ready  # empty or being read this cycle
+        memory_empty = self.level < 2
+        to_bypass = head_free & memory_empty
+        pop = head_free & ~memory_empty
+        push = do_write & ~to_bypass
+
+        m.d.comb += [
+            w_port.addr.eq(produce),
+            w_port.data.eq(i_payload),
+            w_port.en.eq(push),
+            r_port.addr.eq(consume),
+            r_port.en.eq(pop),
+            o_payload.eq(Mux(from_memory, r_port.data, bypass)),
+        ]
+        with m.If(push):
+            m.d.sync += produce.eq(_next(produce, depth))
+        with m.If(pop):
+            m.d.sync += [consume.eq(_next(consume, depth)), from_memory.eq(1)]
+        with m.Elif(to_bypass & do_write):
+            m.d.sync += [bypass.eq(i_payload), from_memory.eq(0)]
+
+
+class ControlChannel(DataChannel):
+    """The control channel ``q'`` of an edge in credit mode (000 Fig. 2): credits, dummies, user
+    messages and EOS, in order, with exactly ``capacity`` (``|q'|``) slots.
+
+    Same hardware as :class:`DataChannel`; a separate name for the manifest and the netlist.
+
+    Parameters
+    ----------
+    payload_shape : shape-like
+        Shape of a control message.
+    capacity : int
+        ``|q'| >= 1``.
+
+    Members
+    -------
+    i_stream : ``In(stream.Signature(payload_shape))``
+        Messages from the sender.
+    o_stream : ``Out(stream.Signature(payload_shape))``
+        Messages to the receiver, oldest first.
+    level : ``Out(range(capacity + 1))``
+        Number of messages held.
+    """

@@ -1,0 +1,227 @@
+# amaranth: UnusedElaboratable=no
+"""hdl.channels in the Amaranth simulator: exact capacity, order, throughput and ``level``.
+
+Every run has a background monitor that checks, on every cycle, the channel against a naive count of
+the transfers: ``level`` equals the count, ``o_stream.valid`` is exactly ``level != 0`` and
+``i_stream.ready`` is exactly ``level < capacity or o_stream.ready``. So no test below can pass with
+a channel that ever blocks a write it should take, holds ``capacity + 1``, or hides a token.
+"""
+
+import random
+
+import pytest
+from amaranth import unsigned
+from amaranth.lib import data
+from amaranth.sim import Simulator
+
+from hdl.channels import ControlChannel, DataChannel
+
+CAPACITIES = [1, 2, 3, 5, 16, 100]
+
+
+def _writer(dut, tokens, offer_at, accepted):
+    """Offer ``tokens`` in order, ``offer_at(cycle)`` deciding each cycle; log ``(cycle, token)``."""
+
+    async def testbench(ctx):
+        pending = list(tokens)
+        cycle = 0
+        while pending:
+            offer = offer_at(cycle)
+            ctx.set(dut.i_stream.valid, offer)
+            ctx.set(dut.i_stream.payload, pending[0])
+            _, _, ready = await ctx.tick().sample(dut.i_stream.ready)
+            if offer and ready:
+                accepted.append((cycle, pending.pop(0)))
+            cycle += 1
+        ctx.set(dut.i_stream.valid, 0)
+
+    return testbench
+
+
+def _reader(dut, count, ready_at, received):
+    """Take ``count`` tokens, ``ready_at(cycle)`` deciding each cycle; log ``(cycle, token)``."""
+
+    async def testbench(ctx):
+        cycle = 0
+        while len(received) < count:
+            ready = ready_at(cycle)
+            ctx.set(dut.o_stream.ready, ready)
+            _, _, valid, payload = await ctx.tick().sample(dut.o_stream.valid, dut.o_stream.payload)
+            if ready and valid:
+                received.append((cycle, payload))
+            cycle += 1
+        ctx.set(dut.o_stream.ready, 0)
+
+    return testbench
+
+
+def _monitor(dut, levels):
+    """Check the cycle-exact contract against a naive count; log ``level`` at every edge."""
+
+    async def testbench(ctx):
+        count = 0
+        signals = (dut.i_stream.valid, dut.i_stream.ready, dut.o_stream.valid, dut.o_stream.ready,
+                   dut.level)
+        async for _, _, i_valid, i_ready, o_valid, o_ready, level in ctx.tick().sample(*signals):
+            assert level == count, f"level {level}, but {count} tokens written and not read"
+            assert o_valid == (count != 0), f"o_stream.valid {o_valid} with {count} tokens held"
+            expected_ready = count < dut.capacity or bool(o_ready)
+            assert i_ready == expected_ready, (
+                f"i_stream.ready {i_ready} with {count} of {dut.capacity} held, o_stream.ready {o_ready}")
+            count += (i_valid and i_ready) - (o_valid and o_ready)
+            levels.append(level)
+
+    return testbench
+
+
+def _run(dut, tokens, offer_at, ready_at):
+    """Simulate one writer and one reader; return (accepted, received, levels)."""
+    accepted, received, levels = [], [], []
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(_writer(dut, tokens, offer_at, accepted))
+    sim.add_testbench(_reader(dut, len(tokens), ready_at, received))
+    sim.add_testbench(_monitor(dut, levels), background=True)
+    sim.run()
+    return accepted, received, levels
+
+
+def _cycles(log):
+    return [cycle for cycle, _ in log]
+
+
+def _values(log):
+    return [value for _, value in log]
+
+
+def check_capacity(capacity, cls=DataChannel, shape=16):
+    """Back-to-back writes fill exactly ``capacity`` slots; one read frees exactly one."""
+    dut = cls(shape, capacity)
+    read_cycle = capacity + 3  # the writer has been blocked for 3 cycles by then
+    drain_from = read_cycle + 4
+    tokens = [(k * 7919 + 1) % (1 << shape) for k in range(capacity + 1)]
+    accepted, received, levels = _run(
+        dut, tokens, offer_at=lambda cycle: True,
+        ready_at=lambda cycle: cycle == read_cycle or cycle >= drain_from)
+    assert _cycles(accepted) == list(range(capacity)) + [read_cycle]
+    assert levels[capacity:read_cycle + 1] == [capacity] * (read_cycle + 1 - capacity)
+    assert levels[read_cycle + 1:drain_from + 1] == [capacity] * (drain_from - read_cycle)
+    assert _cycles(received) == [read_cycle] + list(range(drain_from, drain_from + capacity))
+    assert _values(received) == tokens
+
+
+def check_streaming_from_empty(capacity, count=None):
+    """Always valid, always ready: a token in and a token out every cycle, latency one cycle."""
+    count = count or 3 * capacity + 20
+    dut = DataChannel(16, capacity)
+    tokens = list(range(100, 100 + count))
+    accepted, received, _ = _run(dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: True)
+    assert _cycles(accepted) == list(range(count))
+    assert _cycles(received) == list(range(1, count + 1))
+    assert _values(received) == tokens
+
+
+def check_streaming_when_full(capacity, stall=None):
+    """Fill, then read every cycle: the full channel takes a write in the cycle of each read."""
+    stall = stall or capacity + 2
+    count = capacity + 40
+    dut = DataChannel(16, capacity)
+    tokens = list(range(count))
+    accepted, received, levels = _run(
+        dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: cycle >= stall)
+    assert _cycles(accepted) == list(range(capacity)) + list(range(stall, stall + count - capacity))
+    assert _cycles(received) == list(range(stall, stall + count))
+    streaming = levels[stall:stall + count - capacity]
+    assert streaming == [capacity] * len(streaming)
+    assert _values(received) == tokens
+
+
+def check_random(capacity, offer_rate, ready_rate, seed, cls=DataChannel, count=200):
+    """Random valid and ready: every token delivered once, in order."""
+    dut = cls(16, capacity)
+    offers, readies = random.Random(seed), random.Random(seed + 1)
+    tokens = [random.Random(seed + 2).getrandbits(16) for _ in range(count)]
+    accepted, received, levels = _run(
+        dut, tokens, offer_at=lambda cycle: offers.random() < offer_rate,
+        ready_at=lambda cycle: readies.random() < ready_rate)
+    assert _values(accepted) == tokens
+    assert _values(received) == tokens
+    assert max(levels) <= capacity
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES)
+def test_capacity_exact(capacity):
+    check_capacity(capacity)
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES)
+def test_streaming_from_empty(capacity):
+    check_streaming_from_empty(capacity)
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES)
+def test_streaming_when_full(capacity):
+    check_streaming_when_full(capacity)
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES)
+def test_random_backpressure(capacity):
+    check_random(capacity, offer_rate=0.8, ready_rate=0.5, seed=capacity)
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES)
+def test_random_slow_writer(capacity):
+    check_random(capacity, offer_rate=0.3, ready_rate=0.9, seed=100 + capacity)
+
+
+def test_capacity_exact_at_register_boundary():
+    check_capacity(4)
+
+
+def test_capacity_exact_at_block_ram_boundary():
+    check_capacity(6)
+
+
+def test_capacity_exact_without_payload():
+    check_capacity(5, shape=0)
+
+
+def test_control_channel_capacity():
+    check_capacity(3, cls=ControlChannel)
+
+
+def test_control_channel_random():
+    check_random(7, offer_rate=0.6, ready_rate=0.6, seed=7, cls=ControlChannel)
+
+
+def test_struct_payload_order():
+    layout = data.StructLayout({"index": 12, "credit": 4, "dummy": 1})
+    dut = ControlChannel(layout, 9)
+    rng = random.Random(3)
+    tokens = [{"index": k, "credit": rng.getrandbits(4), "dummy": rng.getrandbits(1)} for k in range(60)]
+    _, received, _ = _run(dut, tokens, offer_at=lambda cycle: rng.random() < 0.7,
+                          ready_at=lambda cycle: rng.random() < 0.6)
+    assert [(t.index, t.credit, t.dummy) for t in _values(received)] == [
+        (t["index"], t["credit"], t["dummy"]) for t in tokens]
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 5, 16])
+def test_signature(capacity):
+    dut = DataChannel(unsigned(10), capacity)
+    assert dut.capacity == capacity
+    assert dut.i_stream.payload.shape() == unsigned(10)
+    assert dut.level.shape() == unsigned(capacity.bit_length())
+    assert isinstance(ControlChannel(8, capacity), DataChannel)
+
+
+@pytest.mark.parametrize("capacity", [0, -3, 2.5, True, "4", None])
+def test_capacity_must_be_positive_integer(capacity):
+    with pytest.raises(TypeError) as excinfo:
+        DataChannel(8, capacity)
+    assert str(excinfo.value) == f"Channel capacity must be a positive integer, not {capacity!r}"
+
+
+def test_control_capacity_must_be_positive_integer():
+    with pytest.raises(TypeError) as excinfo:
+        ControlChannel(8, 0)
+    assert str(excinfo.value) == "Channel capacity must be a positive integer, not 0"
