@@ -167,6 +167,21 @@ def _simulate(args) -> int:
 
 # -- parser -----------------------------------------------------------------------------------------
 
+def _generate(args) -> int:
+    from gen.generate import UnsafeNetwork, generate
+
+    network = _load(args.spec)
+    try:
+        v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe)
+    except UnsafeNetwork as exc:
+        print("\n".join(exc.report.summary_lines()), file=sys.stderr)
+        print("sfdf: refusing to generate an unsafe network (pass --allow-unsafe to watch it deadlock)",
+              file=sys.stderr)
+        return 1
+    print(f"wrote {v_path} and {j_path}")
+    return 0
+
+
 def _count(text: str) -> int:
     if not _WORD.match(text):
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
@@ -207,6 +222,14 @@ def _parser() -> argparse.ArgumentParser:
                           help="order in which ready nodes fire (default random)")
     simulate.add_argument("--json", action="store_true", help="print the result as JSON")
     simulate.set_defaults(run=_simulate)
+
+    generate = commands.add_parser("generate", help="write the Verilog top and its manifest",
+                                   description="Exit status: 0 written, 1 unsafe, 2 invalid.")
+    generate.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    generate.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    generate.add_argument("--allow-unsafe", action="store_true",
+                          help="generate even when the analysis finds a possible deadlock")
+    generate.set_defaults(run=_generate)
     return parser
 
 

@@ -76,10 +76,11 @@ class RandomFilter(wiring.Component):
         for j, seed in enumerate(self.seeds):
             state = Signal(32, init=seed, name=f"lfsr{j}")
             stepped = Signal(32, name=f"lfsr{j}_next")
-            m.d.comb += [
-                stepped.eq(_lfsr_step(state)),
-                self.o_emit[j].eq(stepped[16:] >= self.threshold),
-            ]
+            m.d.comb += stepped.eq(_lfsr_step(state))
+            if self.threshold == 0:  # rate 0 never filters, rate 1 always does
+                m.d.comb += self.o_emit[j].eq(1)
+            elif self.threshold < 1 << 16:
+                m.d.comb += self.o_emit[j].eq(stepped[16:] >= self.threshold)
             with m.If(self.i_step & data_computation):
                 m.d.sync += state.eq(stepped)
         return m

@@ -7,7 +7,7 @@ from 1); ``last`` makes it send a frame end (payload: the frame number, from 0) 
 message payload in ``data``) and one at EOS (kind 2).
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -133,7 +133,7 @@ class CreditNode(wiring.Component):
         else:
             want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._source(m)
         done = Signal()
-        cooldown = Signal(range(self.ii))
+        cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         kernel = m.submodules.kernel = RandomFilter(inputs=max(1, len(self.in_edges)),
                                                     outputs=max(1, len(self.out_edges)), data_width=self.dw,
                                                     seed=self.seed, rate=self.rate)
