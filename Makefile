@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	@pkgs="$$($(PY) -m cosim.toolchain --missing-packages)"; if [ -n "$$pkgs" ]; then \
+	  (apt-get update -qq && apt-get install -y -qq $$pkgs) || echo "cosim: FST waves need $$pkgs; falling back to VCD"; fi
 	touch $(STAMP)
 
 demo: install

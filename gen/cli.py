@@ -19,6 +19,7 @@ __all__ = ["main", "read_frames"]
 
 _ALGORITHMS = ("naive", "propagation", "nonpropagation", "heartbeat")
 _SCHEDULERS = ("random", "round_robin", "adversarial")
+_DEFAULT_COSIM = 200
 _DEFAULT_COMPUTATIONS = 1000
 _WORD = re.compile(r"[0-9]+\Z")
 _FRAMES_FIX = "write unsigned decimal integers separated by spaces, one frame per line"
@@ -182,6 +183,30 @@ def _generate(args) -> int:
     return 0
 
 
+def _cosim(args) -> int:
+    from cosim.network import run_network
+
+    network = _load(args.spec)
+    from gen.analysis import check
+
+    report = check(network)
+    if not report.deadlock_free:
+        print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
+              "simulating anyway so the deadlock can be watched", file=sys.stderr)
+    run = run_network(network, computations=args.computations or _DEFAULT_COSIM, seed=args.seed,
+                      pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
+                      build_dir=args.build_dir, max_frame=args.frame_max)
+    results = run.results
+    print(f"{network.name}: model {'DEADLOCKED on ' + ' -> '.join(run.blocking_cycle) if run.model_deadlocked else 'completed'}"
+          f"; RTL {'passed' if results.passed else 'FAILED'} ({results.summary(0).splitlines()[0]})")
+    for name in results.failed:
+        message = results.tests[name].message or ""
+        print(("RTL deadlock: " if "deadlock" in message else "RTL mismatch: ") + message)
+    if results.waves:
+        print(f"waves: {results.waves}")
+    return 0 if results.passed else 1
+
+
 def _count(text: str) -> int:
     if not _WORD.match(text):
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
@@ -230,6 +255,21 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--allow-unsafe", action="store_true",
                           help="generate even when the analysis finds a possible deadlock")
     generate.set_defaults(run=_generate)
+
+    cosim = commands.add_parser("cosim", help="cocotb on Verilator against the reference model",
+                                description="Exit status: 0 pass, 1 mismatch or deadlock, 2 invalid.")
+    cosim.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    cosim.add_argument("--computations", type=_count, metavar="N",
+                       help=f"words per source (default {_DEFAULT_COSIM})")
+    cosim.add_argument("--seed", type=int, default=1, metavar="S", help="stimulus and pause seed (default 1)")
+    cosim.add_argument("--pause", type=float, default=0.3, metavar="P",
+                       help="probability that a driver idles or back-pressures in a cycle (default 0.3)")
+    cosim.add_argument("--no-backpressure", action="store_true", help="drivers never pause")
+    cosim.add_argument("--frame-max", type=_count, default=8, metavar="N",
+                       help="longest input frame in words (default 8; frame ends carry credits)")
+    cosim.add_argument("--waves", action="store_true", help="record waveforms (FST, or VCD without liblz4-dev)")
+    cosim.add_argument("--build-dir", default="build/cosim", metavar="DIR", help="build cache (default build/cosim)")
+    cosim.set_defaults(run=_cosim)
     return parser
 
 

@@ -32,6 +32,9 @@ def _supported(network) -> None:
         raise UserError(network.source, "network.mode", f"hardware is generated for credit mode so far, not "
                         f"{network.mode!r}", 'set mode = "credit" (inband hardware is on the way)')
     for node in network.nodes:
+        if len(network.nodes) > 1 and not network.in_edges(node.name) and not network.out_edges(node.name):
+            raise UserError(network.source, f'node "{node.name}"', "has no edges, so it would be both a source "
+                            "and a sink port", "connect it or remove it")
         if node.kernel not in HARDWARE_KERNELS:
             raise UserError(network.source, f'node "{node.name}".kernel', f"{node.kernel!r} has no hardware yet",
                             "use random_filter (the variance kernels are on the way)")

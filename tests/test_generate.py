@@ -65,3 +65,11 @@ def test_modes_and_kernels_without_hardware_are_clear_errors(examples, tmp_path,
         "the way)")
     assert main(["generate", str(examples / "diamond.toml"), "-o", str(tmp_path)]) == 2
     assert "hardware is generated for credit mode so far, not 'inband'" in capsys.readouterr().err
+
+
+def test_isolated_node_is_a_clear_error(write_file, tmp_path, capsys):
+    spec = write_file("iso.toml", '[network]\nname = "iso"\n[[node]]\nname = "a"\n[[node]]\nname = "b"\n'
+                                  '[[node]]\nname = "c"\n[[edge]]\nfrom = "a"\nto = "b"\ncapacity = 2\n')
+    assert main(["generate", spec, "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        'node "c": has no edges, so it would be both a source and a sink port; connect it or remove it')
