@@ -185,10 +185,9 @@ def _generate(args) -> int:
 
 def _cosim(args) -> int:
     from cosim.network import run_network
-
-    network = _load(args.spec)
     from gen.analysis import check
 
+    network = _load(args.spec)
     report = check(network)
     if not report.deadlock_free:
         print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
