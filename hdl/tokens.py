@@ -11,6 +11,7 @@ __all__ = [
     "data_layout",
     "head_layout",
     "heartbeat_layout",
+    "inband_token_layout",
     "seq_width",
 ]
 
@@ -56,3 +57,14 @@ def head_layout(index_width: int, data_width: int, payload_width: int) -> data.S
     sent after the computation that emitted the token), a dummy index, or EOS (index infinity)."""
     return data.StructLayout({"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "is_msg": 1,
                               "msg": payload_width, "eos": 1})
+
+
+def inband_token_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:
+    """A token of an in-band channel (002 Alg. 2, 5; docs/semantics.md, "Inband mode").
+
+    ``is_data``: a data token with payload ``data``; ``dummy``: a dummy with this index, alone or as the
+    flag riding on the data token of its index (both set); ``eos``: end of stream. A user message rides
+    on the token of its index (``msg_valid``, ``msg``). One token per index per channel.
+    """
+    return data.StructLayout({"index": index_width, "is_data": 1, "data": data_width, "dummy": 1, "eos": 1,
+                              "msg_valid": 1, "msg": payload_width})

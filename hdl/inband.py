@@ -1,0 +1,248 @@
+"""The in-band protocol of 002 in hardware: ``InbandSender`` (Alg. 2, 5) and ``InbandReceiver``.
+
+One channel per edge (:class:`hdl.channels.DataChannel` of exactly ``|q|`` entries) carries every token
+of :func:`hdl.tokens.inband_token_layout`: data, dummies (alone or as a flag on the data token of their
+index), EOS, and the user message riding on the token of its index (docs/semantics.md, "Inband mode").
+
+Output buffer (003 Sec. 2; docs/semantics.md, "Channels and output buffers"): hidden tokens are not held
+in a separate sender-side buffer. The sender writes every token straight into the channel and counts
+the tokens it has made visible, ``o_flushed`` (mod ``2 ** flushed_width(|q|)``); the receiver counts
+the tokens it has popped and offers its head only while that count differs from ``o_flushed``. The
+channel then holds at most ``|q|`` tokens, output buffer included, exactly as the model's channel does,
+the newest ``hidden`` of them invisible; a flush is one register update and costs no cycle. Both
+counters and the channel's level change on the same clock edge, so a token becomes visible in the
+cycle after the computation that flushes it, like a token written into an unbuffered channel.
+"""
+
+from amaranth.hdl import Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .tokens import computation_layout, head_layout, inband_token_layout
+
+__all__ = ["INBAND_ALGORITHMS", "InbandReceiver", "InbandSender", "flushed_width"]
+
+#: Sender behaviours (gen.model.DUMMY_ALGORITHMS): Naive is Non-Propagation whose resolved intervals
+#: are 1 (002 Sec. 3.1); the sender obeys the interval it is given, as the reference model does.
+INBAND_ALGORITHMS = ("naive", "propagation", "nonpropagation")
+
+
+def _check(name, value, low=0):
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise TypeError(f"{name} must be an integer >= {low}, not {value!r}")
+
+
+def flushed_width(capacity: int) -> int:
+    """Bits of the visible-token counters of a channel of ``capacity`` (``|q|``) tokens.
+
+    The sender's count of tokens made visible runs at most ``|q|`` ahead of the receiver's count of
+    tokens popped (both are tokens in the channel), so ``bits(|q|)`` bits never alias.
+    """
+    _check("Capacity", capacity, 1)
+    return capacity.bit_length()
+
+
+class InbandSender(wiring.Component):
+    """Sender side of one in-band channel ``q``: 002 Alg. 5 (Non-Propagation, Naive) or Alg. 2.
+
+    After computing index ``i`` (docs/semantics.md, "Inband mode"), with ``gap = i - LastOutputIndex_q
+    >= [q]`` in serial arithmetic (never when ``[q]`` is None):
+
+    * Non-Propagation / Naive: ``LastOutputIndex_q`` is the last index made visible. A message rides on
+      the data token of ``i``, or on a dummy forced for it, and flushes. Otherwise an emitted data token
+      is pushed and flushed if ``gap``; a filtered index pushes ``dummy(i)`` (flushing) if ``gap``. Any
+      flush at ``i`` makes ``i`` visible: ``LastOutputIndex_q = i``.
+    * Propagation: a dummy is scheduled if ``gap`` or a dummy flag arrived at ``i`` on an input of
+      ``q``'s biconnected component (``i_dummy_in & propagate_mask``, 002 Sec. 3.2); a message with no
+      data token forces one. A scheduled dummy sets ``LastOutputIndex_q = i``, rides on the data token
+      of ``i`` as a flag or goes alone, and flushes; a message on a data token flushes too.
+
+    Every push also flushes when the output buffer would hold ``|q|_o`` hidden tokens (so 0 and 1 mean
+    none), and EOS (carrying any message owed) flushes. One computation pushes at most one token, so the
+    channel carries at most one token per index. It commits (``i_comp.valid & i_comp.ready``) when the
+    channel takes that token: ``i_comp.ready`` depends on the request, the state and ``o_token.ready``,
+    never on ``i_comp.valid``.
+
+    Parameters
+    ----------
+    capacity : int
+        ``|q|``: the channel's capacity, output buffer included; sizes ``o_flushed``.
+    output_buffer : int
+        ``|q|_o``, ``0 <= |q|_o <= |q|``; 0 is none.
+    interval : int or None
+        ``[q] >= 0``; None is infinite (no dummies from the interval rule).
+    algorithm : {"naive", "propagation", "nonpropagation"}
+    index_width, data_width, payload_width : int
+    inputs : int
+        Width of ``i_dummy_in`` (Propagation: one bit per input of the node, or 1 if the node combines
+        them).
+    propagate_mask : int or None
+        Inputs in ``q``'s biconnected component (bit ``k``: input ``k``); None: all.
+
+    Members
+    -------
+    i_comp : In(stream.Signature(computation_layout))
+        One computation's request for this channel.
+    i_dummy_in : In(inputs)
+        Propagation: the token consumed at this index on input ``k`` carried a dummy flag.
+    o_token : Out(stream.Signature(inband_token_layout))
+        To the channel.
+    o_flushed : Out(flushed_width(capacity))
+        Tokens made visible so far, modulo ``2 ** flushed_width(capacity)`` (registered).
+    """
+
+    def __init__(self, *, capacity, output_buffer, interval, algorithm, index_width, data_width, payload_width,
+                 inputs=1, propagate_mask=None):
+        _check("Capacity", capacity, 1)
+        _check("Index width", index_width, 1)
+        if not isinstance(output_buffer, int) or isinstance(output_buffer, bool) \
+                or not 0 <= output_buffer <= capacity:
+            raise ValueError(f"Output buffer must be an integer in [0, {capacity}], not {output_buffer!r}")
+        if interval is not None:
+            _check("Interval", interval)
+            if interval >= 1 << (index_width - 1):
+                raise ValueError(f"Interval must be below 2 ** (index_width - 1) = {1 << (index_width - 1)}, "
+                                 f"not {interval}")
+        if algorithm not in INBAND_ALGORITHMS:
+            raise ValueError(f"Algorithm must be one of {', '.join(INBAND_ALGORITHMS)}, not {algorithm!r}")
+        _check("Inputs", inputs, 1)
+        if propagate_mask is None:
+            propagate_mask = (1 << inputs) - 1
+        _check("Propagate mask", propagate_mask)
+        if propagate_mask >> inputs:
+            raise ValueError(f"Propagate mask must select among {inputs} inputs, not {propagate_mask:#b}")
+        self.capacity, self.output_buffer, self.interval = capacity, output_buffer, interval
+        self.algorithm, self.index_width, self.propagate_mask = algorithm, index_width, propagate_mask
+        super().__init__({
+            "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width))),
+            "i_dummy_in": In(inputs),
+            "o_token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
+            "o_flushed": Out(flushed_width(capacity)),
+        })
+
+    def _gap(self, index, last):
+        """``i - LastOutputIndex_q >= [q]`` in serial arithmetic (002 Alg. 2, 5)."""
+        if self.interval is None:
+            return Const(0)
+        return (index - last)[:self.index_width] >= self.interval
+
+    def elaborate(self, platform):
+        m = Module()
+        comp = self.i_comp.payload
+        last = Signal(self.index_width)  # LastOutputIndex_q
+        ob = self.output_buffer
+        hidden = Signal(range(ob)) if ob > 1 else Const(0)  # a push reaching |q|_o hidden flushes
+
+        emit = Signal()
+        gap = Signal()
+        flag = Signal()  # the token is a dummy, alone or as a flag on the data token
+        push = Signal()
+        flush = Signal()  # the push makes every hidden token and itself visible
+        set_last = Signal()
+        ob_full = hidden == ob - 1 if ob > 1 else Const(1)
+        m.d.comb += [
+            emit.eq(comp.emit & ~comp.eos),
+            gap.eq(self._gap(comp.index, last)),
+            push.eq(comp.eos | emit | flag),
+        ]
+        if self.algorithm == "propagation":
+            scheduled = gap | (self.i_dummy_in & self.propagate_mask).any()
+            m.d.comb += [
+                flag.eq(~comp.eos & (scheduled | (comp.msg_valid & ~emit))),
+                flush.eq(comp.eos | flag | comp.msg_valid | ob_full),
+                set_last.eq(flag),
+            ]
+        else:
+            m.d.comb += [
+                flag.eq(~comp.eos & ~emit & (comp.msg_valid | gap)),
+                flush.eq(comp.eos | comp.msg_valid | gap | ob_full),
+                set_last.eq(push & flush),
+            ]
+
+        token = self.o_token.payload
+        m.d.comb += [
+            self.i_comp.ready.eq(~push | self.o_token.ready),
+            self.o_token.valid.eq(self.i_comp.valid & push),
+            token.index.eq(comp.index),
+            token.is_data.eq(emit),
+            token.data.eq(comp.data),
+            token.dummy.eq(flag),
+            token.eos.eq(comp.eos),
+            token.msg_valid.eq(comp.msg_valid),
+            token.msg.eq(comp.msg),
+        ]
+
+        with m.If(self.i_comp.valid & self.i_comp.ready):
+            with m.If(push & flush):
+                m.d.sync += self.o_flushed.eq(self.o_flushed + hidden + 1)
+                if ob > 1:
+                    m.d.sync += hidden.eq(0)
+            if ob > 1:
+                with m.Elif(push):
+                    m.d.sync += hidden.eq(hidden + 1)
+            with m.If(set_last):
+                m.d.sync += last.eq(comp.index)
+        return m
+
+
+class InbandReceiver(wiring.Component):
+    """Receiver side of one in-band channel (002 Alg. 1, 2, 5: "wait until every input channel has a
+    pending token").
+
+    Offers the join the channel's head once it is visible: the receiver's count of popped tokens differs
+    from the sender's ``o_flushed``. A data token offers its payload (``is_data``), a dummy its index, a
+    token carrying a user message also the message (``is_msg``, delivered in the computation of its
+    index), EOS offers EOS and stays. ``o_head_dummy`` tells the node that the head carries a dummy flag
+    (Propagation, 002 Alg. 2).
+
+    Parameters
+    ----------
+    capacity : int
+        ``|q|``; sizes ``i_flushed``.
+    index_width, data_width, payload_width : int
+
+    Members
+    -------
+    i_token : In(stream.Signature(inband_token_layout))
+        From the channel.
+    i_flushed : In(flushed_width(capacity))
+        The sender's ``o_flushed``.
+    o_head : Out(head_layout)
+        The offer to the join.
+    o_head_dummy : Out(1)
+        The offered head is a dummy or carries a dummy flag.
+    i_consume : In(1)
+        The join takes the head this cycle (ignored for EOS).
+    """
+
+    def __init__(self, *, capacity, index_width, data_width, payload_width):
+        _check("Capacity", capacity, 1)
+        super().__init__({
+            "i_token": In(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
+            "i_flushed": In(flushed_width(capacity)),
+            "o_head": Out(head_layout(index_width, data_width, payload_width)),
+            "o_head_dummy": Out(1),
+            "i_consume": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        popped = Signal.like(self.i_flushed)
+        token = self.i_token.payload
+        head = self.o_head
+        offer = Signal()
+        m.d.comb += [
+            offer.eq(self.i_token.valid & (popped != self.i_flushed)),
+            head.valid.eq(offer),
+            head.index.eq(token.index),
+            head.is_data.eq(offer & token.is_data),
+            head.data.eq(token.data),
+            head.is_msg.eq(offer & token.msg_valid),
+            head.msg.eq(token.msg),
+            head.eos.eq(offer & token.eos),
+            self.o_head_dummy.eq(offer & token.dummy),
+        ]
+        with m.If(self.i_consume & offer & ~token.eos):
+            m.d.comb += self.i_token.ready.eq(1)
+            m.d.sync += popped.eq(popped + 1)
+        return m
