@@ -35,6 +35,8 @@ class SFDFJoin(wiring.Component):
         The computation index.
     o_payloads : Out(ArrayLayout(data_width, inputs)), o_mask : Out(inputs)
         Data present at the index.
+    o_at : Out(inputs)
+        Inputs whose head has the chosen index (they are consumed when committing).
     o_msg_mask : Out(inputs), o_msgs : Out(ArrayLayout(payload_width, inputs))
         Inputs delivering a user message at the index, and their payloads.
     i_commit : In(1)
@@ -54,6 +56,7 @@ class SFDFJoin(wiring.Component):
             "o_index": Out(index_width),
             "o_payloads": Out(data.ArrayLayout(data_width, inputs)),
             "o_mask": Out(inputs),
+            "o_at": Out(inputs),
             "o_msg_mask": Out(inputs),
             "o_msgs": Out(data.ArrayLayout(payload_width, inputs)),
             "i_commit": In(1),
@@ -78,6 +81,7 @@ class SFDFJoin(wiring.Component):
             at_least = live[k] & (h.index == least)
             m.d.comb += [
                 self.o_payloads[k].eq(h.data),
+                self.o_at[k].eq(at_least),
                 self.o_mask[k].eq(at_least & h.is_data),
                 self.o_msg_mask[k].eq(at_least & h.is_msg),
                 self.o_msgs[k].eq(h.msg),

@@ -1,4 +1,4 @@
-"""One SFDF node in credit mode: receivers, join, kernel, senders (000 Alg. 3, 4; docs/hardware.md).
+"""One SFDF node: receivers, join, kernel, senders (000 Alg. 3, 4 in credit mode; 002 Alg. 2, 5 in-band).
 
 A computation commits in one cycle when every output can take it (all-or-nothing emission) and the
 initiation interval ``ii`` has passed. A source takes one word per computation (index = words so far,
@@ -12,11 +12,12 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .credit import CreditReceiver, CreditSender
+from .inband import InbandReceiver, InbandSender, flushed_width
 from .join import SFDFJoin
 from .kernels import RandomFilter
-from .tokens import control_layout, data_layout, heartbeat_layout
+from .tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
 
-__all__ = ["BEAT_DATA", "BEAT_EOS", "BEAT_MESSAGE", "CreditNode", "beat_layout", "word_layout"]
+__all__ = ["BEAT_DATA", "BEAT_EOS", "BEAT_MESSAGE", "SFDFNode", "beat_layout", "word_layout"]
 
 BEAT_DATA, BEAT_MESSAGE, BEAT_EOS = 0, 1, 2
 
@@ -31,13 +32,18 @@ def beat_layout(index_width: int, data_width: int) -> data.StructLayout:
     return data.StructLayout({"data": data_width, "index": index_width, "kind": 2})
 
 
-class CreditNode(wiring.Component):
-    """A node of a credit-mode network.
+class SFDFNode(wiring.Component):
+    """A node of a credit-mode or in-band network.
 
     Parameters
     ----------
     in_edges, out_edges : sequence of gen.model.Edge
         Resolved edges (concrete thresholds, intervals, control capacities), in spec order.
+    mode : {"credit", "inband"}
+    algorithm : {"naive", "propagation", "nonpropagation"}
+        In-band dummy algorithm.
+    components : Mapping[str, int] or None
+        Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
     seed : int
     rate : float
         The ``random_filter`` kernel's parameters.
@@ -47,33 +53,46 @@ class CreditNode(wiring.Component):
 
     Members
     -------
-    in<k>_data, in<k>_ctrl : In(stream)
-    in<k>_hb : In(heartbeat_layout)
-    in<k>_hb_clear : Out(1)
-        Input edge ``k`` (absent on a source).
-    out<j>_data, out<j>_ctrl : Out(stream)
-    out<j>_hb : Out(heartbeat_layout)
-    out<j>_hb_clear : In(1)
-        Output edge ``j`` (absent on a sink).
+    in<k>_data, in<k>_ctrl : In(stream); in<k>_hb : In(heartbeat_layout); in<k>_hb_clear : Out(1)
+        Input edge ``k`` in credit mode (absent on a source).
+    in<k>_token : In(stream); in<k>_flushed : In(...)
+        Input edge ``k`` in-band.
+    out<j>_data, out<j>_ctrl : Out(stream); out<j>_hb : Out(heartbeat_layout); out<j>_hb_clear : In(1)
+        Output edge ``j`` in credit mode (absent on a sink).
+    out<j>_token : Out(stream); out<j>_flushed : Out(...)
+        Output edge ``j`` in-band.
     i_word : In(stream.Signature(word_layout))
         A source's words.
     o_beat : Out(stream.Signature(beat_layout))
         A sink's beats.
     """
 
-    def __init__(self, *, in_edges, out_edges, seed, rate, ii, index_width, data_width, payload_width):
+    def __init__(self, *, in_edges, out_edges, seed, rate, ii, index_width, data_width, payload_width,
+                 mode="credit", algorithm="nonpropagation", components=None):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
+        if mode not in ("credit", "inband"):
+            raise ValueError(f"Mode must be 'credit' or 'inband', not {mode!r}")
         self.in_edges, self.out_edges = list(in_edges), list(out_edges)
         self.seed, self.rate, self.ii = seed, rate, ii
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
+        self.mode, self.algorithm, self.components = mode, algorithm, components or {}
         members = {}
+        token = inband_token_layout(index_width, data_width, payload_width)
         for k, e in enumerate(self.in_edges):
+            if mode == "inband":
+                members[f"in{k}_token"] = In(stream.Signature(token))
+                members[f"in{k}_flushed"] = In(flushed_width(e.capacity))
+                continue
             members[f"in{k}_data"] = In(stream.Signature(data_layout(index_width, data_width)))
             members[f"in{k}_ctrl"] = In(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
             members[f"in{k}_hb"] = In(heartbeat_layout(index_width, e.control_capacity))
             members[f"in{k}_hb_clear"] = Out(1)
         for j, e in enumerate(self.out_edges):
+            if mode == "inband":
+                members[f"out{j}_token"] = Out(stream.Signature(token))
+                members[f"out{j}_flushed"] = Out(flushed_width(e.capacity))
+                continue
             members[f"out{j}_data"] = Out(stream.Signature(data_layout(index_width, data_width)))
             members[f"out{j}_ctrl"] = Out(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
             members[f"out{j}_hb"] = Out(heartbeat_layout(index_width, e.control_capacity))
@@ -89,18 +108,25 @@ class CreditNode(wiring.Component):
         n = len(self.in_edges)
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=self.dw,
                                             payload_width=self.pw)
+        self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         for k, e in enumerate(self.in_edges):
-            rx = m.submodules[f"rx{k}"] = CreditReceiver(
-                capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
-                data_width=self.dw, payload_width=self.pw)
-            wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_ctrl")), rx.i_ctrl)
-            wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_data")), rx.i_data)
-            m.d.comb += [
-                rx.i_heartbeat.eq(getattr(self, f"in{k}_hb")),
-                getattr(self, f"in{k}_hb_clear").eq(rx.o_heartbeat_clear),
-                join.i_heads[k].eq(rx.o_head),
-                rx.i_consume.eq(join.o_consume[k]),
-            ]
+            if self.mode == "inband":
+                rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
+                                                             data_width=self.dw, payload_width=self.pw)
+                wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_token")), rx.i_token)
+                m.d.comb += rx.i_flushed.eq(getattr(self, f"in{k}_flushed"))
+                self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
+            else:
+                rx = m.submodules[f"rx{k}"] = CreditReceiver(
+                    capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
+                    data_width=self.dw, payload_width=self.pw)
+                wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_ctrl")), rx.i_ctrl)
+                wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_data")), rx.i_data)
+                m.d.comb += [
+                    rx.i_heartbeat.eq(getattr(self, f"in{k}_hb")),
+                    getattr(self, f"in{k}_hb_clear").eq(rx.o_heartbeat_clear),
+                ]
+            m.d.comb += [join.i_heads[k].eq(rx.o_head), rx.i_consume.eq(join.o_consume[k])]
         msg = Signal(self.pw)
         for k in reversed(range(n)):  # the first input delivering a message gives its payload
             with m.If(join.o_msg_mask[k]):
@@ -128,6 +154,7 @@ class CreditNode(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        self._dummy_heads = []
         if self.in_edges:
             want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._inputs(m)
         else:
@@ -154,14 +181,8 @@ class CreditNode(wiring.Component):
         if self.out_edges:
             readies = []
             for j, e in enumerate(self.out_edges):
-                tx = m.submodules[f"tx{j}"] = CreditSender(
-                    capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
-                    heartbeat=e.interval, index_width=self.iw, data_width=self.dw, payload_width=self.pw)
-                wiring.connect(m, tx.o_data, wiring.flipped(getattr(self, f"out{j}_data")))
-                wiring.connect(m, tx.o_ctrl, wiring.flipped(getattr(self, f"out{j}_ctrl")))
+                tx = self._sender(m, j, e)
                 m.d.comb += [
-                    getattr(self, f"out{j}_hb").eq(tx.o_heartbeat),
-                    tx.i_heartbeat_clear.eq(getattr(self, f"out{j}_hb_clear")),
                     tx.i_comp.payload.index.eq(index),
                     tx.i_comp.payload.emit.eq(kernel.o_emit[j] & data_comp & ~eos_go),
                     tx.i_comp.payload.data.eq(kernel.o_data),
@@ -189,6 +210,31 @@ class CreditNode(wiring.Component):
             with m.Elif(cooldown != 0):
                 m.d.sync += cooldown.eq(cooldown - 1)
         return m
+
+    def _sender(self, m, j, e):
+        """The sender of output edge ``j``, wired to its ports (the computation request is the caller's)."""
+        if self.mode == "inband":
+            inputs = max(1, len(self.in_edges))
+            mask = [self.components.get(f.name) == self.components.get(e.name) for f in self.in_edges]
+            tx = m.submodules[f"tx{j}"] = InbandSender(
+                capacity=e.capacity, output_buffer=e.output_buffer, interval=e.interval, algorithm=self.algorithm,
+                index_width=self.iw, data_width=self.dw, payload_width=self.pw, inputs=inputs,
+                propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0)
+            wiring.connect(m, tx.o_token, wiring.flipped(getattr(self, f"out{j}_token")))
+            m.d.comb += getattr(self, f"out{j}_flushed").eq(tx.o_flushed)
+            for k, flag in enumerate(self._dummy_heads):
+                m.d.comb += tx.i_dummy_in[k].eq(flag)
+            return tx
+        tx = m.submodules[f"tx{j}"] = CreditSender(
+            capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
+            heartbeat=e.interval, index_width=self.iw, data_width=self.dw, payload_width=self.pw)
+        wiring.connect(m, tx.o_data, wiring.flipped(getattr(self, f"out{j}_data")))
+        wiring.connect(m, tx.o_ctrl, wiring.flipped(getattr(self, f"out{j}_ctrl")))
+        m.d.comb += [
+            getattr(self, f"out{j}_hb").eq(tx.o_heartbeat),
+            tx.i_heartbeat_clear.eq(getattr(self, f"out{j}_hb_clear")),
+        ]
+        return tx
 
     def _sink(self, m, word_go, eos_go, index, emit, value, msg_valid, msg, outputs_ready):
         """Beats of a sink: the data beat first, then the message beat (two cycles), or the EOS beat."""

@@ -1,20 +1,23 @@
-"""The generated top of a credit-mode network: one ``CreditNode`` per node, channels per edge, AXI4-Stream.
+"""The generated top of a network: one ``SFDFNode`` per node, channels per edge, AXI4-Stream ports.
 
 Ports (DESIGN.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
 ``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
 ``tuser`` = ``{kind, index}`` with the index in the low bits, ``tlast`` on message and EOS beats).
-Each edge is a :class:`hdl.channels.DataChannel` of exactly ``|q|`` tokens, a
-:class:`hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's heartbeat register.
+In credit mode each edge is a :class:`hdl.channels.DataChannel` of exactly ``|q|`` tokens, a
+:class:`hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's heartbeat register; in-band it
+is one ``DataChannel`` of ``|q|`` tokens (output buffer included) and the sender's flush count.
 """
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from gen.analysis.cycles import biconnected_edge_components
+
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel
-from .node import CreditNode, beat_layout
-from .tokens import control_layout, data_layout
+from .node import SFDFNode, beat_layout
+from .tokens import control_layout, data_layout, inband_token_layout
 
 __all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
 
@@ -28,7 +31,7 @@ def sink_tuser_fields(index_width: int) -> list[dict]:
 
 
 class NetworkTop(wiring.Component):
-    """All of a resolved credit-mode ``gen.model.Network`` in hardware.
+    """All of a resolved ``gen.model.Network`` in hardware.
 
     Members
     -------
@@ -39,8 +42,6 @@ class NetworkTop(wiring.Component):
     """
 
     def __init__(self, network):
-        if network.mode != "credit":
-            raise ValueError(f"Network {network.name!r}: only credit mode has hardware yet, not {network.mode!r}")
         self.network = network
         iw, dw = network.index_width, network.data_width
         members = {s: In(AxisSignature(dw, 1)) for s in network.sources}
@@ -52,16 +53,24 @@ class NetworkTop(wiring.Component):
         net = self.network
         iw, dw = net.index_width, net.data_width
         nodes = {}
+        components = biconnected_edge_components(net) if net.mode == "inband" else None
         for node in net.nodes:
             params = node.params
-            nodes[node.name] = m.submodules[f"node_{node.name}"] = CreditNode(
+            nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
                 in_edges=net.in_edges(node.name), out_edges=net.out_edges(node.name),
                 seed=params.get("seed", 1), rate=params.get("rate", 0.0), ii=node.ii,
-                index_width=iw, data_width=dw, payload_width=PAYLOAD_WIDTH)
+                index_width=iw, data_width=dw, payload_width=PAYLOAD_WIDTH, mode=net.mode,
+                algorithm=net.dummy_algorithm, components=components)
         for e in net.edges:
             src, dst = nodes[e.src], nodes[e.dst]
             j = net.out_edges(e.src).index(e)
             k = net.in_edges(e.dst).index(e)
+            if net.mode == "inband":
+                q = m.submodules[f"q_{e.name}"] = DataChannel(inband_token_layout(iw, dw, PAYLOAD_WIDTH), e.capacity)
+                wiring.connect(m, getattr(src, f"out{j}_token"), q.i_stream)
+                wiring.connect(m, q.o_stream, getattr(dst, f"in{k}_token"))
+                m.d.comb += getattr(dst, f"in{k}_flushed").eq(getattr(src, f"out{j}_flushed"))
+                continue
             dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, dw), e.capacity)
             cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, PAYLOAD_WIDTH),
                                                                e.control_capacity)

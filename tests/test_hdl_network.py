@@ -113,3 +113,29 @@ def test_random_dags_match_model(seed):
                                                              "seed": rng.randrange(1000)}) for n in net.nodes)
     net = replace(net, nodes=nodes, mode="credit", index_width=8)  # 8-bit indices wrap: serial arithmetic
     check_against_model(net, seed=seed, n_frames=8, sink_stall=0.3)
+
+
+ALGORITHMS = ["nonpropagation", "propagation", "naive"]
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("example", ["diamond", "blast"])
+def test_inband_examples_match_model(example, algorithm, examples):
+    net = load_spec(examples / f"{example}.toml")
+    net = replace(net, dummy_algorithm=algorithm).with_edges(replace(e, interval="auto") for e in net.edges)
+    check_against_model(net, seed=3, n_frames=5, sink_stall=0.3)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("seed", range(3))
+def test_inband_random_dags_with_output_buffers_match_model(algorithm, seed):
+    rng = random.Random(200 + seed)
+    while True:
+        net = random_dag(rng, rng.randint(3, 5), rng.randint(3, 6), capacities=(1, 6))
+        if edges_on_cycles(net) and len(net.sources) == 1 and set(net.sources).isdisjoint(net.sinks):
+            break
+    nodes = tuple(replace(n, kernel="random_filter", params={"rate": rng.choice([0.0, 0.5, 0.9]),
+                                                             "seed": rng.randrange(1000)}) for n in net.nodes)
+    edges = [replace(e, output_buffer=rng.randint(0, e.capacity)) for e in net.edges]
+    net = replace(net, nodes=nodes, mode="inband", dummy_algorithm=algorithm, index_width=8).with_edges(edges)
+    check_against_model(net, seed=seed, n_frames=8, sink_stall=0.3)
