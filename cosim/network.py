@@ -70,18 +70,19 @@ def watchdog_cycles(network, pause: float) -> int:
 
 
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
-                build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8) -> CosimRun:
+                build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8,
+                inputs: dict[str, list[list[int]]] | None = None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).
 
     ``pause``: probability that a source or sink driver idles or back-pressures in a cycle (0: none).
     ``max_frame``: longest frame; frame ends carry credits, so long frames let credit-starved
-    configurations (000 Fig. 3) show their deadlock.
+    configurations (000 Fig. 3) show their deadlock. ``inputs``: explicit frames per source instead.
     """
     report = check(network)
     resolved = report.network
     folder = Path(build_dir) / resolved.name
     v_path, j_path = generate(network, folder, allow_unsafe=True)
-    inputs = stimulus(resolved, computations, seed, max_frame)
+    inputs = inputs or stimulus(resolved, computations, seed, max_frame)
     expected = simulate(resolved, inputs=inputs, seed=seed)
     config = {
         "manifest": json.loads(j_path.read_text()), "inputs": inputs, "seed": seed, "pause": pause,

@@ -61,7 +61,8 @@ class NetworkBench:
                 driver.set_pause_generator(_pauses(rng, busy))
         self.scoreboard = Scoreboard()
         self.finished: set[str] = set()
-        self.channels = {name: (getattr(dut.core, f"q_{name}"), getattr(dut.core, f"qc_{name}"))
+        credit = manifest["mode"] == "credit"  # in-band edges have no control channel
+        self.channels = {name: (getattr(dut.core, f"q_{name}"), getattr(dut.core, f"qc_{name}") if credit else None)
                          for name in manifest["edges"]}
         self.watchdog = DeadlockWatchdog(dut.clk, self.levels, config["watchdog_cycles"],
                                          busy=lambda: len(self.finished) < len(self.sinks))
@@ -71,7 +72,8 @@ class NetworkBench:
         levels = {f"{port} beats in": s.count for port, s in self.sources.items()}
         for name, (data, control) in self.channels.items():
             levels[f"{name} data"] = int(data.level.value)
-            levels[f"{name} control"] = int(control.level.value)
+            if control is not None:
+                levels[f"{name} control"] = int(control.level.value)
         levels.update({f"{port} beats out": s.count for port, s in self.sinks.items()})
         return levels
 

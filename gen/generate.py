@@ -28,9 +28,6 @@ class UnsafeNetwork(Exception):
 
 
 def _supported(network) -> None:
-    if network.mode != "credit":
-        raise UserError(network.source, "network.mode", f"hardware is generated for credit mode so far, not "
-                        f"{network.mode!r}", 'set mode = "credit" (inband hardware is on the way)')
     for node in network.nodes:
         if len(network.nodes) > 1 and not network.in_edges(node.name) and not network.out_edges(node.name):
             raise UserError(network.source, f'node "{node.name}"', "has no edges, so it would be both a source "

@@ -1,6 +1,7 @@
 """The cocotb regression: generated networks on Verilator against the reference model, token by token.
 
-Every example topology (credit-mode hardware, random_filter kernels), with and without back-pressure;
+Every example topology in credit mode and the in-band examples in each dummy algorithm (random_filter
+kernels), with and without back-pressure;
 20 random DAGs with undirected cycles, random capacities and filter rates; and the unsafe 000 Fig. 3
 spec, which must deadlock in RTL with the channels the model names full.
 """
@@ -41,6 +42,15 @@ def check(network, root, **kw):
 def test_example_matches_model(example, pause, examples, verilator_toolchain, cosim_build_root):
     network = as_credit_hardware(load_spec(examples / f"{example}.toml"))
     check(network, cosim_build_root, computations=150, seed=7, pause=pause)
+
+
+@pytest.mark.parametrize("algorithm", ["nonpropagation", "propagation", "naive"])
+@pytest.mark.parametrize("example", ["diamond", "blast"])
+def test_inband_example_matches_model(example, algorithm, examples, verilator_toolchain, cosim_build_root):
+    network = load_spec(examples / f"{example}.toml")
+    network = replace(network, dummy_algorithm=algorithm).with_edges(
+        replace(e, interval="auto") for e in network.edges)
+    check(network, cosim_build_root, computations=150, seed=11, pause=0.4)
 
 
 def random_network(seed):
