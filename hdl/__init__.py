@@ -1,1 +1,5 @@
-"""sfdf hdl layer (see ../shared/DESIGN.md); filled in by later issues."""
+"""sfdf hardware (Amaranth 0.5): channels, credit and in-band protocol logic, join, kernels, node, top.
+
+See docs/hardware.md. :class:`hdl.top.NetworkTop` is a whole network; ``gen.generate`` turns it into
+Verilog with AXI4-Stream ports and a manifest.
+"""
