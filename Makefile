@@ -32,6 +32,7 @@ test: install
 bench: install
 	$(PY) bench/analysis.py
 	$(PY) bench/dummies.py
+	$(PY) bench/throughput.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
