@@ -40,7 +40,7 @@ def test_generate_writes_verilog_and_manifest(variance_rf, tmp_path):
     assert [p["name"] for p in manifest["ports"]] == ["s_axis_u", "m_axis_x"]
     assert manifest["ports"][1]["tuser_width"] == 34
     assert manifest["edges"]["uv"] == {"from": "u", "to": "v", "capacity": 32, "control_capacity": 129,
-                                       "threshold": 29, "interval": 31, "output_buffer": 0, "width": 32}
+                                       "threshold": 29, "interval": 31, "output_buffer": 0, "width": 64}
 
 
 @pytest.mark.parametrize("spec", ["variance_rf", "diamond", "blast"])
