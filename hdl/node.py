@@ -108,7 +108,6 @@ class SFDFNode(wiring.Component):
         n = len(self.in_edges)
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=self.dw,
                                             payload_width=self.pw)
-        self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         for k, e in enumerate(self.in_edges):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
@@ -154,7 +153,7 @@ class SFDFNode(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        self._dummy_heads = []
+        self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         if self.in_edges:
             want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._inputs(m)
         else:
