@@ -15,8 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from cosim.network import BUILD_ARGS, watchdog_cycles
-from cosim.runner import build_and_run
+from cosim.network import run_tests, watchdog_cycles
 from gen.analysis import check
 from gen.generate import generate
 from gen.refmodel import random_words
@@ -41,19 +40,18 @@ threshold = {t}
 
 def measure(network, words, build_dir):
     """Run ``network`` with one frame of ``words`` words per source; return the throughput figures."""
-    resolved = check(network).network
+    report = check(network)
+    resolved = report.network
     folder = build_dir / resolved.name
-    v_path, j_path = generate(network, folder)
+    v_path, j_path = generate(network, folder, report=report)
     config = {
         "manifest": json.loads(j_path.read_text()), "seed": 1, "pause": 0.0,
         "inputs": {s: [random_words(1, s, words)] for s in resolved.sources},
         "watchdog_cycles": watchdog_cycles(resolved, 0.0), "max_cycles": 20 * words,
         "result_path": str((folder / "throughput.json").resolve()),
     }
-    config_path = folder / "throughput_config.json"
-    config_path.write_text(json.dumps(config))
-    results = build_and_run([v_path], resolved.name, TESTS, build_dir / "sim", build_args=BUILD_ARGS,
-                            extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, timeout_s=900)
+    results = run_tests(resolved.name, v_path, config, folder / "throughput_config.json", TESTS, build_dir,
+                        timeout_s=900)
     assert results.passed, results.summary()
     raw = json.loads((folder / "throughput.json").read_text())
     rates = {}

@@ -20,7 +20,7 @@ from gen.refmodel import random_words, simulate
 
 from .runner import RunResults, build_and_run
 
-__all__ = ["CosimRun", "run_network", "stimulus", "watchdog_cycles"]
+__all__ = ["CosimRun", "run_network", "run_tests", "stimulus", "watchdog_cycles"]
 
 TESTS = Path(__file__).with_name("network_tests.py")
 
@@ -69,19 +69,31 @@ def watchdog_cycles(network, pause: float) -> int:
     return 64 + sum(node.ii for node in network.nodes) + (64 if pause else 0)
 
 
+def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_module: Path,
+              build_dir: str | Path, **kwargs) -> RunResults:
+    """Write ``config`` where ``test_module`` reads it (``SFDF_COSIM_CONFIG``), then build and run.
+
+    ``kwargs`` go to :func:`cosim.runner.build_and_run` (``waves``, ``timeout_s``, ``seed``).
+    """
+    config_path.write_text(json.dumps(config))
+    return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
+                         extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
+
+
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
                 build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8,
-                inputs: dict[str, list[list[int]]] | None = None) -> CosimRun:
+                inputs: dict[str, list[list[int]]] | None = None, report=None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).
 
     ``pause``: probability that a source or sink driver idles or back-pressures in a cycle (0: none).
     ``max_frame``: longest frame; frame ends carry credits, so long frames let credit-starved
     configurations (000 Fig. 3) show their deadlock. ``inputs``: explicit frames per source instead.
+    ``report``: the :func:`gen.analysis.check` report of ``network`` when the caller has it already.
     """
-    report = check(network)
+    report = report or check(network)
     resolved = report.network
     folder = Path(build_dir) / resolved.name
-    v_path, j_path = generate(network, folder, allow_unsafe=True)
+    v_path, j_path = generate(network, folder, allow_unsafe=True, report=report)
     inputs = inputs or stimulus(resolved, computations, seed, max_frame)
     expected = simulate(resolved, inputs=inputs, seed=seed)
     config = {
@@ -89,10 +101,7 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
         "expected": {sink: [list(ev) for ev in log] for sink, log in expected.outputs.items()},
         "watchdog_cycles": watchdog_cycles(resolved, pause),
     }
-    config_path = folder / f"{resolved.name}_cosim.json"
-    config_path.write_text(json.dumps(config))
-    results = build_and_run([v_path], resolved.name, TESTS, Path(build_dir) / "sim",
-                            extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, waves=waves,
-                            timeout_s=timeout_s, seed=seed, build_args=BUILD_ARGS)
+    results = run_tests(resolved.name, v_path, config, folder / f"{resolved.name}_cosim.json", TESTS,
+                        build_dir, waves=waves, timeout_s=timeout_s, seed=seed)
     return CosimRun(resolved, report.deadlock_free, expected.deadlocked, list(expected.blocking_cycle),
                     results, folder)

@@ -192,7 +192,7 @@ def _cosim(args) -> int:
     if not report.deadlock_free:
         print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
               "simulating anyway so the deadlock can be watched", file=sys.stderr)
-    run = run_network(network, computations=args.computations or _DEFAULT_COSIM, seed=args.seed,
+    run = run_network(network, report=report, computations=args.computations or _DEFAULT_COSIM, seed=args.seed,
                       pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
                       build_dir=args.build_dir, max_frame=args.frame_max)
     results = run.results

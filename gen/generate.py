@@ -78,8 +78,10 @@ def build_manifest(network, top) -> dict:
     }
 
 
-def generate(network, outdir, allow_unsafe: bool = False) -> tuple[Path, Path]:
+def generate(network, outdir, allow_unsafe: bool = False, report=None) -> tuple[Path, Path]:
     """Write ``<outdir>/<name>.v`` and ``<outdir>/<name>.json``; refuse an unsafe network.
+
+    ``report``: the :func:`gen.analysis.check` report of ``network`` when the caller has it already.
 
     Raises
     ------
@@ -91,7 +93,7 @@ def generate(network, outdir, allow_unsafe: bool = False) -> tuple[Path, Path]:
     from hdl.axis import axis_verilog
     from hdl.top import NetworkTop
 
-    report = check(network)
+    report = report or check(network)
     if not report.deadlock_free and not allow_unsafe:
         raise UnsafeNetwork(report)
     resolved = report.network

@@ -10,6 +10,7 @@ from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .params import check_integer
 from .tokens import (
     CTRL_CREDIT,
     CTRL_EOS,
@@ -23,11 +24,6 @@ from .tokens import (
 )
 
 __all__ = ["CreditReceiver", "CreditSender"]
-
-
-def _check(name, value, low=0):
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise TypeError(f"{name} must be an integer >= {low}, not {value!r}")
 
 
 class CreditSender(wiring.Component):
@@ -65,13 +61,13 @@ class CreditSender(wiring.Component):
 
     def __init__(self, *, capacity, control_capacity, threshold, heartbeat, index_width, data_width,
                  payload_width):
-        _check("Capacity", capacity, 1)
-        _check("Control capacity", control_capacity, 1)
-        _check("Threshold", threshold)
+        check_integer("Capacity", capacity, 1)
+        check_integer("Control capacity", control_capacity, 1)
+        check_integer("Threshold", threshold)
         if threshold >= capacity:
             raise ValueError(f"Threshold must be below the capacity {capacity}, not {threshold}")
         if heartbeat is not None:
-            _check("Heartbeat", heartbeat)
+            check_integer("Heartbeat", heartbeat)
         self.capacity, self.threshold, self.heartbeat = capacity, threshold, heartbeat
         self.index_width = index_width
         super().__init__({
@@ -177,8 +173,8 @@ class CreditReceiver(wiring.Component):
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
-        _check("Capacity", capacity, 1)
-        _check("Control capacity", control_capacity, 1)
+        check_integer("Capacity", capacity, 1)
+        check_integer("Control capacity", control_capacity, 1)
         self.capacity = capacity
         super().__init__({
             "i_data": In(stream.Signature(data_layout(index_width, data_width))),

@@ -18,6 +18,7 @@ from amaranth.hdl import Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .params import check_integer
 from .tokens import computation_layout, head_layout, inband_token_layout
 
 __all__ = ["INBAND_ALGORITHMS", "InbandReceiver", "InbandSender", "flushed_width"]
@@ -27,18 +28,13 @@ __all__ = ["INBAND_ALGORITHMS", "InbandReceiver", "InbandSender", "flushed_width
 INBAND_ALGORITHMS = ("naive", "propagation", "nonpropagation")
 
 
-def _check(name, value, low=0):
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise TypeError(f"{name} must be an integer >= {low}, not {value!r}")
-
-
 def flushed_width(capacity: int) -> int:
     """Bits of the visible-token counters of a channel of ``capacity`` (``|q|``) tokens.
 
     The sender's count of tokens made visible runs at most ``|q|`` ahead of the receiver's count of
     tokens popped (both are tokens in the channel), so ``bits(|q|)`` bits never alias.
     """
-    _check("Capacity", capacity, 1)
+    check_integer("Capacity", capacity, 1)
     return capacity.bit_length()
 
 
@@ -93,22 +89,22 @@ class InbandSender(wiring.Component):
 
     def __init__(self, *, capacity, output_buffer, interval, algorithm, index_width, data_width, payload_width,
                  inputs=1, propagate_mask=None):
-        _check("Capacity", capacity, 1)
-        _check("Index width", index_width, 1)
+        check_integer("Capacity", capacity, 1)
+        check_integer("Index width", index_width, 1)
         if not isinstance(output_buffer, int) or isinstance(output_buffer, bool) \
                 or not 0 <= output_buffer <= capacity:
             raise ValueError(f"Output buffer must be an integer in [0, {capacity}], not {output_buffer!r}")
         if interval is not None:
-            _check("Interval", interval)
+            check_integer("Interval", interval)
             if interval >= 1 << (index_width - 1):
                 raise ValueError(f"Interval must be below 2 ** (index_width - 1) = {1 << (index_width - 1)}, "
                                  f"not {interval}")
         if algorithm not in INBAND_ALGORITHMS:
             raise ValueError(f"Algorithm must be one of {', '.join(INBAND_ALGORITHMS)}, not {algorithm!r}")
-        _check("Inputs", inputs, 1)
+        check_integer("Inputs", inputs, 1)
         if propagate_mask is None:
             propagate_mask = (1 << inputs) - 1
-        _check("Propagate mask", propagate_mask)
+        check_integer("Propagate mask", propagate_mask)
         if propagate_mask >> inputs:
             raise ValueError(f"Propagate mask must select among {inputs} inputs, not {propagate_mask:#b}")
         self.capacity, self.output_buffer, self.interval = capacity, output_buffer, interval
@@ -216,7 +212,7 @@ class InbandReceiver(wiring.Component):
     """
 
     def __init__(self, *, capacity, index_width, data_width, payload_width):
-        _check("Capacity", capacity, 1)
+        check_integer("Capacity", capacity, 1)
         super().__init__({
             "i_token": In(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
             "i_flushed": In(flushed_width(capacity)),

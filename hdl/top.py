@@ -16,7 +16,7 @@ from gen.analysis.cycles import biconnected_edge_components
 
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel
-from .node import SFDFNode, beat_layout
+from .node import SFDFNode
 from .tokens import control_layout, data_layout, inband_token_layout
 
 __all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
@@ -100,5 +100,4 @@ class NetworkTop(wiring.Component):
                 axis.tuser.eq(Cat(beat.payload.index, beat.payload.kind)),
                 axis.tlast.eq(beat.payload.kind != 0),
             ]
-        assert beat_layout(iw, dw).size == dw + iw + 2
         return m

@@ -47,8 +47,7 @@ def _resolved_intervals(network, on_cycles) -> dict[str, int | None]:
     if len(given) == len(network.edges):
         return given
     if network.mode == "credit":
-        clamp = {n: (e.capacity - 1 if iv is None else iv)
-                 for n, iv in given.items() for e in [network.edge_by_name[n]]}
+        clamp = {n: network.edge_by_name[n].capacity - 1 if iv is None else iv for n, iv in given.items()}
         chosen = heartbeat_intervals(network, on_cycles, clamp)
     elif not network.filtering:
         chosen = {e.name: None for e in network.edges}
