@@ -1,14 +1,25 @@
 """The kernel library: every kernel a spec may name, with its parameters (DESIGN.md, "Spec format").
 
-The spec parser validates ``params`` against this table; the reference model (:mod:`gen.refmodel.kernels`)
-and, later, the hardware generator implement the kernels named here.
+The spec parser validates ``params`` against this table and resolves payload widths with the functions
+below; the reference model (:mod:`gen.refmodel.kernels`) and the hardware (:mod:`hdl.kernels`) implement
+the kernels named here, and the manifest describes their result fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KERNELS", "KernelParam"]
+__all__ = [
+    "KERNELS",
+    "PIXEL_BITS",
+    "REQUIRED_INPUTS",
+    "VARIANCE_KERNELS",
+    "KernelParam",
+    "input_shift",
+    "kernel_input_width",
+    "kernel_output_width",
+    "variance_fields",
+]
 
 
 @dataclass(frozen=True)
@@ -44,4 +55,61 @@ KERNELS: dict[str, dict[str, KernelParam]] = {
     "variance_mean": {},
     "variance_mean_sq": {},
     "variance_join": {},
+}
+
+
+# -- payload widths the variance kernels fix (000 Fig. 1) -----------------------------------------------
+#: Bits of a pixel: the variance source's input word (DESIGN.md: unsigned 16-bit pixels).
+PIXEL_BITS = 16
+#: The variance kernels: each fixes the width of its outputs; no parameter changes them.
+VARIANCE_KERNELS = ("variance_source", "variance_mean", "variance_mean_sq", "variance_join")
+
+
+def variance_fields(index_width: int) -> dict[str, tuple[int, int]]:
+    """``{field: (lsb, width)}`` of the variance join's result, exact for frames below ``2^index_width`` pixels.
+
+    ``n < 2^w`` needs ``w = index_width`` bits, ``sum < 2^(16+w)`` and ``sum_sq < 2^(32+w)``: with the
+    default 32-bit index, ``sum_sq`` in bits 0..63, ``sum`` in 64..111 and ``n`` in 112..143.
+    """
+    sq, s = 2 * PIXEL_BITS + index_width, PIXEL_BITS + index_width
+    return {"sum_sq": (0, sq), "sum": (sq, s), "n": (sq + s, index_width)}
+
+
+def kernel_output_width(kernel: str | None, index_width: int) -> int | None:
+    """Bits of every payload ``kernel`` emits, or ``None`` when the spec's widths decide.
+
+    ``variance_source``: the pixel and a frame's-last flag above it; ``variance_mean``/``_mean_sq``:
+    the frame's ``sum``/``sum_sq``; ``variance_join``: the whole result (:func:`variance_fields`).
+    """
+    fields = variance_fields(index_width)
+    widths = {
+        "variance_source": PIXEL_BITS + 1,
+        "variance_mean": fields["sum"][1],
+        "variance_mean_sq": fields["sum_sq"][1],
+        "variance_join": sum(width for _, width in fields.values()),
+    }
+    return widths.get(kernel)
+
+
+def kernel_input_width(kernel: str | None) -> int | None:
+    """Bits of a source kernel's input word (its ``s_axis`` ``tdata``), or ``None`` for the spec's ``data_width``."""
+    return PIXEL_BITS if kernel == "variance_source" else None
+
+
+def input_shift(kernel: str | None, src_kernel: str | None, index_width: int) -> int:
+    """Where the payload from a ``src_kernel`` node lands in ``kernel``'s input (added to the others).
+
+    The variance join places ``sum`` above ``sum_sq`` (:func:`variance_fields`), so its kernel is the
+    plain sum of its inputs, as ``random_filter``'s; everything else adds payloads unshifted.
+    """
+    if kernel == "variance_join" and src_kernel == "variance_mean":
+        return variance_fields(index_width)["sum"][0]
+    return 0
+
+
+#: Kernels that need particular predecessors: kernel -> (in-edge source kernels, as a sorted tuple).
+REQUIRED_INPUTS: dict[str, tuple[str, ...]] = {
+    "variance_mean": ("variance_source",),
+    "variance_mean_sq": ("variance_source",),
+    "variance_join": ("variance_mean", "variance_mean_sq"),
 }

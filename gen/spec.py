@@ -17,7 +17,7 @@ from pathlib import Path
 import networkx as nx
 
 from gen.errors import SpecError
-from gen.kernels import KERNELS, KernelParam
+from gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_output_width
 from gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
 from gen.speclines import SpecLines
 
@@ -155,6 +155,7 @@ class _Parser:
         edges = self.edges(doc.get("edge"), network, nodes)
         net = Network(nodes=tuple(nodes.values()), edges=tuple(edges), source=self.source, **network)
         self.check_acyclic(net, doc.get("edge"))
+        self.check_kernel_inputs(net, doc.get("node"))
         return net
 
     def _syntax_error(self, exc: tomllib.TOMLDecodeError) -> SpecError:
@@ -292,6 +293,8 @@ class _Parser:
             "is not below capacity", f'use 0..{capacity - 1} or "auto"', capacity), AUTO)
         interval = get("interval", lambda v: _integer(
             v, 0, None, 'use "auto" to let sfdf choose, or "inf" for none', (AUTO, "inf")), AUTO)
+        kernel = nodes[ends["from"]].kernel
+        fixed = kernel_output_width(kernel, network["index_width"])
         return {
             "src": ends["from"],
             "dst": ends["to"],
@@ -301,8 +304,9 @@ class _Parser:
             "output_buffer": output_buffer,
             "interval": None if interval == "inf" else interval,
             "threshold": threshold,
-            "width": get("width", lambda v: _integer(v, 1, 64, "use a payload width of 1 to 64 bits"),
-                         network["data_width"]),
+            "width": get("width", lambda v: _kernel_width(
+                _integer(v, 1, 64, "use a payload width of 1 to 64 bits"), kernel, fixed),
+                fixed or network["data_width"]),
         }
 
     def check_acyclic(self, net: Network, tables) -> None:
@@ -318,6 +322,23 @@ class _Parser:
         raise self.error(label, f"directed cycle {path}",
                          "remove or reverse an edge on the cycle (a network is acyclic)",
                          self.lines.find("edge", index))
+
+
+    def check_kernel_inputs(self, net: Network, tables) -> None:
+        """Kernels that read their predecessors' layouts (the variance network) get the right ones."""
+        for index, node in enumerate(net.nodes):
+            sources = sorted(str(net.node_by_name[e.src].kernel) for e in net.in_edges(node.name))
+            if node.kernel == "variance_source" and sources:
+                problem, fix = "reads pixels from its AXI4-Stream port, so it must be a source", "remove its in-edges"
+            elif node.kernel in REQUIRED_INPUTS and sources != list(REQUIRED_INPUTS[node.kernel]):
+                wanted = " and ".join(f"one from a {k} node" for k in REQUIRED_INPUTS[node.kernel])
+                problem = f"needs {wanted}, not inputs from [{', '.join(sources)}]"
+                fix = "connect it as in examples/variance.toml"
+            else:
+                continue
+            label = _label("node", index, tables[index])
+            raise self.error(f"{label}.kernel", f"{node.kernel} {problem}", fix,
+                             self.lines.find("node", index, ("kernel",)))
 
 
 # -- small helpers --------------------------------------------------------------------------------------
@@ -362,6 +383,13 @@ def _at_most(value, limit, problem: str, fix: str, shown=None):
     """``value`` unless it is an int above ``limit``: then ``<value> <problem> <shown or limit>``."""
     if _is_int(value) and limit is not None and value > limit:
         raise _Bad(f"{value} {problem} {limit if shown is None else shown}", fix)
+    return value
+
+
+def _kernel_width(value, kernel, fixed):
+    """An edge's explicit ``width``: free, unless the sending kernel fixes its payload width."""
+    if fixed is not None and value != fixed:
+        raise _Bad(f"{kernel} sends {fixed}-bit payloads, not {value}", f"remove width or set it to {fixed}")
     return value
 
 

@@ -132,7 +132,7 @@ def test_lfsr_zero_seed_state_becomes_one():
 
 def test_random_filter_decisions_follow_the_lfsr():
     kernel = RandomFilter(inputs=1, outputs=1, data_width=32, rate=0.5, seed=1)
-    decisions = [kernel.compute(0, False)[1][0] for _ in range(8)]
+    decisions = [kernel.compute(1, 0, False)[1][0] for _ in range(8)]
     assert decisions == [(s >> 16) >= 32768 for s in SEED1_OUTPUT0[1:]]
     assert decisions == [False, False, False, True, True, True, False, True]
 
@@ -140,19 +140,18 @@ def test_random_filter_decisions_follow_the_lfsr():
 @pytest.mark.parametrize("rate, emits", [(0.0, True), (1.0, False)])
 def test_random_filter_rate_extremes(rate, emits):
     kernel = RandomFilter(inputs=1, outputs=3, data_width=32, rate=rate, seed=7)
-    assert all(kernel.compute(5, False)[1] == [emits] * 3 for _ in range(1000))
+    assert all(kernel.compute(1, 5, False)[1] == [emits] * 3 for _ in range(1000))
 
 
 def test_random_filter_sum_wraps_at_data_width():
-    assert RandomFilter(2, 1, data_width=8).compute(200 + 100, False) == (44, [True])
+    assert RandomFilter(2, 1, data_width=8).compute(1, 200 + 100, False) == (44, [True])
 
 
 def test_variance_source_filters_zero_words_but_not_a_frames_last():
     kernel = VarianceSource(0, 2, 16)
-    assert kernel.compute(0, False) == (0, [False, False])
-    assert kernel.compute(7, False) == (7, [True, True])
-    assert kernel.compute(0, True) == (0, [True, True])
-    assert kernel.compute(1 << 16, True) == (0, [True, True])  # wrapped to 16 bits, still sent
+    assert kernel.compute(1, 0, False) == (0, [False, False])
+    assert kernel.compute(2, 7, False) == (7, [True, True])
+    assert kernel.compute(3, 0, True) == (1 << 16, [True, True])  # still sent, marked last
 
 
 @pytest.mark.parametrize("mode", ["credit", "inband"])
@@ -160,9 +159,10 @@ def test_variance_source_sends_each_frames_last_word(mode):
     # An all-zero frame still sends its last word; zeros elsewhere are filtered.
     network = net([edge("ab"), edge("ac")], nodes=[node("a", kernel="variance_source")], mode=mode)
     result = simulate(network, inputs={"a": [[0, 0, 0], [0, 5, 0, 0], [3], [0, 7]]})
-    expected = [("data", 3, 0), ("control", (FRAME_END, 0)), ("data", 5, 5), ("data", 7, 0),
-                ("control", (FRAME_END, 1)), ("data", 8, 3), ("control", (FRAME_END, 2)), ("data", 10, 7),
-                ("control", (FRAME_END, 3))]
+    last = 1 << 16  # the frame's-last mark above the pixel
+    expected = [("data", 3, last), ("control", (FRAME_END, 0)), ("data", 5, 5), ("data", 7, last),
+                ("control", (FRAME_END, 1)), ("data", 8, last | 3), ("control", (FRAME_END, 2)),
+                ("data", 10, last | 7), ("control", (FRAME_END, 3))]
     assert result.outputs["b"] == result.outputs["c"] == expected
     assert result.dummies == 0 and result.data_tokens == 10
 
@@ -174,7 +174,7 @@ def test_variance_source_without_frames_filters_every_zero():
     result = simulate(network, computations=1398, seed=186)
     assert [e[1] for e in result.outputs["b"]] == list(range(1, 1398))
     framed = simulate(network, computations=1398, seed=186, frame_length=1000)
-    assert data_events(framed, "b")[-1] == ("data", 1398, 0)
+    assert data_events(framed, "b")[-1] == ("data", 1398, 1 << 16)  # marked last
 
 
 def test_unknown_kernel_is_rejected():
@@ -208,7 +208,7 @@ def test_diamond_join_sums_both_branches(scheduler):
     # u's words (seeded by seed and source name), and w's decisions replayed on its own LFSR
     words = [e[2] for e in simulate(net([edge("ux")]), computations=300, seed=4).outputs["x"]]
     w = RandomFilter(inputs=1, outputs=1, data_width=16, rate=0.75, seed=3)
-    expected = [("data", i, (word + (word if w.compute(word, False)[1][0] else 0)) & 0xFFFF)
+    expected = [("data", i, (word + (word if w.compute(i, word, False)[1][0] else 0)) & 0xFFFF)
                 for i, word in enumerate(words, 1)]
     assert data_events(result, "x") == expected
 

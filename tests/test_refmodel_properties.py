@@ -37,7 +37,7 @@ def synchronous_outputs(network, inputs, framed=True):
     ins = {n.name: [e for e in network.edges if e.dst == n.name] for n in network.nodes}
     outs = {n.name: [e for e in network.edges if e.src == n.name] for n in network.nodes}
     kernels = {n.name: make_kernel(n.kernel, n.params, len(ins[n.name]), max(1, len(outs[n.name])),
-                                   network.data_width) for n in network.nodes}
+                                   network.data_width, network.index_width) for n in network.nodes}
     words = {name: [w for frame in frames for w in frame] for name, frames in inputs.items()}
     lasts = {name: set(accumulate(map(len, frames))) if framed else set() for name, frames in inputs.items()}
     logs = {name: [] for name in network.sinks}
@@ -52,10 +52,10 @@ def synchronous_outputs(network, inputs, framed=True):
                 present = [carried[e.name] for e in ins[name] if e.name in carried]
             if not present:
                 continue  # a null computation emits nothing and steps no LFSR
-            payload, emits = kernels[name].compute(sum(present), last)
+            payload, emits = kernels[name].compute(i, sum(present), last)
             for e, emit in zip(outs[name], emits):
                 if emit:
-                    carried[e.name] = payload & ((1 << min(e.width, network.data_width)) - 1)
+                    carried[e.name] = payload & ((1 << e.width) - 1)
             if name in logs and emits[0]:
                 logs[name].append(("data", i, payload))
     return logs

@@ -607,7 +607,9 @@ def test_all_examples_are_tested(examples):
 
 def test_example_variance(examples):
     net = load_spec(examples / "variance.toml")
-    assert (net.mode, net.data_width, [e.capacity for e in net.edges]) == ("credit", 64, [32] * 4)  # 64-bit results (gen/refmodel/kernels.py)
+    assert (net.mode, [e.capacity for e in net.edges]) == ("credit", [32] * 4)
+    # The kernels fix the widths (gen/kernels.py): pixel + last flag, sum, sum_sq.
+    assert [e.width for e in net.edges] == [17, 17, 48, 64]
     assert {n.name: (n.kernel, n.control_messages) for n in net.nodes} == {
         "u": ("variance_source", 1), "v": ("variance_mean", 0), "w": ("variance_mean_sq", 0), "x": ("variance_join", 0)}
     assert {(e.src, e.dst) for e in net.edges} == {("u", "v"), ("u", "w"), ("v", "x"), ("w", "x")}
@@ -672,3 +674,35 @@ def test_parallel_edge_names_are_unique(ends):
     names = [e.name for e in parse_spec(text).edges]
     assert len(set(names)) == len(names) == len(pairs)
     assert all(n == f"{a}_{b}" or n.startswith(f"{a}_{b}_") for n, (a, b) in zip(names, pairs))
+
+
+# -- kernels that fix widths and inputs (the variance network) ------------------------------------------
+def variance_text(examples, old="", new=""):
+    return (examples / "variance.toml").read_text().replace(old, new, 1)
+
+
+def test_variance_edge_width_is_fixed_by_its_kernel(examples):
+    text = variance_text(examples, 'to = "v"\ncapacity = 32\n', 'to = "v"\ncapacity = 32\nwidth = 16\n')
+    line = text.splitlines().index("width = 16") + 1
+    check(text, f"t.toml:{line}: edge \"uv\".width: variance_source sends 17-bit payloads, not 16; "
+          "remove width or set it to 17")
+    assert parse_spec(text.replace("width = 16", "width = 17")).edges[0].width == 17
+
+
+def test_variance_widths_follow_the_index_width(examples):
+    net = parse_spec(variance_text(examples, "index_width = 32", "index_width = 20"))
+    assert [e.width for e in net.edges] == [17, 17, 36, 52]
+
+
+def test_variance_join_needs_mean_and_mean_sq(examples):
+    text = variance_text(examples, 'kernel = "variance_mean_sq"', 'kernel = "variance_mean"')
+    line = text.splitlines().index('kernel = "variance_join"') + 1
+    check(text, f"t.toml:{line}: node \"x\".kernel: variance_join needs one from a variance_mean node and one "
+          "from a variance_mean_sq node, not inputs from [variance_mean, variance_mean]; "
+          "connect it as in examples/variance.toml")
+
+
+def test_variance_source_must_be_a_source():
+    check(BASE.replace('name = "v"\n', 'name = "v"\nkernel = "variance_source"\n'),
+          't.toml:9: node "v".kernel: variance_source reads pixels from its AXI4-Stream port, so it must be a '
+          "source; remove its in-edges")

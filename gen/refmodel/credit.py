@@ -157,7 +157,7 @@ class CreditNode(NodeSim):
         for k, link in enumerate(inputs):
             if offers[k] == i:
                 if link.rcb:
-                    payload += link.data.queue.popleft()[2]
+                    payload += link.data.queue.popleft()[2] << link.shift
                     present = True
                     link.rcb -= 1
                 else:

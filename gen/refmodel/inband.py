@@ -103,7 +103,7 @@ class InbandNode(NodeSim):
                 link.wake_src()
                 kind = token[0]
                 if kind <= FLAGGED:
-                    payload += token[2]
+                    payload += token[2] << link.shift
                     present = True
                 if kind != DATA:
                     if flags is None:

@@ -3,12 +3,13 @@
 Every layer implements ``random_filter`` bit-exactly (docs/semantics.md): the payload is the wrapping
 sum of the payloads present, and each output filters by its own 32-bit Galois LFSR. A kernel is
 built by :func:`make_kernel` from the :data:`KERNELS` registry; new kernels register a factory there.
-The variance kernels (000 Fig. 1) work at ``data_width`` 64; their bit layout is in :class:`VarianceSource`.
+The variance kernels (000 Fig. 1) fix their own payload widths (:mod:`gen.kernels`).
 
 The kernel interface (duck-typed, kept minimal for speed):
 
-- ``compute(payload, last) -> (payload, emits)``: called on *data* computations only (null computations
-  step no LFSR); ``emits[j]`` says whether output ``j`` (out-edges in spec order, or the single
+- ``compute(index, payload, last) -> (payload, emits)``: called on *data* computations only (null
+  computations step no LFSR) with the sum of the payloads present, each placed by
+  :func:`gen.kernels.input_shift`; ``emits[j]`` says whether output ``j`` (out-edges in spec order, or the single
   ``m_axis`` of a sink) gets a data token. ``last`` says the word ends a frame: a source computation
   after which the source sends a frame end (always False elsewhere).
 - ``control(port, message) -> list``: a user control message delivered on input ``port``; returns the
@@ -20,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
+
 __all__ = [
     "KERNELS",
     "LFSR_MASK",
-    "VARIANCE_WIDTH",
     "RandomFilter",
     "VarianceJoin",
     "VarianceMean",
@@ -103,7 +105,8 @@ class RandomFilter(_ControlBarrier):
 
     __slots__ = ("mask", "states", "threshold")
 
-    def __init__(self, inputs: int, outputs: int, data_width: int, rate: float = 0.0, seed: int = 1):
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32, rate: float = 0.0,
+                 seed: int = 1):
         super().__init__(inputs)
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"random_filter rate must be in [0, 1], not {rate!r}")
@@ -111,7 +114,7 @@ class RandomFilter(_ControlBarrier):
         self.threshold = round(rate * 65536)
         self.states = [lfsr_seed(seed, j) for j in range(outputs)]
 
-    def compute(self, payload: int, last: bool) -> tuple[int, list[bool]]:
+    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
         threshold = self.threshold
         if not threshold:  # the LFSR state is unobservable when nothing can filter
             return payload & self.mask, [True] * len(self.states)
@@ -123,160 +126,111 @@ class RandomFilter(_ControlBarrier):
         return payload & self.mask, emits
 
 
-#: Payload bits of the variance network's result layout; the variance kernels use it at this width only.
-VARIANCE_WIDTH = 64
-#: Field positions and widths of the 64-bit variance layout (see :class:`VarianceSource`).
-PIXEL_BITS = 16
-N_SHIFT, N_BITS = 48, 14
-SUM_SHIFT, SUM_BITS = 28, 20
-SUM_SQ_BITS = 28
-SUM_OVERFLOW_BIT = 63
-SUM_SQ_OVERFLOW_BIT = 62
-
-
-def unpack_variance(result: int) -> tuple[int, int, int, bool, bool]:
-    """``(n, sum, sum_sq, sum_overflow, sum_sq_overflow)`` of a 64-bit ``variance_join`` result.
-
-    The three numbers are exact iff both overflow flags are clear (else they are the low field bits).
-    """
-    return ((result >> N_SHIFT) & ((1 << N_BITS) - 1), (result >> SUM_SHIFT) & ((1 << SUM_BITS) - 1),
-            result & ((1 << SUM_SQ_BITS) - 1), bool(result >> SUM_OVERFLOW_BIT & 1),
-            bool(result >> SUM_SQ_OVERFLOW_BIT & 1))
+def unpack_variance(result: int, index_width: int) -> tuple[int, int, int]:
+    """``(n, sum, sum_sq)`` of a ``variance_join`` result (layout: :func:`gen.kernels.variance_fields`)."""
+    return tuple((result >> lsb) & ((1 << width) - 1)
+                 for lsb, width in (variance_fields(index_width)[f] for f in ("n", "sum", "sum_sq")))
 
 
 class VarianceSource(RandomFilter):
-    """``variance_source`` (000 Sec. 1, Fig. 1): filter zero words on every output, except a frame's last.
+    """``variance_source`` (000 Sec. 1, Fig. 1): filter zero pixels on every output, except a frame's last.
 
-    The last word of each frame is always sent, so every frame puts at least one data token on each
-    output and the frame end riding after it keeps one control message per data token (000 Sec. 4.3,
-    docs/semantics.md). Without frames it filters every zero word.
-
-    At ``data_width`` 64 (:data:`VARIANCE_WIDTH`, the variance network) the frame's last word also
-    carries ``n``, the frame's word count (zeros included), which the source counts itself. The
-    frame end message stays ``(FRAME_END, k)``: a non-source kernel learns of a frame end only after
-    the computation of the frame's last index (credit: before the next computation; in-band: after
-    computing it), too late to emit there, so the count and the "last" mark ride on the data token.
-    The 64-bit layout of every variance payload (bit 63 is the most significant)::
-
-        63       62        61..48       47..28       27..0
-        OVF_SUM  OVF_SQ    n mod 2^14   sum (20)     sum_sq (28)     join result (sink m_axis)
-        OVF_SUM  0         n mod 2^14   sum (20)     0               variance_mean out, last word
-        0        OVF_SQ    0            0            sum_sq (28)     variance_mean_sq out, last word
-        OVF_N    0         n mod 2^14   0            0 .. pixel      variance_source out, last word
-        0        0         0            0            0 .. pixel      variance_source out, other words
-
-    The pixel is bits 15..0 (words must be below 2^16, else ``ValueError``). ``OVF_N = n >= 2^14``;
-    bits 63..48 of a source word are non-zero iff it is its frame's last (``n >= 1``). Narrower
-    widths keep the plain zero filter (payload = word mod 2^data_width, no count).
-    """
-
-    __slots__ = ("count", "marks")
-
-    def __init__(self, inputs: int, outputs: int, data_width: int):
-        super().__init__(inputs, outputs, data_width)
-        self.marks = data_width == VARIANCE_WIDTH
-        self.count = 0
-
-    def compute(self, payload: int, last: bool) -> tuple[int, list[bool]]:
-        payload &= self.mask
-        emit = last or payload != 0
-        if self.marks:
-            if payload >> PIXEL_BITS:
-                raise ValueError(f"variance_source words must be unsigned {PIXEL_BITS}-bit pixels, not {payload}")
-            self.count = n = self.count + 1
-            if last:
-                self.count = 0
-                payload |= (n >> N_BITS != 0) << SUM_OVERFLOW_BIT | (n & ((1 << N_BITS) - 1)) << N_SHIFT
-        return payload, [emit] * len(self.states)
-
-
-class _VarianceSum(_ControlBarrier):
-    """Accumulate ``f(pixel)`` of every data token; emit only at a frame's last word (64-bit layout).
-
-    ``acc`` keeps the low ``bits`` bits of the sum and ``overflow`` is sticky once a carry leaves them
-    (a ``bits``-bit adder with a carry-out latch). Both clear after the frame's result.
-    """
-
-    __slots__ = ("acc", "overflow")
-    bits = 0
-
-    def __init__(self, inputs: int, outputs: int, data_width: int):
-        super().__init__(inputs)
-        if data_width != VARIANCE_WIDTH:
-            raise ValueError(f"{self.name} needs data_width {VARIANCE_WIDTH} (its result layout), not {data_width}")
-        if inputs != 1 or outputs != 1:
-            raise ValueError(f"{self.name} needs one input and one output, not {inputs} and {outputs}")
-        self.acc = 0
-        self.overflow = 0
-
-    def compute(self, payload: int, last: bool) -> tuple[int, list[bool]]:
-        pixel = payload & ((1 << PIXEL_BITS) - 1)
-        acc = self.acc + self.term(pixel)
-        self.overflow |= acc >> self.bits != 0
-        self.acc = acc & ((1 << self.bits) - 1)
-        mark = payload >> N_SHIFT  # OVF_N and n: non-zero iff the frame's last word
-        if not mark:
-            return 0, [False]
-        result = self.result(mark)
-        self.acc = self.overflow = 0
-        return result, [True]
-
-
-class VarianceMean(_VarianceSum):
-    """``variance_mean``: ``sum`` of the pixels; at a frame's last word emit ``{OVF_SUM, n, sum}``.
-
-    Output (see :class:`VarianceSource`): ``(OVF_N | OVF_SUM) << 63 | (n mod 2^14) << 48 | sum << 28``
-    with ``sum`` the pixels' sum mod 2^20 and ``OVF_SUM = sum >= 2^20``; every other word is filtered.
+    Emits ``last << 16 | pixel`` (17 bits, :func:`gen.kernels.kernel_output_width`). The last word of
+    each frame is always sent, so every frame puts one data token on each output that says "last" and
+    the frame end riding after it keeps one control message per data token (000 Sec. 4.3). A kernel
+    after a join learns of a frame end only after computing the frame's last index (credit: before
+    the next computation; in-band: after it), too late to emit there, so the mark rides on the data.
+    Without frames every zero word is filtered. Words must be unsigned 16-bit pixels (else
+    ``ValueError``: the hardware port has 16 bits).
     """
 
     __slots__ = ()
+
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
+        super().__init__(inputs, outputs, PIXEL_BITS + 1)
+
+    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
+        if not 0 <= payload < 1 << PIXEL_BITS:
+            raise ValueError(f"variance_source words must be unsigned {PIXEL_BITS}-bit pixels, not {payload}")
+        return payload | last << PIXEL_BITS, [last or payload != 0] * len(self.states)
+
+
+class _VarianceSum(_ControlBarrier):
+    """Accumulate ``term(pixel)`` over a frame; at the word marked last emit the total and restart.
+
+    The total is exact for frames below ``2^index_width`` pixels: its width
+    (:func:`gen.kernels.kernel_output_width`) has room for that many maximal terms. Every other word
+    is filtered.
+    """
+
+    __slots__ = ("acc", "mask", "outputs")
+    name = ""
+
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
+        super().__init__(inputs)
+        if inputs != 1:
+            raise ValueError(f"{self.name} needs one input, not {inputs}")
+        self.outputs = outputs
+        self.mask = (1 << kernel_output_width(self.name, index_width)) - 1
+        self.acc = 0
+
+    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
+        acc = (self.acc + self.term(payload & ((1 << PIXEL_BITS) - 1))) & self.mask
+        if not payload >> PIXEL_BITS:  # not the frame's last word
+            self.acc = acc
+            return 0, [False] * self.outputs
+        self.acc = 0
+        return acc, [True] * self.outputs
+
+
+class VarianceMean(_VarianceSum):
+    """``variance_mean``: the frame's ``sum`` of pixels (``16 + index_width`` bits)."""
+
+    __slots__ = ()
     name = "variance_mean"
-    bits = SUM_BITS
 
     @staticmethod
     def term(pixel: int) -> int:
         return pixel
 
-    def result(self, mark: int) -> int:
-        return (mark << N_SHIFT) | self.overflow << SUM_OVERFLOW_BIT | self.acc << SUM_SHIFT
-
 
 class VarianceMeanSq(_VarianceSum):
-    """``variance_mean_sq``: ``sum_sq`` of the squared pixels; at a frame's last word emit ``{OVF_SQ, sum_sq}``.
-
-    Output (see :class:`VarianceSource`): ``OVF_SQ << 62 | sum_sq`` with ``sum_sq`` the sum of
-    ``pixel * pixel`` mod 2^28 and ``OVF_SQ = sum_sq >= 2^28``; it carries no ``n`` (the mean's does),
-    so the join's sum of both is their bitwise OR. Every other word is filtered.
-    """
+    """``variance_mean_sq``: the frame's ``sum_sq`` of squared pixels (``32 + index_width`` bits)."""
 
     __slots__ = ()
     name = "variance_mean_sq"
-    bits = SUM_SQ_BITS
 
     @staticmethod
     def term(pixel: int) -> int:
         return pixel * pixel
 
-    def result(self, mark: int) -> int:
-        return self.overflow << SUM_SQ_OVERFLOW_BIT | self.acc
 
+class VarianceJoin(_ControlBarrier):
+    """``variance_join``: ``{n, sum, sum_sq}`` per frame (:func:`gen.kernels.variance_fields`).
 
-class VarianceJoin(RandomFilter):
-    """``variance_join``: write the sum of the payloads present, ``{OVF_SUM, OVF_SQ, n, sum, sum_sq}``.
-
-    ``variance_mean`` and ``variance_mean_sq`` see the same data tokens and both emit exactly at each
-    frame's last index, so the join gets both there and nothing elsewhere; their fields are disjoint,
-    so the wrapping sum the node forms is their bitwise OR: the result (layout in
-    :class:`VarianceSource`, decoded by :func:`unpack_variance`). Frame ends are forwarded once
-    after both copies arrived (the barrier), so the sink writes each frame's result, then its end.
+    ``variance_mean`` and ``variance_mean_sq`` both emit exactly at each frame's last index, and the
+    node adds its inputs placed by :func:`gen.kernels.input_shift`, so ``payload`` is already
+    ``sum << lsb | sum_sq``. ``n`` counts every pixel, zeros included: it is the distance from the
+    previous frame's last index (indices count words, 000 Sec. 2), ``n = i - previous mod 2^w``.
+    Frame ends are forwarded once both copies arrived (the barrier), so the sink writes each frame's
+    result, then its end.
     """
 
-    __slots__ = ()
+    __slots__ = ("n_lsb", "index_mask", "outputs", "previous")
 
-    def __init__(self, inputs: int, outputs: int, data_width: int):
-        if data_width != VARIANCE_WIDTH:
-            raise ValueError(f"variance_join needs data_width {VARIANCE_WIDTH} (its result layout), not {data_width}")
-        super().__init__(inputs, outputs, data_width)
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
+        super().__init__(inputs)
+        if inputs != 2:
+            raise ValueError(f"variance_join needs two inputs, not {inputs}")
+        self.outputs = outputs
+        self.n_lsb = variance_fields(index_width)["n"][0]
+        self.index_mask = (1 << index_width) - 1
+        self.previous = 0
+
+    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
+        n = (index - self.previous) & self.index_mask
+        self.previous = index
+        return payload | n << self.n_lsb, [True] * self.outputs
 
 
 #: Kernel name -> factory ``(inputs, outputs, data_width, **params) -> kernel``.
@@ -289,7 +243,7 @@ KERNELS: dict[str, Callable] = {
 }
 
 
-def make_kernel(name: str | None, params, inputs: int, outputs: int, data_width: int):
+def make_kernel(name: str | None, params, inputs: int, outputs: int, data_width: int, index_width: int = 32):
     """The kernel of a node; ``None`` is ``random_filter`` with rate 0 (DESIGN.md).
 
     Parameters
@@ -300,16 +254,16 @@ def make_kernel(name: str | None, params, inputs: int, outputs: int, data_width:
         Kernel parameters (``rate``, ``seed`` for ``random_filter``).
     inputs, outputs : int
         Input edges; outputs (1 for a sink).
-    data_width : int
-        Payload bits.
+    data_width, index_width : int
+        Payload bits (of the kernels that do not fix their own); index bits.
     """
     if name is None:
-        return RandomFilter(inputs, outputs, data_width)
+        return RandomFilter(inputs, outputs, data_width, index_width)
     try:
         factory = KERNELS[name]
     except KeyError:
         raise ValueError(f"Kernel must be one of {', '.join(sorted(KERNELS))}, not {name!r}") from None
     try:
-        return factory(inputs, outputs, data_width, **dict(params))
+        return factory(inputs, outputs, data_width, index_width, **dict(params))
     except TypeError as exc:
         raise ValueError(f"Bad parameters {dict(params)!r} for kernel {name!r}: {exc}") from None

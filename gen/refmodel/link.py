@@ -29,6 +29,8 @@ class Link:
         Credit mode: the edge has a control channel.
     track_visible : bool
         Non-Propagation/Naive (002 Alg. 5): ``LastOutputIndex`` follows what is made visible.
+    shift : int
+        Where the receiving kernel places this edge's payloads (:func:`gen.kernels.input_shift`).
 
     Members
     -------
@@ -50,9 +52,9 @@ class Link:
 
     __slots__ = ("name", "position", "data", "control", "src", "dst", "scb", "rcb", "last_sent",
                  "last_recv", "last_output", "interval", "threshold", "track_visible", "bicomp",
-                 "flush_oracle", "data_mask") + COUNTERS
+                 "flush_oracle", "data_mask", "shift") + COUNTERS
 
-    def __init__(self, edge, position: int, credit: bool, track_visible: bool, data_width: int):
+    def __init__(self, edge, position: int, credit: bool, track_visible: bool, shift: int = 0):
         self.name = edge.name
         self.position = position
         self.data = DataChannel(edge.capacity, edge.output_buffer)
@@ -64,7 +66,8 @@ class Link:
         self.track_visible = track_visible
         self.bicomp = 0
         self.flush_oracle = None
-        self.data_mask = (1 << min(edge.width, data_width)) - 1
+        self.data_mask = (1 << edge.width) - 1
+        self.shift = shift
         for counter in COUNTERS:
             setattr(self, counter, 0)
 

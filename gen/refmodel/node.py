@@ -197,7 +197,7 @@ class NodeSim:
         self._emit(i, payload, emits, messages, flags)
 
     def _decide(self, i: int, payload: int, last: bool) -> tuple[int, list[bool]]:
-        payload, emits = self.kernel.compute(payload, last)
+        payload, emits = self.kernel.compute(i, payload, last)
         oracle = self.filter_oracle
         if oracle is not None:
             for j, output in enumerate(self.output_names):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from ..kernels import input_shift
 from ..model import AUTO
 from .blocking import blocking_cycle, channel_states
 from .credit import CreditNode
@@ -154,7 +155,9 @@ def _build(network, sources, sched, filter_oracle, flush_oracle) -> tuple[list[L
     """The links (spec order) and nodes (topological order) of a run."""
     credit = network.mode == "credit"
     propagation = not credit and network.dummy_algorithm == "propagation"
-    links = [Link(e, p, credit, not credit and not propagation, network.data_width)
+    by_name = network.node_by_name
+    links = [Link(e, p, credit, not credit and not propagation,
+                  input_shift(by_name[e.dst].kernel, by_name[e.src].kernel, network.index_width))
              for p, e in enumerate(network.edges)]
     if propagation:
         from ..analysis.cycles import biconnected_edge_components
@@ -167,7 +170,6 @@ def _build(network, sources, sched, filter_oracle, flush_oracle) -> tuple[list[L
             if link.data.output_buffer > 1:
                 link.flush_oracle = flush_oracle
     cls = CreditNode if credit else PropagationNode if propagation else InbandNode
-    by_name = network.node_by_name
     nodes = []
     for rank, name in enumerate(network.topological_order()):
         ins = [link for link, e in zip(links, network.edges) if e.dst == name]
@@ -175,7 +177,8 @@ def _build(network, sources, sched, filter_oracle, flush_oracle) -> tuple[list[L
         spec = by_name[name]
         words, ends = sources.get(name, (None, None))
         node = cls(name, rank, ins, outs,
-                   make_kernel(spec.kernel, spec.params, len(ins), max(1, len(outs)), network.data_width),
+                   make_kernel(spec.kernel, spec.params, len(ins), max(1, len(outs)), network.data_width,
+                               network.index_width),
                    words=words, frame_ends=ends, log=None if outs else [], filter_oracle=filter_oracle)
         node.ready = sched.add
         for link in ins:
