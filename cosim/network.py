@@ -45,8 +45,10 @@ class CosimRun:
         return self.results.passed
 
 
-def stimulus(network, computations: int, seed: int, max_frame: int = 8) -> dict[str, list[list[int]]]:
+def stimulus(network, computations: int, seed: int, max_frame: int = 8, zeros: float = 0.0) -> dict[str, list[list[int]]]:
     """Frames per source: the model's seeded words, cut into frames of 1..``max_frame`` words.
+
+    ``zeros``: the probability that a word is replaced by 0 (sparse frames for zero-filtering sources).
 
     Every source is cut at the same indices: the sources of one network frame together, so copies of
     frame end k reach a join at one index (docs/hardware.md: the join forwards them once there).
@@ -60,6 +62,9 @@ def stimulus(network, computations: int, seed: int, max_frame: int = 8) -> dict[
     inputs = {}
     for source in network.sources:
         words = random_words(seed, source, computations)
+        if zeros:
+            blank = random.Random(f"zeros:{seed}:{source}")
+            words = [0 if blank.random() < zeros else w for w in words]
         inputs[source] = [words[a:b] for a, b in cuts]
     return inputs
 
@@ -82,19 +87,20 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
 
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
                 build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8,
-                inputs: dict[str, list[list[int]]] | None = None, report=None) -> CosimRun:
+                inputs: dict[str, list[list[int]]] | None = None, zeros: float = 0.0, report=None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).
 
     ``pause``: probability that a source or sink driver idles or back-pressures in a cycle (0: none).
     ``max_frame``: longest frame; frame ends carry credits, so long frames let credit-starved
-    configurations (000 Fig. 3) show their deadlock. ``inputs``: explicit frames per source instead.
+    configurations (000 Fig. 3) show their deadlock. ``inputs``: explicit frames per source instead;
+    ``zeros``: the fraction of zero words in the generated ones (:func:`stimulus`).
     ``report``: the :func:`gen.analysis.check` report of ``network`` when the caller has it already.
     """
     report = report or check(network)
     resolved = report.network
     folder = Path(build_dir) / resolved.name
     v_path, j_path = generate(network, folder, allow_unsafe=True, report=report)
-    inputs = inputs or stimulus(resolved, computations, seed, max_frame)
+    inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
     expected = simulate(resolved, inputs=inputs, seed=seed)
     config = {
         "manifest": json.loads(j_path.read_text()), "inputs": inputs, "seed": seed, "pause": pause,

@@ -12,11 +12,9 @@ from pathlib import Path
 
 from .analysis import check
 from .errors import UserError
+from .kernels import variance_fields
 
-__all__ = ["HARDWARE_KERNELS", "UnsafeNetwork", "build_manifest", "generate"]
-
-#: Kernels with hardware so far (docs/hardware.md); ``None`` is random_filter with rate 0.
-HARDWARE_KERNELS = (None, "random_filter")
+__all__ = ["UnsafeNetwork", "build_manifest", "generate"]
 
 
 class UnsafeNetwork(Exception):
@@ -27,14 +25,11 @@ class UnsafeNetwork(Exception):
         self.report = report
 
 
-def _supported(network) -> None:
+def _check_ports(network) -> None:
     for node in network.nodes:
         if len(network.nodes) > 1 and not network.in_edges(node.name) and not network.out_edges(node.name):
             raise UserError(network.source, f'node "{node.name}"', "has no edges, so it would be both a source "
                             "and a sink port", "connect it or remove it")
-        if node.kernel not in HARDWARE_KERNELS:
-            raise UserError(network.source, f'node "{node.name}".kernel', f"{node.kernel!r} has no hardware yet",
-                            "use random_filter (the variance kernels are on the way)")
 
 
 def build_manifest(network, top) -> dict:
@@ -47,14 +42,21 @@ def build_manifest(network, top) -> dict:
     iw, dw = network.index_width, network.data_width
     ports = []
     for port in axis_ports(top):
+        kernel = network.node_by_name[port.member].kernel
         if port.direction == "in":
             tuser = [{"name": "eos", "lsb": 0, "width": 1}]
         else:
             tuser = sink_tuser_fields(iw)
+        if kernel == "variance_join":
+            fields = [{"name": name, "lsb": lsb, "width": width} for name, (lsb, width) in
+                      sorted(variance_fields(iw).items(), key=lambda item: -item[1][0])]
+        else:
+            fields = [{"name": "pixel" if kernel == "variance_source" else "data", "lsb": 0,
+                       "width": port.tdata_width}]
         ports.append({
-            "name": port.name, "node": port.member, "direction": port.direction,
-            "tdata_width": port.tdata_width, "tuser_width": port.tuser_width, "tlast": port.tlast,
-            "fields": [{"name": "data", "lsb": 0, "width": dw}], "tuser_fields": tuser,
+            "name": port.name, "node": port.member, "kernel": kernel or "random_filter",
+            "direction": port.direction, "tdata_width": port.tdata_width, "tuser_width": port.tuser_width,
+            "tlast": port.tlast, "fields": fields, "tuser_fields": tuser,
         })
     nodes = {}
     for node in network.nodes:
@@ -88,7 +90,7 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None) -> tuple[
     UnsafeNetwork
         The analysis found violations and ``allow_unsafe`` is false.
     UserError
-        A mode or kernel without hardware.
+        A node with no edges (it would be both a source and a sink port).
     """
     from hdl.axis import axis_verilog
     from hdl.top import NetworkTop
@@ -97,7 +99,7 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None) -> tuple[
     if not report.deadlock_free and not allow_unsafe:
         raise UnsafeNetwork(report)
     resolved = report.network
-    _supported(resolved)
+    _check_ports(resolved)
     top = NetworkTop(resolved)
     verilog = axis_verilog(top, name=resolved.name, emit_src=False)
     out = Path(outdir)

@@ -1,17 +1,37 @@
-"""Kernels in hardware: ``RandomFilter``, bit-exact with :mod:`gen.refmodel.kernels` (docs/semantics.md).
+"""Kernels in hardware, bit-exact with :mod:`gen.refmodel.kernels` (docs/semantics.md).
 
-A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which) and
-answers with a payload and an emit bit per output. ``i_step`` commits a *data* computation (at least
-one payload present): only then do the per-output LFSRs advance, as in the model.
+A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which),
+each already placed by :func:`gen.kernels.input_shift`, the index ``i_index`` and, at a source,
+``i_last`` (the word ends a frame). It answers combinationally with a payload and an emit bit per
+output. ``i_step`` commits the computation; state (LFSRs, accumulators) advances only on a *data*
+computation (at least one payload present), as in the model. Every kernel has the members of
+:func:`kernel_signature`; :func:`make_kernel` builds one by its spec name.
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
 from gen.refmodel.kernels import LFSR_MASK, lfsr_seed
 
-__all__ = ["RandomFilter", "filter_threshold"]
+__all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "filter_threshold", "kernel_signature",
+           "make_kernel"]
+
+
+def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, index_width: int) -> dict:
+    """The members every kernel has (see the module docstring)."""
+    if inputs < 1 or outputs < 1:
+        raise ValueError(f"A kernel needs at least one input and one output, not {inputs} and {outputs}")
+    return {
+        "i_payloads": In(data.ArrayLayout(in_width, inputs)),
+        "i_mask": In(inputs),
+        "i_index": In(index_width),
+        "i_last": In(1),
+        "i_step": In(1),
+        "o_data": Out(out_width),
+        "o_emit": Out(outputs),
+    }
 
 
 def filter_threshold(rate: float) -> int:
@@ -35,42 +55,29 @@ class RandomFilter(wiring.Component):
         Payloads per computation (a source has one: its input word).
     outputs : int
         Out-edges in spec order; a sink has the single ``m_axis`` output.
-    data_width : int
+    in_width, data_width, index_width : int
+        Input payload bits; the sum wraps at ``data_width`` bits (``o_data``).
     seed : int
     rate : float
 
     Members
     -------
-    i_payloads : In(ArrayLayout(data_width, inputs))
-    i_mask : In(inputs)
-        Which payloads are present.
-    i_step : In(1)
-        The computation commits this cycle (it steps the LFSRs when a payload is present).
-    o_data : Out(data_width)
-        The wrapping sum of the present payloads.
-    o_emit : Out(outputs)
-        Output ``j`` gets ``o_data`` (combinational, from the stepped LFSR states).
+    As :func:`kernel_signature`: ``o_data`` is the wrapping sum of the present payloads; output ``j``
+    gets it iff ``o_emit[j]`` (combinational, from the stepped LFSR states).
     """
 
-    def __init__(self, *, inputs, outputs, data_width, seed, rate):
-        if inputs < 1 or outputs < 1:
-            raise ValueError(f"A kernel needs at least one input and one output, not {inputs} and {outputs}")
+    def __init__(self, *, inputs, outputs, data_width, seed=1, rate=0.0, in_width=None, index_width=32):
         self.inputs, self.outputs, self.data_width = inputs, outputs, data_width
         self.seeds = [lfsr_seed(seed, j) for j in range(outputs)]
         self.threshold = filter_threshold(rate)
-        super().__init__({
-            "i_payloads": In(data.ArrayLayout(data_width, inputs)),
-            "i_mask": In(inputs),
-            "i_step": In(1),
-            "o_data": Out(data_width),
-            "o_emit": Out(outputs),
-        })
+        super().__init__(kernel_signature(inputs, outputs, in_width or data_width, data_width, index_width))
 
     def elaborate(self, platform):
         m = Module()
         total = Const(0, self.data_width)
         for k in range(self.inputs):
-            total = (total + (self.i_payloads[k] & self.i_mask[k].replicate(self.data_width)))[:self.data_width]
+            present = self.i_payloads[k][:self.data_width] & self.i_mask[k].replicate(self.data_width)
+            total = (total + present)[:self.data_width]
         m.d.comb += self.o_data.eq(total)
         data_computation = self.i_mask.any()
         for j, seed in enumerate(self.seeds):
@@ -84,3 +91,115 @@ class RandomFilter(wiring.Component):
             with m.If(self.i_step & data_computation):
                 m.d.sync += state.eq(stepped)
         return m
+
+
+class VarianceSource(wiring.Component):
+    """``variance_source`` (000 Fig. 1): ``last << 16 | pixel``, sent on every output unless a zero not last.
+
+    Parameters
+    ----------
+    outputs : int
+    index_width : int
+
+    Members
+    -------
+    As :func:`kernel_signature` with one 16-bit input and 17-bit ``o_data``.
+    """
+
+    def __init__(self, *, outputs, index_width=32):
+        self.outputs = outputs
+        super().__init__(kernel_signature(1, outputs, PIXEL_BITS, PIXEL_BITS + 1, index_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        pixel = self.i_payloads[0]
+        m.d.comb += [
+            self.o_data.eq(Cat(pixel, self.i_last)),
+            self.o_emit.eq((self.i_last | pixel.any()).replicate(self.outputs)),
+        ]
+        return m
+
+
+class VarianceSum(wiring.Component):
+    """``variance_mean`` (``squares=False``) or ``variance_mean_sq``: a frame's sum of pixels or squares.
+
+    One adder (and, for squares, one 16x16 multiplier) into an accumulator of the result's width
+    (:func:`gen.kernels.kernel_output_width`): ``o_data = acc + term(pixel)``, emitted on every output
+    at the word marked last (bit 16), after which the accumulator clears.
+
+    Parameters
+    ----------
+    squares : bool
+    outputs, index_width : int
+    """
+
+    def __init__(self, *, squares, outputs, index_width=32):
+        self.squares, self.outputs = squares, outputs
+        width = kernel_output_width("variance_mean_sq" if squares else "variance_mean", index_width)
+        super().__init__(kernel_signature(1, outputs, PIXEL_BITS + 1, width, index_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        width = len(self.o_data)
+        pixel = self.i_payloads[0][:PIXEL_BITS]
+        last = self.i_payloads[0][PIXEL_BITS]
+        acc = Signal(width)
+        term = pixel * pixel if self.squares else pixel
+        m.d.comb += [
+            self.o_data.eq((acc + term)[:width]),
+            self.o_emit.eq(last.replicate(self.outputs)),
+        ]
+        with m.If(self.i_step & self.i_mask[0]):
+            m.d.sync += acc.eq(Mux(last, 0, self.o_data))
+        return m
+
+
+class VarianceJoin(wiring.Component):
+    """``variance_join``: ``n | sum | sum_sq`` (:func:`gen.kernels.variance_fields`).
+
+    The node places ``sum`` above ``sum_sq`` (:func:`gen.kernels.input_shift`), so the kernel adds its
+    inputs and puts ``n = i_index - previous`` on top, ``previous`` being the index of the previous
+    result (indices count words, so ``n`` counts every pixel, zeros included).
+
+    Parameters
+    ----------
+    outputs, index_width : int
+    """
+
+    def __init__(self, *, outputs, index_width=32):
+        self.outputs = outputs
+        self.fields = variance_fields(index_width)
+        n_lsb = self.fields["n"][0]
+        super().__init__(kernel_signature(2, outputs, n_lsb, n_lsb + index_width, index_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        n_lsb = self.fields["n"][0]
+        previous = Signal(len(self.i_index))
+        total = ((self.i_payloads[0] & self.i_mask[0].replicate(n_lsb))
+                 + (self.i_payloads[1] & self.i_mask[1].replicate(n_lsb)))[:n_lsb]
+        m.d.comb += [
+            self.o_data.eq(Cat(total, (self.i_index - previous)[:len(previous)])),
+            self.o_emit.eq(Const(-1, self.outputs)),
+        ]
+        with m.If(self.i_step & self.i_mask.any()):
+            m.d.sync += previous.eq(self.i_index)
+        return m
+
+
+def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width):
+    """The hardware kernel named ``name`` in a spec (``None``: ``random_filter`` with rate 0, DESIGN.md).
+
+    ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
+    ``random_filter`` wraps at (the variance kernels fix their own widths).
+    """
+    if name in (None, "random_filter"):
+        return RandomFilter(inputs=inputs, outputs=outputs, data_width=data_width, in_width=in_width,
+                            index_width=index_width, seed=params.get("seed", 1), rate=params.get("rate", 0.0))
+    if name == "variance_source":
+        return VarianceSource(outputs=outputs, index_width=index_width)
+    if name in ("variance_mean", "variance_mean_sq"):
+        return VarianceSum(squares=name == "variance_mean_sq", outputs=outputs, index_width=index_width)
+    if name == "variance_join":
+        return VarianceJoin(outputs=outputs, index_width=index_width)
+    raise ValueError(f"Kernel {name!r} has no hardware")

@@ -14,8 +14,8 @@ from amaranth.lib.wiring import In, Out
 from .credit import CreditReceiver, CreditSender
 from .inband import InbandReceiver, InbandSender, flushed_width
 from .join import SFDFJoin
-from .kernels import RandomFilter
-from .tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
+from .kernels import make_kernel
+from .tokens import control_layout, data_layout, head_layout, heartbeat_layout, inband_token_layout
 
 __all__ = ["BEAT_DATA", "BEAT_EOS", "BEAT_MESSAGE", "SFDFNode", "beat_layout", "word_layout"]
 
@@ -44,12 +44,18 @@ class SFDFNode(wiring.Component):
         In-band dummy algorithm.
     components : Mapping[str, int] or None
         Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
-    seed : int
-    rate : float
-        The ``random_filter`` kernel's parameters.
+    kernel : str or None
+    params : Mapping
+        The kernel's spec name and parameters (:func:`hdl.kernels.make_kernel`).
+    shifts : sequence of int
+        Where the kernel places each input edge's payload (:func:`gen.kernels.input_shift`).
+    word_width, out_width : int
+        A source's input word bits; the kernel's output bits (a sink's beats).
     ii : int
         Cycles per computation.
     index_width, data_width, payload_width : int
+        Index bits; the network's payload width (``random_filter`` wraps at it); user message bits.
+        Each edge's channel has the edge's own ``width``.
 
     Members
     -------
@@ -67,72 +73,81 @@ class SFDFNode(wiring.Component):
         A sink's beats.
     """
 
-    def __init__(self, *, in_edges, out_edges, seed, rate, ii, index_width, data_width, payload_width,
-                 mode="credit", algorithm="nonpropagation", components=None):
+    def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
+                 params=None, shifts=None, word_width=None, out_width=None, mode="credit",
+                 algorithm="nonpropagation", components=None):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
             raise ValueError(f"Mode must be 'credit' or 'inband', not {mode!r}")
         self.in_edges, self.out_edges = list(in_edges), list(out_edges)
-        self.seed, self.rate, self.ii = seed, rate, ii
+        self.kernel, self.params, self.ii = kernel, dict(params or {}), ii
+        self.shifts = list(shifts or [0] * len(self.in_edges))
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
+        self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
         members = {}
-        token = inband_token_layout(index_width, data_width, payload_width)
         for k, e in enumerate(self.in_edges):
             if mode == "inband":
-                members[f"in{k}_token"] = In(stream.Signature(token))
+                members[f"in{k}_token"] = In(stream.Signature(inband_token_layout(index_width, e.width, payload_width)))
                 members[f"in{k}_flushed"] = In(flushed_width(e.capacity))
                 continue
-            members[f"in{k}_data"] = In(stream.Signature(data_layout(index_width, data_width)))
+            members[f"in{k}_data"] = In(stream.Signature(data_layout(index_width, e.width)))
             members[f"in{k}_ctrl"] = In(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
             members[f"in{k}_hb"] = In(heartbeat_layout(index_width, e.control_capacity))
             members[f"in{k}_hb_clear"] = Out(1)
         for j, e in enumerate(self.out_edges):
             if mode == "inband":
-                members[f"out{j}_token"] = Out(stream.Signature(token))
+                members[f"out{j}_token"] = Out(stream.Signature(inband_token_layout(index_width, e.width,
+                                                                                    payload_width)))
                 members[f"out{j}_flushed"] = Out(flushed_width(e.capacity))
                 continue
-            members[f"out{j}_data"] = Out(stream.Signature(data_layout(index_width, data_width)))
+            members[f"out{j}_data"] = Out(stream.Signature(data_layout(index_width, e.width)))
             members[f"out{j}_ctrl"] = Out(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
             members[f"out{j}_hb"] = Out(heartbeat_layout(index_width, e.control_capacity))
             members[f"out{j}_hb_clear"] = In(1)
         if not self.in_edges:
-            members["i_word"] = In(stream.Signature(word_layout(data_width)))
+            members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
-            members["o_beat"] = Out(stream.Signature(beat_layout(index_width, data_width)))
+            members["o_beat"] = Out(stream.Signature(beat_layout(index_width, self.out_width)))
         super().__init__(members)
 
     def _inputs(self, m):
-        """Receivers and join: ``(want_word, want_eos, index, payloads, mask, msg_valid, msg, commit)``."""
+        """Receivers and join: ``(want_word, want_eos, index, payloads, mask, msg_valid, msg, last, commit)``.
+
+        The join works at the widest input; each payload is then placed by its shift.
+        """
         n = len(self.in_edges)
-        join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=self.dw,
+        width = max(e.width for e in self.in_edges)
+        join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw)
         for k, e in enumerate(self.in_edges):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
-                                                             data_width=self.dw, payload_width=self.pw)
+                                                             data_width=e.width, payload_width=self.pw)
                 wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_token")), rx.i_token)
                 m.d.comb += rx.i_flushed.eq(getattr(self, f"in{k}_flushed"))
                 self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
             else:
                 rx = m.submodules[f"rx{k}"] = CreditReceiver(
                     capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
-                    data_width=self.dw, payload_width=self.pw)
+                    data_width=e.width, payload_width=self.pw)
                 wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_ctrl")), rx.i_ctrl)
                 wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_data")), rx.i_data)
                 m.d.comb += [
                     rx.i_heartbeat.eq(getattr(self, f"in{k}_hb")),
                     getattr(self, f"in{k}_hb_clear").eq(rx.o_heartbeat_clear),
                 ]
-            m.d.comb += [join.i_heads[k].eq(rx.o_head), rx.i_consume.eq(join.o_consume[k])]
+            head = join.i_heads[k]
+            m.d.comb += [getattr(head, f).eq(getattr(rx.o_head, f)) for f, _ in head_layout(1, 1, 1)]
+            m.d.comb += rx.i_consume.eq(join.o_consume[k])
         msg = Signal(self.pw)
         for k in reversed(range(n)):  # the first input delivering a message gives its payload
             with m.If(join.o_msg_mask[k]):
                 m.d.comb += msg.eq(join.o_msgs[k])
-        payloads = [join.o_payloads[k] for k in range(n)]
+        payloads = [join.o_payloads[k][:e.width] << shift for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts))]
         return join.o_ready, join.o_eos, join.o_index, payloads, join.o_mask, join.o_msg_mask.any(), msg, \
-            join.i_commit
+            Const(0), join.i_commit
 
     def _source(self, m):
         """A source's words as computations: index = words so far, frame ends, EOS."""
@@ -149,20 +164,21 @@ class SFDFNode(wiring.Component):
             with m.If(word.payload.eos):
                 m.d.sync += eos_pending.eq(1)
         return (word.valid & ~eos_pending, eos_pending, count + 1, [word.payload.data], 1,
-                word.payload.last, frames, commit)
+                word.payload.last, frames, word.payload.last, commit)
 
     def elaborate(self, platform):
         m = Module()
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         if self.in_edges:
-            want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._inputs(m)
+            want_word, want_eos, index, payloads, mask, msg_valid, msg, last, input_commit = self._inputs(m)
         else:
-            want_word, want_eos, index, payloads, mask, msg_valid, msg, input_commit = self._source(m)
+            want_word, want_eos, index, payloads, mask, msg_valid, msg, last, input_commit = self._source(m)
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
-        kernel = m.submodules.kernel = RandomFilter(inputs=max(1, len(self.in_edges)),
-                                                    outputs=max(1, len(self.out_edges)), data_width=self.dw,
-                                                    seed=self.seed, rate=self.rate)
+        in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
+        kernel = m.submodules.kernel = make_kernel(
+            self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
+            in_width=in_width, data_width=self.dw, index_width=self.iw)
         word_go = Signal()
         eos_go = Signal()
         data_comp = Signal()
@@ -170,6 +186,8 @@ class SFDFNode(wiring.Component):
             word_go.eq(want_word & ~done & (cooldown == 0)),
             eos_go.eq(want_eos & ~want_word & ~done),
             kernel.i_mask.eq(mask),
+            kernel.i_index.eq(index),
+            kernel.i_last.eq(last),
             data_comp.eq(kernel.i_mask.any()),
         ]
         for k, p in enumerate(payloads):
@@ -217,7 +235,7 @@ class SFDFNode(wiring.Component):
             mask = [self.components.get(f.name) == self.components.get(e.name) for f in self.in_edges]
             tx = m.submodules[f"tx{j}"] = InbandSender(
                 capacity=e.capacity, output_buffer=e.output_buffer, interval=e.interval, algorithm=self.algorithm,
-                index_width=self.iw, data_width=self.dw, payload_width=self.pw, inputs=inputs,
+                index_width=self.iw, data_width=e.width, payload_width=self.pw, inputs=inputs,
                 propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0)
             wiring.connect(m, tx.o_token, wiring.flipped(getattr(self, f"out{j}_token")))
             m.d.comb += getattr(self, f"out{j}_flushed").eq(tx.o_flushed)
@@ -226,7 +244,7 @@ class SFDFNode(wiring.Component):
             return tx
         tx = m.submodules[f"tx{j}"] = CreditSender(
             capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
-            heartbeat=e.interval, index_width=self.iw, data_width=self.dw, payload_width=self.pw)
+            heartbeat=e.interval, index_width=self.iw, data_width=e.width, payload_width=self.pw)
         wiring.connect(m, tx.o_data, wiring.flipped(getattr(self, f"out{j}_data")))
         wiring.connect(m, tx.o_ctrl, wiring.flipped(getattr(self, f"out{j}_ctrl")))
         m.d.comb += [

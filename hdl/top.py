@@ -13,13 +13,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from gen.analysis.cycles import biconnected_edge_components
+from gen.kernels import input_shift, kernel_input_width, kernel_output_width
 
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel
 from .node import SFDFNode
 from .tokens import control_layout, data_layout, inband_token_layout
 
-__all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
+__all__ = ["PAYLOAD_WIDTH", "NetworkTop", "result_width", "sink_tuser_fields", "word_width"]
 
 #: Bits of a user message payload (a frame number for frame ends).
 PAYLOAD_WIDTH = 16
@@ -30,22 +31,32 @@ def sink_tuser_fields(index_width: int) -> list[dict]:
     return [{"name": "index", "lsb": 0, "width": index_width}, {"name": "kind", "lsb": index_width, "width": 2}]
 
 
+def word_width(network, name: str) -> int:
+    """``tdata`` bits of source ``name``'s port: its kernel's input word, or the network's ``data_width``."""
+    return kernel_input_width(network.node_by_name[name].kernel) or network.data_width
+
+
+def result_width(network, name: str) -> int:
+    """Bits of node ``name``'s kernel output (a sink's ``tdata``), fixed by the kernel or ``data_width``."""
+    return kernel_output_width(network.node_by_name[name].kernel, network.index_width) or network.data_width
+
+
 class NetworkTop(wiring.Component):
     """All of a resolved ``gen.model.Network`` in hardware.
 
     Members
     -------
-    <source> : In(AxisSignature(data_width, 1))
-        Becomes ``s_axis_<source>_*`` in Verilog.
-    <sink> : Out(AxisSignature(data_width, index_width + 2))
-        Becomes ``m_axis_<sink>_*``.
+    <source> : In(AxisSignature(word_width, 1))
+        Becomes ``s_axis_<source>_*`` in Verilog (:func:`word_width`).
+    <sink> : Out(AxisSignature(result_width, index_width + 2))
+        Becomes ``m_axis_<sink>_*`` (:func:`result_width`).
     """
 
     def __init__(self, network):
         self.network = network
-        iw, dw = network.index_width, network.data_width
-        members = {s: In(AxisSignature(dw, 1)) for s in network.sources}
-        members.update({s: Out(AxisSignature(dw, iw + 2)) for s in network.sinks})
+        members = {s: In(AxisSignature(word_width(network, s), 1)) for s in network.sources}
+        members.update({s: Out(AxisSignature(result_width(network, s), network.index_width + 2))
+                        for s in network.sinks})
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -54,11 +65,13 @@ class NetworkTop(wiring.Component):
         iw, dw = net.index_width, net.data_width
         nodes = {}
         components = biconnected_edge_components(net) if net.mode == "inband" else None
+        kernels = {node.name: node.kernel for node in net.nodes}
         for node in net.nodes:
-            params = node.params
+            ins = net.in_edges(node.name)
             nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
-                in_edges=net.in_edges(node.name), out_edges=net.out_edges(node.name),
-                seed=params.get("seed", 1), rate=params.get("rate", 0.0), ii=node.ii,
+                in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,
+                shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
+                word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
                 index_width=iw, data_width=dw, payload_width=PAYLOAD_WIDTH, mode=net.mode,
                 algorithm=net.dummy_algorithm, components=components)
         for e in net.edges:
@@ -66,12 +79,13 @@ class NetworkTop(wiring.Component):
             j = net.out_edges(e.src).index(e)
             k = net.in_edges(e.dst).index(e)
             if net.mode == "inband":
-                q = m.submodules[f"q_{e.name}"] = DataChannel(inband_token_layout(iw, dw, PAYLOAD_WIDTH), e.capacity)
+                q = m.submodules[f"q_{e.name}"] = DataChannel(inband_token_layout(iw, e.width, PAYLOAD_WIDTH),
+                                                                  e.capacity)
                 wiring.connect(m, getattr(src, f"out{j}_token"), q.i_stream)
                 wiring.connect(m, q.o_stream, getattr(dst, f"in{k}_token"))
                 m.d.comb += getattr(dst, f"in{k}_flushed").eq(getattr(src, f"out{j}_flushed"))
                 continue
-            dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, dw), e.capacity)
+            dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, e.width), e.capacity)
             cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, PAYLOAD_WIDTH),
                                                                e.control_capacity)
             wiring.connect(m, getattr(src, f"out{j}_data"), dq.i_stream)

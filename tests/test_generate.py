@@ -9,15 +9,6 @@ import pytest
 from cosim.toolchain import ToolchainError, find_toolchain, verilator_env
 from gen.cli import main
 
-RF = re.compile(r'"variance_[a-z_]*"')
-
-
-@pytest.fixture
-def variance_rf(examples, write_file):
-    """The variance topology with random_filter kernels (the variance kernels have no RTL yet)."""
-    return write_file("variance.toml", RF.sub('"random_filter"', (examples / "variance.toml").read_text()))
-
-
 def lint(path):
     try:
         find_toolchain()
@@ -28,8 +19,8 @@ def lint(path):
     return result.returncode, result.stderr
 
 
-def test_generate_writes_verilog_and_manifest(variance_rf, tmp_path):
-    assert main(["generate", variance_rf, "-o", str(tmp_path)]) == 0
+def test_generate_writes_verilog_and_manifest(examples, tmp_path):
+    assert main(["generate", str(examples / "variance.toml"), "-o", str(tmp_path)]) == 0
     verilog = (tmp_path / "variance.v").read_text()
     manifest = json.loads((tmp_path / "variance.json").read_text())
     ports = set(re.findall(r"^\s*(?:input|output)\s*(?:\[[^\]]*\]\s*)?(\w+);", verilog, re.MULTILINE))
@@ -38,14 +29,24 @@ def test_generate_writes_verilog_and_manifest(variance_rf, tmp_path):
             "m_axis_x_tuser"} <= ports
     assert manifest["clock"] == "clk" and manifest["reset"] == "rst" and manifest["top"] == "variance"
     assert [p["name"] for p in manifest["ports"]] == ["s_axis_u", "m_axis_x"]
-    assert manifest["ports"][1]["tuser_width"] == 34
+    source, sink = manifest["ports"]
+    assert (source["tdata_width"], source["fields"]) == (16, [{"name": "pixel", "lsb": 0, "width": 16}])
+    assert (sink["tdata_width"], sink["tuser_width"]) == (144, 34)
+    assert sink["fields"] == [{"name": "n", "lsb": 112, "width": 32}, {"name": "sum", "lsb": 64, "width": 48},
+                              {"name": "sum_sq", "lsb": 0, "width": 64}]
     assert manifest["edges"]["uv"] == {"from": "u", "to": "v", "capacity": 32, "control_capacity": 129,
-                                       "threshold": 29, "interval": 31, "output_buffer": 0, "width": 64}
+                                       "threshold": 29, "interval": 31, "output_buffer": 0, "width": 17}
+    assert [manifest["edges"][e]["width"] for e in ("uw", "vx", "wx")] == [17, 48, 64]
+    assert re.search(r"input \[15:0\] s_axis_u_tdata;", verilog)
+    assert re.search(r"output \[143:0\] m_axis_x_tdata;", verilog)
 
 
-@pytest.mark.parametrize("spec", ["variance_rf", "diamond", "blast"])
-def test_generated_verilog_lints_clean(spec, variance_rf, examples, tmp_path):
-    path = variance_rf if spec == "variance_rf" else str(examples / f"{spec}.toml")
+@pytest.mark.parametrize("spec", ["variance", "variance_inband", "diamond", "blast"])
+def test_generated_verilog_lints_clean(spec, examples, write_file, tmp_path):
+    path = str(examples / f"{spec}.toml")
+    if spec == "variance_inband":
+        path = write_file("variance_inband.toml", (examples / "variance.toml").read_text().replace(
+            'mode = "credit"', 'mode = "inband"'))
     assert main(["generate", path, "-o", str(tmp_path)]) == 0
     (verilog,) = tmp_path.glob("*.v")
     code, stderr = lint(verilog)
@@ -59,14 +60,6 @@ def test_unsafe_spec_is_refused_unless_allowed(examples, tmp_path, capsys):
     assert not (tmp_path / "fig3_deadlock.v").exists()
     assert main(["generate", spec, "-o", str(tmp_path), "--allow-unsafe"]) == 0
     assert (tmp_path / "fig3_deadlock.v").exists()
-
-
-def test_modes_and_kernels_without_hardware_are_clear_errors(examples, tmp_path, capsys):
-    assert main(["generate", str(examples / "variance.toml"), "-o", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip().endswith(
-        "node \"u\".kernel: 'variance_source' has no hardware yet; use random_filter (the variance kernels are on "
-        "the way)")
-    assert main(["generate", str(examples / "diamond.toml"), "-o", str(tmp_path)]) == 0  # in-band has RTL
 
 
 def test_isolated_node_is_a_clear_error(write_file, tmp_path, capsys):

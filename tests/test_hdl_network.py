@@ -139,3 +139,25 @@ def test_inband_random_dags_with_output_buffers_match_model(algorithm, seed):
     edges = [replace(e, output_buffer=rng.randint(0, e.capacity)) for e in net.edges]
     net = replace(net, nodes=nodes, mode="inband", dummy_algorithm=algorithm, index_width=8).with_edges(edges)
     check_against_model(net, seed=seed, n_frames=8, sink_stall=0.3)
+
+
+# -- the variance network of 000 Fig. 1: kernels with their own widths --------------------------------
+def variance_frames(seed, n_frames=5):
+    """Sparse 16-bit frames, one all zero, one of full-scale pixels."""
+    rng = random.Random(seed)
+    frames = [[0 if rng.random() < 0.6 else rng.randrange(1, 1 << 16) for _ in range(rng.randint(1, 12))]
+              for _ in range(n_frames)]
+    return frames + [[0] * 5, [65535] * 9]
+
+
+@pytest.mark.parametrize("mode", ["credit", "inband"])
+def test_variance_network_matches_model(examples, mode):
+    network = load_spec(examples / "variance.toml")
+    if mode == "inband":
+        network = replace(network, mode="inband").with_edges(replace(e, interval="auto") for e in network.edges)
+    network = resolve(network)
+    inputs = {"u": variance_frames(3)}
+    expected = simulate(network, inputs=inputs, seed=3)
+    got = run_rtl(network, inputs, seed=3, source_idle=0.2, sink_stall=0.3)
+    assert got["x"] == expected.outputs["x"]
+    assert [e[0] for e in got["x"]] == ["data", "control"] * len(inputs["u"])  # one result per frame

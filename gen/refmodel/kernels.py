@@ -216,7 +216,7 @@ class VarianceJoin(_ControlBarrier):
     result, then its end.
     """
 
-    __slots__ = ("n_lsb", "index_mask", "outputs", "previous")
+    __slots__ = ("index_mask", "n_lsb", "outputs", "previous")
 
     def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
         super().__init__(inputs)

@@ -1,7 +1,8 @@
 """The cocotb regression: generated networks on Verilator against the reference model, token by token.
 
-Every example topology in credit mode and the in-band examples in each dummy algorithm (random_filter
-kernels), with and without back-pressure;
+Every example in credit mode and in-band under each dummy algorithm, with and without back-pressure:
+the variance network with its own kernels on sparse 16-bit frames, the other topologies with
+random_filter kernels;
 20 random DAGs with undirected cycles, random capacities and filter rates; and the unsafe 000 Fig. 3
 spec, which must deadlock in RTL with the channels the model names full.
 """
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.cosim
 
 
 def as_credit_hardware(network):
-    """The topology in credit mode with random_filter kernels (the hardware that exists today)."""
+    """The topology in credit mode with random_filter kernels that filter half the tokens."""
     nodes = tuple(replace(n, kernel="random_filter",
                           params={"rate": n.params.get("rate", 0.5 if n.kernel else 0.0), "seed": n.params.get("seed", 1)})
                   for n in network.nodes)
@@ -37,20 +38,40 @@ def check(network, root, **kw):
     assert run.passed, run.results.summary()
 
 
-@pytest.mark.parametrize("pause", [0.0, 0.4])
-@pytest.mark.parametrize("example", ["variance", "diamond", "blast"])
+PAUSES = [0.0, 0.4]
+MODES = ["credit", "nonpropagation", "propagation", "naive"]
+
+
+def in_mode(network, mode):
+    """``network`` in credit mode or in-band with dummy algorithm ``mode``, intervals "auto"."""
+    if mode == "credit":
+        return replace(network, mode="credit").with_edges(
+            replace(e, interval="auto", threshold="auto", control_capacity="auto") for e in network.edges)
+    return replace(network, mode="inband", dummy_algorithm=mode).with_edges(
+        replace(e, interval="auto") for e in network.edges)
+
+
+@pytest.mark.parametrize("pause", PAUSES)
+@pytest.mark.parametrize("mode", MODES)
+def test_variance_matches_model(mode, pause, examples, verilator_toolchain, cosim_build_root):
+    """The 000 Fig. 1 kernels: sparse 16-bit frames (70% zeros), one exact result per frame."""
+    check(in_mode(load_spec(examples / "variance.toml"), mode), cosim_build_root, computations=200, seed=5,
+          pause=pause, zeros=0.7, max_frame=24)
+
+
+@pytest.mark.parametrize("pause", PAUSES)
+@pytest.mark.parametrize("example", ["diamond", "blast"])
 def test_example_matches_model(example, pause, examples, verilator_toolchain, cosim_build_root):
     network = as_credit_hardware(load_spec(examples / f"{example}.toml"))
     check(network, cosim_build_root, computations=150, seed=7, pause=pause)
 
 
+@pytest.mark.parametrize("pause", PAUSES)
 @pytest.mark.parametrize("algorithm", ["nonpropagation", "propagation", "naive"])
 @pytest.mark.parametrize("example", ["diamond", "blast"])
-def test_inband_example_matches_model(example, algorithm, examples, verilator_toolchain, cosim_build_root):
-    network = load_spec(examples / f"{example}.toml")
-    network = replace(network, dummy_algorithm=algorithm).with_edges(
-        replace(e, interval="auto") for e in network.edges)
-    check(network, cosim_build_root, computations=150, seed=11, pause=0.4)
+def test_inband_example_matches_model(example, algorithm, pause, examples, verilator_toolchain, cosim_build_root):
+    check(in_mode(load_spec(examples / f"{example}.toml"), algorithm), cosim_build_root, computations=150, seed=11,
+          pause=pause)
 
 
 def random_network(seed):
