@@ -9,6 +9,7 @@ import pytest
 from cosim.toolchain import ToolchainError, find_toolchain, verilator_env
 from gen.cli import main
 
+
 def lint(path):
     try:
         find_toolchain()
