@@ -51,7 +51,10 @@ KERNELS: dict[str, dict[str, KernelParam]] = {
         "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
         "seed": KernelParam(int, 1, 0, None, "use a non-negative LFSR seed"),
     },
-    "variance_source": {},
+    "variance_source": {
+        "filter_zeros": KernelParam(int, 1, 0, 1, "use 1 to filter zero pixels (000 Fig. 1) or 0 to send every "
+                                    "pixel (the no-filtering baseline)"),
+    },
     "variance_mean": {},
     "variance_mean_sq": {},
     "variance_join": {},

@@ -100,14 +100,16 @@ class VarianceSource(wiring.Component):
     ----------
     outputs : int
     index_width : int
+    filter_zeros : int
+        0 sends zeros too (the no-filtering baseline).
 
     Members
     -------
     As :func:`kernel_signature` with one 16-bit input and 17-bit ``o_data``.
     """
 
-    def __init__(self, *, outputs, index_width=32):
-        self.outputs = outputs
+    def __init__(self, *, outputs, index_width=32, filter_zeros=1):
+        self.outputs, self.filter_zeros = outputs, filter_zeros
         super().__init__(kernel_signature(1, outputs, PIXEL_BITS, PIXEL_BITS + 1, index_width))
 
     def elaborate(self, platform):
@@ -115,7 +117,7 @@ class VarianceSource(wiring.Component):
         pixel = self.i_payloads[0]
         m.d.comb += [
             self.o_data.eq(Cat(pixel, self.i_last)),
-            self.o_emit.eq((self.i_last | pixel.any()).replicate(self.outputs)),
+            self.o_emit.eq((self.i_last | pixel.any() | (not self.filter_zeros)).replicate(self.outputs)),
         ]
         return m
 
@@ -197,7 +199,7 @@ def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_wi
         return RandomFilter(inputs=inputs, outputs=outputs, data_width=data_width, in_width=in_width,
                             index_width=index_width, seed=params.get("seed", 1), rate=params.get("rate", 0.0))
     if name == "variance_source":
-        return VarianceSource(outputs=outputs, index_width=index_width)
+        return VarianceSource(outputs=outputs, index_width=index_width, filter_zeros=params.get("filter_zeros", 1))
     if name in ("variance_mean", "variance_mean_sq"):
         return VarianceSum(squares=name == "variance_mean_sq", outputs=outputs, index_width=index_width)
     if name == "variance_join":

@@ -1,7 +1,8 @@
 """One SFDF node: receivers, join, kernel, senders (000 Alg. 3, 4 in credit mode; 002 Alg. 2, 5 in-band).
 
 A computation commits in one cycle when every output can take it (all-or-nothing emission) and the
-initiation interval ``ii`` has passed. A source takes one word per computation (index = words so far,
+initiation interval ``ii`` of the last *data* computation has passed: ``ii`` models the kernel's cost,
+and a null computation (dummies only, no kernel work) costs one cycle. A source takes one word per computation (index = words so far,
 from 1); ``last`` makes it send a frame end (payload: the frame number, from 0) after that word and
 ``eos`` ends its stream. A sink writes one beat per data token (kind 0), per user message (kind 1, the
 message payload in ``data``) and one at EOS (kind 2).
@@ -52,7 +53,7 @@ class SFDFNode(wiring.Component):
     word_width, out_width : int
         A source's input word bits; the kernel's output bits (a sink's beats).
     ii : int
-        Cycles per computation.
+        Cycles per data computation (a null computation takes one).
     index_width, data_width, payload_width : int
         Index bits; the network's payload width (``random_filter`` wraps at it); user message bits.
         Each edge's channel has the edge's own ``width``.
@@ -222,7 +223,7 @@ class SFDFNode(wiring.Component):
         with m.If(commit & eos_go):
             m.d.sync += done.eq(1)
         if self.ii > 1:
-            with m.If(commit & word_go):
+            with m.If(commit & word_go & data_comp):
                 m.d.sync += cooldown.eq(self.ii - 1)
             with m.Elif(cooldown != 0):
                 m.d.sync += cooldown.eq(cooldown - 1)

@@ -150,9 +150,11 @@ def variance_frames(seed, n_frames=5):
     return frames + [[0] * 5, [65535] * 9]
 
 
-@pytest.mark.parametrize("mode", ["credit", "inband"])
-def test_variance_network_matches_model(examples, mode):
+@pytest.mark.parametrize("mode, filter_zeros", [("credit", 1), ("inband", 1), ("credit", 0)])
+def test_variance_network_matches_model(examples, mode, filter_zeros):
     network = load_spec(examples / "variance.toml")
+    network = replace(network, nodes=tuple(replace(n, params={"filter_zeros": filter_zeros}) if n.name == "u" else n
+                                           for n in network.nodes))
     if mode == "inband":
         network = replace(network, mode="inband").with_edges(replace(e, interval="auto") for e in network.edges)
     network = resolve(network)

@@ -129,6 +129,16 @@ def test_means_and_join_build_the_result():
     assert unpack_variance(join.compute(6, 7 << 64 | 49, False)[0], 32) == (2, 7, 49)  # n from the indices
 
 
+def test_source_without_zero_filtering_sends_every_pixel(variance):
+    assert VarianceSource(0, 1, 32, filter_zeros=0).compute(1, 0, False) == (0, [True])
+    network = replace(variance, nodes=tuple(replace(n, params={"filter_zeros": 0}) if n.name == "u" else n
+                                            for n in variance.nodes))
+    frames = random_frames(11)
+    result = simulate(network, inputs={"u": frames}, seed=1)
+    check_results(result, frames)
+    assert result.per_edge["uw"]["data_tokens"] == sum(map(len, frames))
+
+
 @pytest.mark.parametrize("kernel, inputs", [("variance_mean", 2), ("variance_mean_sq", 2), ("variance_join", 1)])
 def test_result_kernels_check_their_inputs(kernel, inputs):
     with pytest.raises(ValueError, match="needs"):

@@ -546,8 +546,14 @@ def test_random_filter_integer_rate_is_float():
     assert dict(params) == {"rate": 1.0, "seed": 7} and isinstance(params["rate"], float)
 
 
-def test_variance_kernels_take_no_params():
-    assert all(KERNELS[k] == {} for k in ("variance_source", "variance_mean", "variance_mean_sq", "variance_join"))
+def test_variance_kernel_params():
+    assert all(KERNELS[k] == {} for k in ("variance_mean", "variance_mean_sq", "variance_join"))
+    assert list(KERNELS["variance_source"]) == ["filter_zeros"]
+    params = parse_spec(with_node('kernel = "variance_source"\nparams = { filter_zeros = 0 }')).nodes[0].params
+    assert dict(params) == {"filter_zeros": 0}
+    check_node('kernel = "variance_source"\nparams = { filter_zeros = 2 }',
+               't.toml:7: node "u".params.filter_zeros: must be an integer in 0..1, not 2; use 1 to filter zero '
+               "pixels (000 Fig. 1) or 0 to send every pixel (the no-filtering baseline)")
 
 
 def test_single_node_without_edges():

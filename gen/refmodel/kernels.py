@@ -141,18 +141,20 @@ class VarianceSource(RandomFilter):
     after a join learns of a frame end only after computing the frame's last index (credit: before
     the next computation; in-band: after it), too late to emit there, so the mark rides on the data.
     Without frames every zero word is filtered. Words must be unsigned 16-bit pixels (else
-    ``ValueError``: the hardware port has 16 bits).
+    ``ValueError``: the hardware port has 16 bits). ``filter_zeros = 0`` sends every pixel: the
+    no-filtering baseline of the 000 Fig. 4 experiment.
     """
 
-    __slots__ = ()
+    __slots__ = ("keep_zeros",)
 
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32, filter_zeros: int = 1):
         super().__init__(inputs, outputs, PIXEL_BITS + 1)
+        self.keep_zeros = not filter_zeros
 
     def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
         if not 0 <= payload < 1 << PIXEL_BITS:
             raise ValueError(f"variance_source words must be unsigned {PIXEL_BITS}-bit pixels, not {payload}")
-        return payload | last << PIXEL_BITS, [last or payload != 0] * len(self.states)
+        return payload | last << PIXEL_BITS, [last or payload != 0 or self.keep_zeros] * len(self.states)
 
 
 class _VarianceSum(_ControlBarrier):
