@@ -1,17 +1,22 @@
 """Throughput of the generated RTL on Verilator (cocotb): tokens per cycle against the credit threshold T,
-control messages per data token, per-channel rates of the variance topology without filtering, and the
-simulated cycles per second of the cocotb bench.
+control messages per data token, per-channel rates of the variance topology without filtering, the
+000 Fig. 4 experiment, and the simulated cycles per second of the cocotb bench.
 
-Target (issue 3): >= 0.98 tokens per cycle per channel with no filtering and auto T. Writes
-bench/out/throughput.json and bench/out/throughput.png.
+Target (issue 3): >= 0.98 tokens per cycle per channel with no filtering and auto T. The Fig. 4
+experiment runs the variance network (000 Fig. 1) on 32x32 frames with 10..90% zeros, the
+mean-of-squares node ``w`` at ``ii = 4`` as the bottleneck, in frames per 1,000 cycles for: Filter
+(auto heartbeats), NoFilter (the paper's stand-in, heartbeat 0 on every edge), and Unfiltered (a
+source that sends its zeros: ``filter_zeros = 0``), each with and without output buffers. Writes
+bench/out/throughput.json, throughput.png and fig4.png.
 
-    python bench/throughput.py [--words 2000] [--capacity 16]
+    python bench/throughput.py [--words 2000] [--capacity 16] [--frames 6]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 from pathlib import Path
 
@@ -38,22 +43,31 @@ threshold = {t}
 """
 
 
-def measure(network, words, build_dir):
-    """Run ``network`` with one frame of ``words`` words per source; return the throughput figures."""
+def run_measurement(network, inputs, build_dir, folder_name=None):
+    """Run ``network`` on ``inputs`` (frames per source) under :mod:`cosim.throughput_tests`.
+
+    Returns the raw figures and the generated Verilog's path.
+    """
     report = check(network)
     resolved = report.network
-    folder = build_dir / resolved.name
+    folder = build_dir / (folder_name or resolved.name)
     v_path, j_path = generate(network, folder, report=report)
+    words = sum(len(f) for frames in inputs.values() for f in frames)
     config = {
-        "manifest": json.loads(j_path.read_text()), "seed": 1, "pause": 0.0,
-        "inputs": {s: [random_words(1, s, words)] for s in resolved.sources},
+        "manifest": json.loads(j_path.read_text()), "seed": 1, "pause": 0.0, "inputs": inputs,
         "watchdog_cycles": watchdog_cycles(resolved, 0.0), "max_cycles": 20 * words,
         "result_path": str((folder / "throughput.json").resolve()),
     }
     results = run_tests(resolved.name, v_path, config, folder / "throughput_config.json", TESTS, build_dir,
                         timeout_s=900)
     assert results.passed, results.summary()
-    raw = json.loads((folder / "throughput.json").read_text())
+    return json.loads((folder / "throughput.json").read_text()), v_path
+
+
+def measure(network, words, build_dir):
+    """Run ``network`` with one frame of ``words`` words per source; return the throughput figures."""
+    resolved = check(network).network
+    raw, _ = run_measurement(network, {s: [random_words(1, s, words)] for s in resolved.sources}, build_dir)
     rates = {}
     for sink, cycles in raw["sink_beat_cycles"].items():
         rates[sink] = (len(cycles) - 1) / (cycles[-1] - cycles[0]) if len(cycles) > 1 else None
@@ -67,14 +81,97 @@ def measure(network, words, build_dir):
     }
 
 
+def sparse_frames(rng, count, zeros, size=32 * 32):
+    """``count`` VERITAS-like frames: ``size`` 16-bit pixels, each zero with probability ``zeros``."""
+    return [[0 if rng.random() < zeros else rng.randrange(1, 1 << 16) for _ in range(size)] for _ in range(count)]
+
+
+#: 000 Fig. 4's configurations: name -> (edge lines, source params) added to examples/variance.toml.
+FIG4_CONFIGS = {
+    "Filter": ("", ""),
+    "NoFilter": ("interval = 0\n", ""),
+    "Unfiltered": ("", "params = { filter_zeros = 0 }\n"),
+}
+ZEROS = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def fig4_spec(config: str, output_buffer: int) -> str:
+    """examples/variance.toml with ``w`` at ``ii = 4`` and the configuration's edges and source."""
+    edge, source = FIG4_CONFIGS[config]
+    if output_buffer:
+        edge += f"output_buffer = {output_buffer}\n"
+    text = (ROOT / "examples" / "variance.toml").read_text()
+    text = text.replace('kernel = "variance_mean_sq"\n', 'kernel = "variance_mean_sq"\nii = 4\n')
+    text = text.replace('kernel = "variance_source"\n', f'kernel = "variance_source"\n{source}')
+    return text.replace("capacity = 32\n", f"capacity = 32\n{edge}")
+
+
+def fig4(build_dir, frames_per_run, output_buffer=16):
+    """The 000 Fig. 4 experiment in RTL: frames per 1,000 cycles for each configuration and sparsity.
+
+    Steady state: (results - 1) over the cycles from the first frame's result to the last one's.
+    Output buffers in credit mode flush with every credit message, the only thing that lets the
+    receiver take data, so they change no cycle; the generator emits the same Verilog, which is
+    checked here (byte for byte) rather than simulated twice.
+    """
+    rows = []
+    for config in FIG4_CONFIGS:
+        plain = parse_spec(fig4_spec(config, 0), f"fig4_{config}.toml")
+        with_ob = parse_spec(fig4_spec(config, output_buffer), f"fig4_{config}_ob.toml")
+        ob_folder = build_dir / f"fig4_{config}_ob"
+        ob_v, _ = generate(with_ob, ob_folder)
+        for zeros in ZEROS:
+            frames = sparse_frames(random.Random(f"fig4:{zeros}"), frames_per_run, zeros)
+            raw, v_path = run_measurement(plain, {"u": frames}, build_dir, f"fig4_{config}")
+            assert ob_v.read_bytes() == v_path.read_bytes(), "credit-mode output buffers changed the RTL"
+            beats = raw["sink_beat_cycles"]["x"]
+            assert len(beats) == frames_per_run, beats
+            rate = 1000 * (len(beats) - 1) / (beats[-1] - beats[0])
+            row = {"config": config, "zeros": zeros, "frames_per_kcycle": rate, "cycles": raw["cycles"],
+                   "cycles_per_s": raw["cycles_per_s"], "control_pushes": raw["control_pushes"],
+                   "data_tokens": raw["data_tokens"]}
+            rows.append(row)
+            rows.append({**row, "config": f"{config}_OB", "output_buffer": output_buffer})
+            print(f"Fig. 4 {config:10s} {zeros:.0%} zeros: {rate:.3f} frames per 1,000 cycles "
+                  f"(same with |q|_o = {output_buffer}); w computed {raw['data_tokens']['uw']} tokens, "
+                  f"cocotb {raw['cycles_per_s']:.0f} cycles/s")
+    return rows
+
+
+def plot_fig4(rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k, config in enumerate(FIG4_CONFIGS):
+        pts = [r for r in rows if r["config"] == config]
+        ax.plot([100 * r["zeros"] for r in pts], [r["frames_per_kcycle"] for r in pts], "os^"[k] + "-",
+                label=f"{config} (= {config}_OB)")
+    ax.set_xlabel("zero pixels (%)")
+    ax.set_ylabel("frames per 1,000 cycles")
+    ax.set_title("000 Fig. 4 in RTL: variance network, 32x32 frames, w at ii = 4")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(OUT / "fig4.png", dpi=120)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--words", type=int, default=2000)
     ap.add_argument("--capacity", type=int, default=16)
+    ap.add_argument("--frames", type=int, default=6, help="32x32 frames per Fig. 4 run")
+    ap.add_argument("--only-fig4", action="store_true")
     ap.add_argument("--build-dir", default=str(ROOT / "build" / "bench"))
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     build_dir = Path(args.build_dir)
+    fig4_rows = fig4(build_dir, args.frames)
+    plot_fig4(fig4_rows)
+    if args.only_fig4:
+        (OUT / "fig4.json").write_text(json.dumps(fig4_rows, indent=2))
+        return
     q = args.capacity
     curve = []
     for t in sorted({0, 1, 2, 4, q // 2, q - 4, q - 3, q - 2, q - 1}):
@@ -92,9 +189,10 @@ def main(argv=None):
           f"{variance['sink_tokens_per_cycle']['x']:.3f} tokens/cycle; per channel "
           + ", ".join(f"{e} {r:.3f}" for e, r in variance["channel_tokens_per_cycle"].items())
           + f" (first to last token); cocotb {variance['cycles_per_s']:.0f} cycles/s")
-    (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "variance": variance}, indent=2))
+    (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "variance": variance,
+                                                     "fig4": fig4_rows}, indent=2))
     plot(curve, q)
-    print(f"wrote {OUT / 'throughput.json'} and {OUT / 'throughput.png'}")
+    print(f"wrote {OUT / 'throughput.json'}, {OUT / 'throughput.png'} and {OUT / 'fig4.png'}")
 
 
 def plot(curve, q):
