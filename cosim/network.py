@@ -37,6 +37,7 @@ class CosimRun:
     safe: bool
     model_deadlocked: bool
     blocking_cycle: list
+    model_states: dict
     results: RunResults
     folder: Path
 
@@ -87,27 +88,33 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
 
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
                 build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8,
-                inputs: dict[str, list[list[int]]] | None = None, zeros: float = 0.0, report=None) -> CosimRun:
+                inputs: dict[str, list[list[int]]] | None = None, zeros: float = 0.0,
+                flush_after: dict[str, int] | None = None, report=None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).
 
     ``pause``: probability that a source or sink driver idles or back-pressures in a cycle (0: none).
     ``max_frame``: longest frame; frame ends carry credits, so long frames let credit-starved
     configurations (000 Fig. 3) show their deadlock. ``inputs``: explicit frames per source instead;
     ``zeros``: the fraction of zero words in the generated ones (:func:`stimulus`).
+    ``flush_after``: an adversarial flush (003 Fig. 2): edge -> index; the sender's output buffer is
+    flushed right after it pushes that index, in the model (its flush oracle) and in RTL (the
+    verification-only ``flush_<edge>`` port, pulsed the next cycle).
     ``report``: the :func:`gen.analysis.check` report of ``network`` when the caller has it already.
     """
     report = report or check(network)
     resolved = report.network
     folder = Path(build_dir) / resolved.name
-    v_path, j_path = generate(network, folder, allow_unsafe=True, report=report)
+    flush_after = flush_after or {}
+    v_path, j_path = generate(network, folder, allow_unsafe=True, report=report, flush_ports=bool(flush_after))
     inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
-    expected = simulate(resolved, inputs=inputs, seed=seed)
+    oracle = (lambda edge, hidden, index: flush_after.get(edge) == index) if flush_after else None
+    expected = simulate(resolved, inputs=inputs, seed=seed, flush_oracle=oracle)
     config = {
         "manifest": json.loads(j_path.read_text()), "inputs": inputs, "seed": seed, "pause": pause,
         "expected": {sink: [list(ev) for ev in log] for sink, log in expected.outputs.items()},
-        "watchdog_cycles": watchdog_cycles(resolved, pause),
+        "watchdog_cycles": watchdog_cycles(resolved, pause), "flush_after": flush_after,
     }
     results = run_tests(resolved.name, v_path, config, folder / f"{resolved.name}_cosim.json", TESTS,
                         build_dir, waves=waves, timeout_s=timeout_s, seed=seed)
     return CosimRun(resolved, report.deadlock_free, expected.deadlocked, list(expected.blocking_cycle),
-                    results, folder)
+                    dict(expected.channel_states), results, folder)

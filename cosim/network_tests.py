@@ -15,7 +15,7 @@ from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from cosim.axis import AxisBus, AxisSink, AxisSource
 from cosim.scoreboard import Scoreboard, Token
@@ -80,8 +80,32 @@ class NetworkBench:
     async def start(self) -> None:
         cocotb.start_soon(Clock(self.dut.clk, 10, unit="ns").start())
         self.dut.rst.value = 1
+        for port in self.config["manifest"].get("flush_ports", {}).values():
+            getattr(self.dut, port).value = 0
         await ClockCycles(self.dut.clk, 3)
         self.dut.rst.value = 0
+        for edge, index in self.config.get("flush_after", {}).items():
+            cocotb.start_soon(self.flush_after(edge, index))
+
+    async def flush_after(self, edge: str, index: int) -> None:
+        """Pulse ``flush_<edge>`` in the cycle after the sender pushed ``index`` (003 Fig. 2's adversary).
+
+        The port flushes the tokens pushed before its cycle (:class:`hdl.inband.InbandSender`), so this
+        is the model's flush oracle firing right after that push.
+        """
+        channel, _ = self.channels[edge]
+        port = getattr(self.dut, self.config["manifest"]["flush_ports"][edge])
+        mask = (1 << self.index_width) - 1  # the token's index is its lowest field
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            pushed = int(channel.i_stream__valid.value) and int(channel.i_stream__ready.value)
+            if pushed and int(channel.i_stream__payload.value) & mask == index:
+                break
+        await RisingEdge(self.dut.clk)
+        port.value = 1
+        await RisingEdge(self.dut.clk)
+        port.value = 0
 
     def feed(self) -> None:
         """Every source's frames; ``tuser[0]`` marks the stream's last word (end of stream)."""

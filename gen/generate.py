@@ -77,13 +77,17 @@ def build_manifest(network, top) -> dict:
         "index_width": iw, "data_width": dw, "payload_width": PAYLOAD_WIDTH,
         "beat_kinds": {"data": 0, "message": 1, "eos": 2},
         "ports": ports, "nodes": nodes, "edges": edges,
+        "flush_ports": {e: f"flush_{e}" for e in top.flush_edges},
     }
 
 
-def generate(network, outdir, allow_unsafe: bool = False, report=None) -> tuple[Path, Path]:
+def generate(network, outdir, allow_unsafe: bool = False, report=None,
+             flush_ports: bool = False) -> tuple[Path, Path]:
     """Write ``<outdir>/<name>.v`` and ``<outdir>/<name>.json``; refuse an unsafe network.
 
     ``report``: the :func:`gen.analysis.check` report of ``network`` when the caller has it already.
+    ``flush_ports``: verification only, a ``flush_<edge>`` input per in-band output buffer
+    (:class:`hdl.top.NetworkTop`), listed in the manifest's ``flush_ports``.
 
     Raises
     ------
@@ -100,7 +104,7 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None) -> tuple[
         raise UnsafeNetwork(report)
     resolved = report.network
     _check_ports(resolved)
-    top = NetworkTop(resolved)
+    top = NetworkTop(resolved, flush_ports=flush_ports)
     verilog = axis_verilog(top, name=resolved.name, emit_src=False)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)

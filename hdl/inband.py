@@ -74,6 +74,10 @@ class InbandSender(wiring.Component):
         them).
     propagate_mask : int or None
         Inputs in ``q``'s biconnected component (bit ``k``: input ``k``); None: all.
+    flushable : bool
+        Verification only: add ``i_flush`` (when ``|q|_o > 1``), a spontaneous flush such as 003 allows
+        at any time (its Fig. 2 deadlock needs one). It makes every token pushed *before* this cycle
+        visible.
 
     Members
     -------
@@ -85,10 +89,12 @@ class InbandSender(wiring.Component):
         To the channel.
     o_flushed : Out(flushed_width(capacity))
         Tokens made visible so far, modulo ``2 ** flushed_width(capacity)`` (registered).
+    i_flush : In(1)
+        With ``flushable``: flush now (see above).
     """
 
     def __init__(self, *, capacity, output_buffer, interval, algorithm, index_width, data_width, payload_width,
-                 inputs=1, propagate_mask=None):
+                 inputs=1, propagate_mask=None, flushable=False):
         check_integer("Capacity", capacity, 1)
         check_integer("Index width", index_width, 1)
         if not isinstance(output_buffer, int) or isinstance(output_buffer, bool) \
@@ -109,12 +115,16 @@ class InbandSender(wiring.Component):
             raise ValueError(f"Propagate mask must select among {inputs} inputs, not {propagate_mask:#b}")
         self.capacity, self.output_buffer, self.interval = capacity, output_buffer, interval
         self.algorithm, self.index_width, self.propagate_mask = algorithm, index_width, propagate_mask
-        super().__init__({
+        self.flushable = flushable and output_buffer > 1
+        members = {
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width))),
             "i_dummy_in": In(inputs),
             "o_token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
             "o_flushed": Out(flushed_width(capacity)),
-        })
+        }
+        if self.flushable:
+            members["i_flush"] = In(1)
+        super().__init__(members)
 
     def _gap(self, index, last):
         """``i - LastOutputIndex_q >= [q]`` in serial arithmetic (002 Alg. 2, 5)."""
@@ -168,7 +178,8 @@ class InbandSender(wiring.Component):
             token.msg.eq(comp.msg),
         ]
 
-        with m.If(self.i_comp.valid & self.i_comp.ready):
+        commit = self.i_comp.valid & self.i_comp.ready
+        with m.If(commit):
             with m.If(push & flush):
                 m.d.sync += self.o_flushed.eq(self.o_flushed + hidden + 1)
                 if ob > 1:
@@ -178,7 +189,23 @@ class InbandSender(wiring.Component):
                     m.d.sync += hidden.eq(hidden + 1)
             with m.If(set_last):
                 m.d.sync += last.eq(comp.index)
+        if self.flushable:
+            self._spontaneous_flush(m, commit & push, commit & push & flush, hidden, last, comp.index)
         return m
+
+    def _spontaneous_flush(self, m, pushed, flushed, hidden, last, index):
+        """``i_flush``: the tokens hidden before this cycle become visible; one pushed now stays hidden.
+
+        Non-Propagation and Naive track visibility (``LastOutputIndex_q`` = the newest visible index),
+        so the sender remembers the index of its newest push.
+        """
+        newest = Signal(self.index_width)
+        with m.If(pushed):
+            m.d.sync += newest.eq(index)
+        with m.If(self.i_flush & ~flushed & (hidden != 0)):
+            m.d.sync += [self.o_flushed.eq(self.o_flushed + hidden), hidden.eq(pushed)]
+            if self.algorithm != "propagation":
+                m.d.sync += last.eq(newest)
 
 
 class InbandReceiver(wiring.Component):

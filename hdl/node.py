@@ -45,6 +45,9 @@ class SFDFNode(wiring.Component):
         In-band dummy algorithm.
     components : Mapping[str, int] or None
         Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
+    flushable : bool
+        Verification only: an ``out<j>_flush`` input per in-band output with an output buffer
+        (:class:`hdl.inband.InbandSender`).
     kernel : str or None
     params : Mapping
         The kernel's spec name and parameters (:func:`hdl.kernels.make_kernel`).
@@ -76,7 +79,7 @@ class SFDFNode(wiring.Component):
 
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
                  params=None, shifts=None, word_width=None, out_width=None, mode="credit",
-                 algorithm="nonpropagation", components=None):
+                 algorithm="nonpropagation", components=None, flushable=False):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
@@ -87,6 +90,7 @@ class SFDFNode(wiring.Component):
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
+        self.flushable = flushable
         members = {}
         for k, e in enumerate(self.in_edges):
             if mode == "inband":
@@ -102,6 +106,8 @@ class SFDFNode(wiring.Component):
                 members[f"out{j}_token"] = Out(stream.Signature(inband_token_layout(index_width, e.width,
                                                                                     payload_width)))
                 members[f"out{j}_flushed"] = Out(flushed_width(e.capacity))
+                if flushable and e.output_buffer > 1:
+                    members[f"out{j}_flush"] = In(1)
                 continue
             members[f"out{j}_data"] = Out(stream.Signature(data_layout(index_width, e.width)))
             members[f"out{j}_ctrl"] = Out(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
@@ -237,7 +243,10 @@ class SFDFNode(wiring.Component):
             tx = m.submodules[f"tx{j}"] = InbandSender(
                 capacity=e.capacity, output_buffer=e.output_buffer, interval=e.interval, algorithm=self.algorithm,
                 index_width=self.iw, data_width=e.width, payload_width=self.pw, inputs=inputs,
-                propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0)
+                propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0,
+                flushable=self.flushable)
+            if tx.flushable:
+                m.d.comb += tx.i_flush.eq(getattr(self, f"out{j}_flush"))
             wiring.connect(m, tx.o_token, wiring.flipped(getattr(self, f"out{j}_token")))
             m.d.comb += getattr(self, f"out{j}_flushed").eq(tx.o_flushed)
             for k, flag in enumerate(self._dummy_heads):

@@ -50,13 +50,22 @@ class NetworkTop(wiring.Component):
         Becomes ``s_axis_<source>_*`` in Verilog (:func:`word_width`).
     <sink> : Out(AxisSignature(result_width, index_width + 2))
         Becomes ``m_axis_<sink>_*`` (:func:`result_width`).
+    flush_<edge> : In(1)
+        Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
+        buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
     """
 
-    def __init__(self, network):
+    def __init__(self, network, flush_ports=False):
         self.network = network
+        self.flush_edges = [e.name for e in network.edges if flush_ports and network.mode == "inband"
+                            and e.output_buffer > 1]
         members = {s: In(AxisSignature(word_width(network, s), 1)) for s in network.sources}
         members.update({s: Out(AxisSignature(result_width(network, s), network.index_width + 2))
                         for s in network.sinks})
+        for name in self.flush_edges:
+            if f"flush_{name}" in members:
+                raise ValueError(f"Node name flush_{name} collides with the flush port of edge {name}")
+            members[f"flush_{name}"] = In(1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -73,7 +82,7 @@ class NetworkTop(wiring.Component):
                 shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
                 index_width=iw, data_width=dw, payload_width=PAYLOAD_WIDTH, mode=net.mode,
-                algorithm=net.dummy_algorithm, components=components)
+                algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges))
         for e in net.edges:
             src, dst = nodes[e.src], nodes[e.dst]
             j = net.out_edges(e.src).index(e)
@@ -84,6 +93,8 @@ class NetworkTop(wiring.Component):
                 wiring.connect(m, getattr(src, f"out{j}_token"), q.i_stream)
                 wiring.connect(m, q.o_stream, getattr(dst, f"in{k}_token"))
                 m.d.comb += getattr(dst, f"in{k}_flushed").eq(getattr(src, f"out{j}_flushed"))
+                if e.name in self.flush_edges:
+                    m.d.comb += getattr(src, f"out{j}_flush").eq(getattr(self, f"flush_{e.name}"))
                 continue
             dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, e.width), e.capacity)
             cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, PAYLOAD_WIDTH),

@@ -342,3 +342,36 @@ def test_sender_checks_parameters():
         with pytest.raises(TypeError, match="Capacity must be an integer >= 1, not 0"):
             InbandReceiver(capacity=0, index_width=8, data_width=8, payload_width=8)
         gc.collect()
+
+
+@pytest.mark.parametrize("algorithm", ["nonpropagation", "propagation"])
+def test_spontaneous_flush_shows_earlier_tokens_only(algorithm):
+    """``i_flush`` (verification, 003 Fig. 2): tokens pushed before the cycle become visible, not the
+    one pushed with it; a full output buffer still flushes by itself."""
+    tx = InbandSender(capacity=8, output_buffer=4, interval=None, algorithm=algorithm, index_width=8,
+                      data_width=DW, payload_width=PW, flushable=True)
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(tx.o_token.ready, 1)
+        # (push this cycle?, flush this cycle?) -> o_flushed after the edge
+        for push, flush in [(1, 0), (1, 0), (1, 1), (0, 1), (0, 1), (1, 0), (1, 0), (1, 0), (1, 0)]:
+            index = len(seen) + 1
+            ctx.set(tx.i_comp.valid, push)
+            ctx.set(tx.i_comp.payload, {"index": index, "emit": 1, "data": index})
+            ctx.set(tx.i_flush, flush)
+            await ctx.tick()
+            seen.append(ctx.get(tx.o_flushed))
+
+    sim = Simulator(tx)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [0, 0, 2, 3, 3, 3, 3, 3, 7]
+    with warnings.catch_warnings():  # never elaborated, by design
+        warnings.simplefilter("ignore")
+        plain = InbandSender(capacity=8, output_buffer=1, interval=None, algorithm=algorithm, index_width=8,
+                             data_width=DW, payload_width=PW, flushable=True)
+        assert "i_flush" not in plain.signature.members  # no output buffer, nothing to flush
+        del plain
+        gc.collect()

@@ -104,3 +104,28 @@ def test_fig3_deadlocks_where_the_model_says(examples, verilator_toolchain, cosi
     full = sorted(name.split()[0] for name, level in levels.items()
                   if int(level) == network.edge_by_name[name.split()[0]].capacity)
     assert full == ["uv", "vx"], levels  # the counterblockwise channels of the model's blocking cycle
+
+
+def test_ob_fig2_deadlocks_where_the_model_says(examples, verilator_toolchain, cosim_build_root):
+    """003 Fig. 2: u flushes uw's output buffer right after index 4 (an adversarial flush), then both
+    long-branch buffers hide what x needs. RTL and model deadlock on the same cycle: the short branch
+    (uv, vx) full, every token on the long branch (uw, wx) hidden. The model's counts on the long branch
+    are one higher: its nodes take a token before knowing the output has room, the RTL's emit all or
+    nothing."""
+    network = load_spec(examples / "ob_fig2.toml")
+    run = run_network(network, build_dir=cosim_build_root, computations=100, seed=1, pause=0.0, max_frame=100,
+                      flush_after={"uw": 4})
+    assert run.model_deadlocked and sorted(run.blocking_cycle) == ["uv", "uw", "vx", "wx"]
+    assert not run.passed
+    (message,) = [run.results.tests[name].message for name in run.results.failed]
+    assert "deadlock after" in message
+    levels = dict(re.findall(r"^\s+(\w+(?: data| beats out))\s+(\d+)$", message, re.MULTILINE))
+    states = run.model_states
+    for edge in ("uv", "vx"):  # counterblockwise: full in both
+        assert int(levels[f"{edge} data"]) == states[edge]["data"] == 4, (levels, states)
+    for edge in ("uw", "wx"):  # blockwise: all hidden in the model; in RTL w and x would otherwise compute
+        assert states[edge]["hidden"] == states[edge]["data"] > 0, states
+        assert 0 < int(levels[f"{edge} data"]) <= states[edge]["data"], (levels, states)
+    assert levels["x beats out"] == "0"
+    # Without the early flush, the same RTL completes (the forced flushes alone never deadlock here).
+    check(network, cosim_build_root, computations=100, seed=1, pause=0.0, max_frame=100)
