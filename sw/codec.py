@@ -1,0 +1,369 @@
+"""The frame codec (DESIGN.md, Host side): frames to AXI4-Stream words, sink beats to results, and the byte
+framing that the simulated device and a serial board link share. It reads only the manifest.
+
+Words. A frame is a non-empty sequence of unsigned integers that fit the source port's ``tdata``; it
+becomes one AXI4-Stream packet: one word per pixel, ``tlast`` on the last (:meth:`Codec.axis_words`).
+``tuser[0]`` ends the stream and is set only on the last word of the last frame, when asked.
+
+Beats. A sink beat is ``(tdata, tuser, tlast)`` with ``tuser = {kind, index}`` at the positions of the
+port's ``tuser_fields``; kinds come from the manifest's ``beat_kinds`` (data, message = frame end with the
+frame number mod ``2^payload_width`` in ``tdata``, eos). A data beat's ``tdata`` splits into the port's
+``fields`` (the variance network: ``n``, ``sum``, ``sum_sq``; other specs: ``data``).
+
+Bytes (little-endian throughout; CRC-32 of zlib over everything before it):
+
+    frame packet   "SF" | u8 version | u8 flags (bit 0: end of stream) | u8 source port | u64 frame id
+                   | u32 count | count words of ceil(tdata_width / 8) bytes | u32 crc
+    beats packet   "SB" | u8 version | u8 0 | u8 sink port | u32 count
+                   | count beats of ceil(tdata_width / 8) + ceil(tuser_width / 8) + 1 (tlast) bytes | u32 crc
+
+Ports are numbered by their position among the manifest's ``in`` (sources) or ``out`` (sinks) ports.
+:func:`read_packet` takes packets off the front of a byte stream, for a serial link.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "BEATS_MAGIC", "FRAME_MAGIC", "VERSION", "Beat", "Codec", "Field", "FrameError", "FramePacket",
+    "FramingError", "Port", "read_packet",
+]
+
+FRAME_MAGIC = b"SF"
+BEATS_MAGIC = b"SB"
+#: Version byte of both packet kinds.
+VERSION = 1
+_FRAME_HEADER = struct.Struct("<2sBBBQI")  # magic, version, flags, port, frame id, count
+_BEATS_HEADER = struct.Struct("<2sBBBI")   # magic, version, 0, port, count
+_CRC = struct.Struct("<I")
+#: Frame packet flag: the stream ends after this frame (``tuser[0]`` on its last word).
+END_OF_STREAM = 1
+
+
+class FrameError(ValueError):
+    """A frame that cannot be sent: empty, or a pixel that does not fit the port; names the frame."""
+
+
+class FramingError(ValueError):
+    """Bytes that are not a valid packet (magic, version, port, length or CRC)."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """Bits ``[lsb, lsb + width)`` of a value, named (a manifest ``fields`` or ``tuser_fields`` entry)."""
+
+    name: str
+    lsb: int
+    width: int
+
+    def get(self, value: int) -> int:
+        """This field of ``value``."""
+        return (value >> self.lsb) & ((1 << self.width) - 1)
+
+
+@dataclass(frozen=True)
+class Port:
+    """An AXI4-Stream port of the manifest (``ports`` entry); ``number``: its position among its direction."""
+
+    name: str
+    node: str
+    direction: str
+    number: int
+    tdata_width: int
+    tuser_width: int
+    tlast: bool
+    fields: tuple[Field, ...]
+    tuser_fields: tuple[Field, ...]
+
+    @property
+    def tdata_bytes(self) -> int:
+        return (self.tdata_width + 7) // 8
+
+    @property
+    def tuser_bytes(self) -> int:
+        return (self.tuser_width + 7) // 8
+
+    @property
+    def beat_bytes(self) -> int:
+        """One beat in a beats packet: tdata, tuser, tlast byte."""
+        return self.tdata_bytes + self.tuser_bytes + 1
+
+    def tuser_field(self, name: str) -> Field:
+        for f in self.tuser_fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"port {self.name} has no tuser field {name!r}")
+
+
+class Beat(NamedTuple):
+    """A decoded sink beat: ``kind`` is ``"data"``, ``"message"`` or ``"eos"``; ``fields`` of a data beat
+    by the port's ``fields``; ``frame`` of a message beat: its payload (frame number mod ``2^payload_width``)."""
+
+    sink: str
+    kind: str
+    index: int
+    tdata: int
+    tlast: bool
+    fields: Mapping[str, int] = {}
+    frame: int | None = None
+
+
+class FramePacket(NamedTuple):
+    """A decoded frame packet."""
+
+    port: Port
+    frame_id: int
+    words: bytes  # count words, tdata_bytes each, little-endian
+    count: int
+    end_of_stream: bool
+
+    def values(self) -> list[int]:
+        """The words as integers."""
+        size = self.port.tdata_bytes
+        return [int.from_bytes(self.words[i:i + size], "little") for i in range(0, len(self.words), size)]
+
+
+@dataclass
+class Codec:
+    """Everything the host needs to talk to one generated network, from its manifest (a dict).
+
+    Members
+    -------
+    name : str
+    sources, sinks : tuple of Port
+        The manifest's ``in`` and ``out`` ports, in manifest order.
+    index_width, payload_width : int
+    kinds : dict of int to str
+        ``beat_kinds`` inverted.
+    """
+
+    manifest: Mapping
+    name: str = field(init=False)
+    sources: tuple[Port, ...] = field(init=False)
+    sinks: tuple[Port, ...] = field(init=False)
+    index_width: int = field(init=False)
+    payload_width: int = field(init=False)
+    kinds: dict[int, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        m = self.manifest
+        self.name = m["name"]
+        self.index_width, self.payload_width = m["index_width"], m.get("payload_width", 16)
+        self.kinds = {int(code): kind for kind, code in m["beat_kinds"].items()}
+        ports = {"in": [], "out": []}
+        for entry in m["ports"]:
+            group = ports[entry["direction"]]
+            group.append(Port(entry["name"], entry["node"], entry["direction"], len(group), entry["tdata_width"],
+                              entry["tuser_width"], bool(entry.get("tlast", True)),
+                              tuple(Field(f["name"], f["lsb"], f["width"]) for f in entry.get("fields", ())),
+                              tuple(Field(f["name"], f["lsb"], f["width"]) for f in entry.get("tuser_fields", ()))))
+        self.sources, self.sinks = tuple(ports["in"]), tuple(ports["out"])
+        if not self.sources or not self.sinks:
+            raise ValueError(f"manifest {self.name!r}: needs a source and a sink port")
+
+    # -- ports -----------------------------------------------------------------------------------
+    def source(self, port: str | int | None = None) -> Port:
+        """A source port by node name, port name or number; ``None``: the only one."""
+        return _find(self.sources, port, "source", self.name)
+
+    def sink(self, port: str | int | None = None) -> Port:
+        """A sink port by node name, port name or number; ``None``: the only one."""
+        return _find(self.sinks, port, "sink", self.name)
+
+    # -- frames ----------------------------------------------------------------------------------
+    def frame_words(self, pixels: Sequence[int] | np.ndarray, port: str | int | None = None,
+                    frame_id: object = None) -> bytes:
+        """The words of one frame, ``tdata_bytes`` each, little-endian.
+
+        Raises
+        ------
+        FrameError
+            The frame is empty, or a pixel is negative, not an integer or too wide for ``tdata``.
+        """
+        p = self.source(port)
+        label = f"frame {frame_id!r}" if frame_id is not None else "frame"
+        array = np.asarray(pixels)
+        if array.ndim != 1 or array.size == 0:
+            raise FrameError(f"{label}: a frame is a non-empty sequence of pixels (got shape {array.shape}) "
+                             f"for port {p.name}")
+        if p.tdata_width <= 64 and array.dtype.kind in "iu":
+            if array.dtype.kind == "i" and (array < 0).any():
+                bad = int(np.flatnonzero(array < 0)[0])
+                raise FrameError(f"{label}: pixel {bad} is {int(array[bad])}, negative; {p.name} takes unsigned "
+                                 f"{p.tdata_width}-bit words")
+            wide = array.astype(np.uint64)
+            if p.tdata_width < 64 and (wide >> np.uint64(p.tdata_width)).any():
+                bad = int(np.flatnonzero(wide >> np.uint64(p.tdata_width))[0])
+                raise FrameError(f"{label}: pixel {bad} is {int(wide[bad])}, wider than {p.tdata_width} bits "
+                                 f"(0..{(1 << p.tdata_width) - 1}) for {p.name}")
+            return wide.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :p.tdata_bytes].tobytes()
+        out = bytearray()
+        for position, pixel in enumerate(array.tolist()):
+            if not isinstance(pixel, int) or isinstance(pixel, bool) or not 0 <= pixel < 1 << p.tdata_width:
+                raise FrameError(f"{label}: pixel {position} is {pixel!r}, not an unsigned {p.tdata_width}-bit "
+                                 f"integer for {p.name}")
+            out += pixel.to_bytes(p.tdata_bytes, "little")
+        return bytes(out)
+
+    def axis_words(self, pixels: Sequence[int] | np.ndarray, port: str | int | None = None,
+                   end_of_stream: bool = False) -> tuple[list[int], list[int], list[int]]:
+        """One frame as AXI4-Stream words: ``(tdata, tlast, tuser)`` lists; ``tlast`` on the last word,
+        ``tuser[0]`` on the last word only with ``end_of_stream``."""
+        p = self.source(port)
+        data = self.frame_words(pixels, p.number)
+        words = [int.from_bytes(data[i:i + p.tdata_bytes], "little") for i in range(0, len(data), p.tdata_bytes)]
+        last = [0] * (len(words) - 1) + [1]
+        return words, last, [0] * (len(words) - 1) + [int(end_of_stream)]
+
+    def pack_frame(self, frame_id: int, pixels: Sequence[int] | np.ndarray, port: str | int | None = None,
+                   end_of_stream: bool = False) -> bytes:
+        """A frame packet (module docstring) for ``pixels`` on source ``port``."""
+        p = self.source(port)
+        if not 0 <= frame_id < 1 << 64:
+            raise FrameError(f"frame id {frame_id!r} does not fit 64 unsigned bits")
+        words = self.frame_words(pixels, p.number, frame_id)
+        head = _FRAME_HEADER.pack(FRAME_MAGIC, VERSION, END_OF_STREAM if end_of_stream else 0, p.number, frame_id,
+                                  len(words) // p.tdata_bytes)
+        return _sealed(head + words)
+
+    def unpack_frame(self, packet: bytes) -> FramePacket:
+        """Decode one whole frame packet.
+
+        Raises
+        ------
+        FramingError
+            Bad magic, version, port, length or CRC.
+        """
+        _, _, flags, number, frame_id, count = _header(_FRAME_HEADER, packet, FRAME_MAGIC)
+        port = self._numbered(self.sources, number, "source")
+        body = _checked(packet, _FRAME_HEADER.size + count * port.tdata_bytes)
+        return FramePacket(port, frame_id, body[_FRAME_HEADER.size:], count, bool(flags & END_OF_STREAM))
+
+    # -- beats -----------------------------------------------------------------------------------
+    def pack_beats(self, port: str | int | None, beats: bytes) -> bytes:
+        """A beats packet of ``beats``: ``beat_bytes`` each (tdata, tuser, tlast byte) for sink ``port``."""
+        p = self.sink(port)
+        if len(beats) % p.beat_bytes:
+            raise FramingError(f"{len(beats)} bytes are not whole beats of {p.beat_bytes} bytes ({p.name})")
+        return _sealed(_BEATS_HEADER.pack(BEATS_MAGIC, VERSION, 0, p.number, len(beats) // p.beat_bytes) + beats)
+
+    def pack_beat_values(self, port: str | int | None, beats: Sequence[tuple[int, int, bool]]) -> bytes:
+        """A beats packet of ``(tdata, tuser, tlast)`` integers."""
+        p = self.sink(port)
+        return self.pack_beats(p.number, b"".join(
+            int(d).to_bytes(p.tdata_bytes, "little") + int(u).to_bytes(p.tuser_bytes, "little") + bytes([bool(t)])
+            for d, u, t in beats))
+
+    def unpack_beats(self, packet: bytes) -> list[Beat]:
+        """Decode one whole beats packet into :class:`Beat`s.
+
+        Raises
+        ------
+        FramingError
+            Bad magic, version, port, length or CRC.
+        """
+        _, _, _, number, count = _header(_BEATS_HEADER, packet, BEATS_MAGIC)
+        port = self._numbered(self.sinks, number, "sink")
+        body = _checked(packet, _BEATS_HEADER.size + count * port.beat_bytes)[_BEATS_HEADER.size:]
+        td, tu, size = port.tdata_bytes, port.tuser_bytes, port.beat_bytes
+        return [self.decode_beat(port.number, int.from_bytes(body[at:at + td], "little"),
+                                 int.from_bytes(body[at + td:at + td + tu], "little"), bool(body[at + td + tu]))
+                for at in range(0, len(body), size)]
+
+    def decode_beat(self, port: str | int | None, tdata: int, tuser: int, tlast: bool) -> Beat:
+        """A sink beat's kind, index and fields (module docstring)."""
+        p = self.sink(port)
+        code = p.tuser_field("kind").get(tuser)
+        kind = self.kinds.get(code)
+        if kind is None:
+            raise FramingError(f"{p.name}: beat kind {code} is not one of {self.kinds}")
+        index = p.tuser_field("index").get(tuser)
+        if kind == "data":
+            return Beat(p.node, kind, index, tdata, tlast, {f.name: f.get(tdata) for f in p.fields})
+        if kind == "message":
+            return Beat(p.node, kind, index, tdata, tlast, {}, tdata & ((1 << self.payload_width) - 1))
+        return Beat(p.node, kind, index, tdata, tlast)
+
+    def frame_number(self, frame: int) -> int:
+        """The payload of frame ``frame``'s end message: ``frame mod 2^payload_width``."""
+        return frame % (1 << self.payload_width)
+
+    def _numbered(self, ports: tuple[Port, ...], number: int, what: str) -> Port:
+        if number >= len(ports):
+            raise FramingError(f"{what} port {number} does not exist in {self.name} ({len(ports)} {what}s)")
+        return ports[number]
+
+
+def read_packet(buffer: bytes | bytearray, codec: Codec) -> tuple[FramePacket | list[Beat] | None, int]:
+    """The first whole packet at the front of ``buffer`` and how many bytes it took; ``(None, 0)`` when
+    the packet is not complete yet.
+
+    Raises
+    ------
+    FramingError
+        The front of ``buffer`` is not a packet (a serial link should resynchronise or reset).
+    """
+    if len(buffer) < 2:
+        return None, 0
+    magic = bytes(buffer[:2])
+    if magic == FRAME_MAGIC:
+        if len(buffer) < _FRAME_HEADER.size:
+            return None, 0
+        *_, number, _, count = _FRAME_HEADER.unpack_from(buffer)
+        size = _FRAME_HEADER.size + count * codec._numbered(codec.sources, number, "source").tdata_bytes
+        decode = codec.unpack_frame
+    elif magic == BEATS_MAGIC:
+        if len(buffer) < _BEATS_HEADER.size:
+            return None, 0
+        *_, number, count = _BEATS_HEADER.unpack_from(buffer)
+        size = _BEATS_HEADER.size + count * codec._numbered(codec.sinks, number, "sink").beat_bytes
+        decode = codec.unpack_beats
+    else:
+        raise FramingError(f"no packet at the front of the stream: starts with {magic!r}, not {FRAME_MAGIC!r} "
+                           f"or {BEATS_MAGIC!r}")
+    if len(buffer) < size + _CRC.size:
+        return None, 0
+    return decode(bytes(buffer[:size + _CRC.size])), size + _CRC.size
+
+
+def _sealed(body: bytes) -> bytes:
+    return body + _CRC.pack(zlib.crc32(body))
+
+
+def _header(layout: struct.Struct, packet: bytes, magic: bytes) -> tuple:
+    if len(packet) < layout.size + _CRC.size:
+        raise FramingError(f"packet of {len(packet)} bytes is shorter than its header and CRC "
+                           f"({layout.size + _CRC.size})")
+    values = layout.unpack_from(packet)
+    if values[0] != magic:
+        raise FramingError(f"packet starts with {values[0]!r}, not {magic!r}")
+    if values[1] != VERSION:
+        raise FramingError(f"packet version {values[1]}, this codec speaks {VERSION}")
+    return values
+
+
+def _checked(packet: bytes, size: int) -> bytes:
+    if len(packet) != size + _CRC.size:
+        raise FramingError(f"packet is {len(packet)} bytes, its header says {size + _CRC.size}")
+    (crc,) = _CRC.unpack_from(packet, size)
+    if crc != zlib.crc32(packet[:size]):
+        raise FramingError(f"packet CRC {crc:#010x} does not match its contents ({zlib.crc32(packet[:size]):#010x})")
+    return packet[:size]
+
+
+def _find(ports: tuple[Port, ...], port: str | int | None, what: str, network: str) -> Port:
+    if port is None:
+        if len(ports) == 1:
+            return ports[0]
+        raise ValueError(f"{network} has {len(ports)} {what} ports ({', '.join(p.node for p in ports)}); name one")
+    for p in ports:
+        if port in (p.node, p.name) or port == p.number and isinstance(port, int):
+            return p
+    raise ValueError(f"{network} has no {what} port {port!r} ({', '.join(p.node for p in ports)})")
