@@ -12,7 +12,7 @@ frame number mod ``2^payload_width`` in ``tdata``, eos). A data beat's ``tdata``
 
 Bytes (little-endian throughout; CRC-32 of zlib over everything before it):
 
-    frame packet   "SF" | u8 version | u8 flags (bit 0: end of stream) | u8 source port | u64 frame id
+    frame packet   "SF" | u8 version | u8 flags (bit 0: end of stream) | u8 source port | i64 frame id
                    | u32 count | count words of ceil(tdata_width / 8) bytes | u32 crc
     beats packet   "SB" | u8 version | u8 0 | u8 sink port | u32 count
                    | count beats of ceil(tdata_width / 8) + ceil(tuser_width / 8) + 1 (tlast) bytes | u32 crc
@@ -40,7 +40,7 @@ FRAME_MAGIC = b"SF"
 BEATS_MAGIC = b"SB"
 #: Version byte of both packet kinds.
 VERSION = 1
-_FRAME_HEADER = struct.Struct("<2sBBBQI")  # magic, version, flags, port, frame id, count
+_FRAME_HEADER = struct.Struct("<2sBBBqI")  # magic, version, flags, port, frame id (signed), count
 _BEATS_HEADER = struct.Struct("<2sBBBI")   # magic, version, 0, port, count
 _CRC = struct.Struct("<I")
 #: Frame packet flag: the stream ends after this frame (``tuser[0]`` on its last word).
@@ -226,8 +226,8 @@ class Codec:
                    end_of_stream: bool = False) -> bytes:
         """A frame packet (module docstring) for ``pixels`` on source ``port``."""
         p = self.source(port)
-        if not 0 <= frame_id < 1 << 64:
-            raise FrameError(f"frame id {frame_id!r} does not fit 64 unsigned bits")
+        if not isinstance(frame_id, int) or not -(1 << 63) <= frame_id < 1 << 63:
+            raise FrameError(f"frame id {frame_id!r} is not a 64-bit signed integer (Spark's long)")
         words = self.frame_words(pixels, p.number, frame_id)
         head = _FRAME_HEADER.pack(FRAME_MAGIC, VERSION, END_OF_STREAM if end_of_stream else 0, p.number, frame_id,
                                   len(words) // p.tdata_bytes)
@@ -301,36 +301,37 @@ class Codec:
         return ports[number]
 
 
-def read_packet(buffer: bytes | bytearray, codec: Codec) -> tuple[FramePacket | list[Beat] | None, int]:
-    """The first whole packet at the front of ``buffer`` and how many bytes it took; ``(None, 0)`` when
-    the packet is not complete yet.
+def read_packet(buffer: bytes | bytearray, codec: Codec, offset: int = 0) -> tuple[FramePacket | list[Beat] | None, int]:
+    """The whole packet at ``buffer[offset:]`` and how many bytes it took; ``(None, 0)`` when the packet is
+    not complete yet.
 
     Raises
     ------
     FramingError
         The front of ``buffer`` is not a packet (a serial link should resynchronise or reset).
     """
-    if len(buffer) < 2:
+    have = len(buffer) - offset
+    if have < 2:
         return None, 0
-    magic = bytes(buffer[:2])
+    magic = bytes(buffer[offset:offset + 2])
     if magic == FRAME_MAGIC:
-        if len(buffer) < _FRAME_HEADER.size:
+        if have < _FRAME_HEADER.size:
             return None, 0
-        *_, number, _, count = _FRAME_HEADER.unpack_from(buffer)
+        *_, number, _, count = _FRAME_HEADER.unpack_from(buffer, offset)
         size = _FRAME_HEADER.size + count * codec._numbered(codec.sources, number, "source").tdata_bytes
         decode = codec.unpack_frame
     elif magic == BEATS_MAGIC:
-        if len(buffer) < _BEATS_HEADER.size:
+        if have < _BEATS_HEADER.size:
             return None, 0
-        *_, number, count = _BEATS_HEADER.unpack_from(buffer)
+        *_, number, count = _BEATS_HEADER.unpack_from(buffer, offset)
         size = _BEATS_HEADER.size + count * codec._numbered(codec.sinks, number, "sink").beat_bytes
         decode = codec.unpack_beats
     else:
         raise FramingError(f"no packet at the front of the stream: starts with {magic!r}, not {FRAME_MAGIC!r} "
                            f"or {BEATS_MAGIC!r}")
-    if len(buffer) < size + _CRC.size:
+    if have < size + _CRC.size:
         return None, 0
-    return decode(bytes(buffer[:size + _CRC.size])), size + _CRC.size
+    return decode(bytes(buffer[offset:offset + size + _CRC.size])), size + _CRC.size
 
 
 def _sealed(body: bytes) -> bytes:
