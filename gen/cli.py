@@ -188,13 +188,19 @@ def _cosim(args) -> int:
     from gen.analysis import check
 
     network = _load(args.spec)
+    flush_after = dict(args.flush)
+    for edge in flush_after:
+        e = network.edge_by_name.get(edge)
+        if e is None or network.mode != "inband" or e.output_buffer < 2:
+            raise UserError(args.spec, f"--flush {edge}", "names no in-band edge with an output buffer of 2 or "
+                            "more", "name such an edge (a spontaneous flush only affects an output buffer, 003)")
     report = check(network)
     if not report.deadlock_free:
         print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
               "simulating anyway so the deadlock can be watched", file=sys.stderr)
     run = run_network(network, report=report, computations=args.computations or _DEFAULT_COSIM, seed=args.seed,
                       pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
-                      build_dir=args.build_dir, max_frame=args.frame_max)
+                      build_dir=args.build_dir, max_frame=args.frame_max, flush_after=flush_after)
     results = run.results
     print(f"{network.name}: model {'DEADLOCKED on ' + ' -> '.join(run.blocking_cycle) if run.model_deadlocked else 'completed'}"
           f"; RTL {'passed' if results.passed else 'FAILED'} ({results.summary(0).splitlines()[0]})")
@@ -204,6 +210,13 @@ def _cosim(args) -> int:
     if results.waves:
         print(f"waves: {results.waves}")
     return 0 if results.passed else 1
+
+
+def _flush(text: str) -> tuple[str, int]:
+    edge, _, index = text.partition(":")
+    if not edge or not _WORD.match(index):
+        raise argparse.ArgumentTypeError(f"must be EDGE:INDEX, such as uw:4, not {text!r}")
+    return edge, int(index)
 
 
 def _count(text: str) -> int:
@@ -266,6 +279,9 @@ def _parser() -> argparse.ArgumentParser:
     cosim.add_argument("--no-backpressure", action="store_true", help="drivers never pause")
     cosim.add_argument("--frame-max", type=_count, default=8, metavar="N",
                        help="longest input frame in words (default 8; frame ends carry credits)")
+    cosim.add_argument("--flush", type=_flush, action="append", default=[], metavar="EDGE:INDEX",
+                       help="in-band: flush EDGE's output buffer right after it carries INDEX (003 Fig. 2's "
+                            "adversary; a verification-only port)")
     cosim.add_argument("--waves", action="store_true", help="record waveforms (FST, or VCD without liblz4-dev)")
     cosim.add_argument("--build-dir", default="build/cosim", metavar="DIR", help="build cache (default build/cosim)")
     cosim.set_defaults(run=_cosim)

@@ -413,3 +413,12 @@ def test_real_simulate_human(capsys, examples):
 @pytest.mark.parametrize(("name", "status"), [("ob_fig2", 1), ("ob_fig2_safe", 0)])
 def test_real_simulate_ob_fig2_adversarial(capsys, examples, name, status):
     assert run(capsys, "simulate", examples / f"{name}.toml", "--scheduler", "adversarial", "--computations", 500)[0] == status
+
+
+def test_cosim_flush_needs_an_inband_output_buffer(capsys, examples):
+    spec = examples / "variance.toml"
+    check_user_error(capsys, ["cosim", spec, "--flush", "uv:4"],
+                     f"{spec}: --flush uv: names no in-band edge with an output buffer of 2 or more; name such an "
+                     "edge (a spontaneous flush only affects an output buffer, 003)")
+    status, _, err = run(capsys, "cosim", spec, "--flush", "uv")
+    assert status == 2 and "must be EDGE:INDEX, such as uw:4, not 'uv'" in err

@@ -1,10 +1,10 @@
 """The cocotb regression: generated networks on Verilator against the reference model, token by token.
 
-Every example in credit mode and in-band under each dummy algorithm, with and without back-pressure:
-the variance network with its own kernels on sparse 16-bit frames, the other topologies with
-random_filter kernels;
-20 random DAGs with undirected cycles, random capacities and filter rates; and the unsafe 000 Fig. 3
-spec, which must deadlock in RTL with the channels the model names full.
+With and without back-pressure: the variance network with its own kernels on sparse 16-bit frames in
+credit mode and in-band under each dummy algorithm; the diamond and BLAST-like topologies in credit
+mode (random_filter kernels) and in-band under each algorithm, as is 003 Fig. 2 made safe (output
+buffers); 20 random DAGs with undirected cycles, random capacities and filter rates. The unsafe specs
+deadlock where the model says: 000 Fig. 3 without heartbeats, and 003 Fig. 2 under an adversarial flush.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_example_matches_model(example, pause, examples, verilator_toolchain, co
 
 @pytest.mark.parametrize("pause", PAUSES)
 @pytest.mark.parametrize("algorithm", ["nonpropagation", "propagation", "naive"])
-@pytest.mark.parametrize("example", ["diamond", "blast"])
+@pytest.mark.parametrize("example", ["diamond", "blast", "ob_fig2_safe"])
 def test_inband_example_matches_model(example, algorithm, pause, examples, verilator_toolchain, cosim_build_root):
     check(in_mode(load_spec(examples / f"{example}.toml"), algorithm), cosim_build_root, computations=150, seed=11,
           pause=pause)
@@ -129,3 +129,13 @@ def test_ob_fig2_deadlocks_where_the_model_says(examples, verilator_toolchain, c
     assert levels["x beats out"] == "0"
     # Without the early flush, the same RTL completes (the forced flushes alone never deadlock here).
     check(network, cosim_build_root, computations=100, seed=1, pause=0.0, max_frame=100)
+
+
+def test_cli_shows_the_ob_fig2_deadlock(examples, verilator_toolchain, cosim_build_root, capsys):
+    from gen.cli import main
+
+    status = main(["cosim", str(examples / "ob_fig2.toml"), "--flush", "uw:4", "--no-backpressure",
+                   "--computations", "100", "--frame-max", "100", "--build-dir", str(cosim_build_root)])
+    out, err = capsys.readouterr()
+    assert status == 1 and "not deadlock-free" in err
+    assert "model DEADLOCKED on" in out and "RTL deadlock: DeadlockError: watchdog: deadlock after" in out
