@@ -52,8 +52,11 @@ HARNESS = Path(__file__).with_name("harness") / "fastsim.cpp"
 VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal", "-Wno-WIDTH",
                    "-O3")
 #: C++ flags: speed first (the model is built once per design and cached); position-independent code,
-#: as the model and Verilator's run-time library are linked into one shared library.
-CXX_FLAGS = ("-O3", "-fPIC", "-fno-plt")
+#: as the model and Verilator's run-time library are linked into one shared library, without the cost
+#: of position independence: no interposition, so GCC inlines Verilator's small evaluation functions
+#: (measured on the variance network: about 6 % more cycles per second; ``-march=native``, ``-O2``,
+#: LTO and hidden visibility changed nothing measurable).
+CXX_FLAGS = ("-O3", "-fPIC", "-fno-plt", "-fno-semantic-interposition")
 #: ``make`` variables: ``verilated.mk`` compiles with ``-Os`` unless told otherwise.
 MAKE_VARIABLES = ("OPT_FAST=-O3", "OPT_SLOW=-O1", "OPT_GLOBAL=-O2")
 #: Everything above, for the build hash.
@@ -254,6 +257,9 @@ def wrapper_source(manifest: Mapping) -> str:
         regs.append(f"reg [{width - 1}:0] {name}_q = {width}'d0;")
         always.append(f"{name}_q <= {name};")
         connect.append(f".{name}({name}_q)")
+
+    for name in sorted(manifest.get("flush_ports", {}).values()):  # verification-only inputs: never flush
+        connect.append(f".{name}(1'b0)")
 
     def output(name: str, width: int) -> None:
         ports.append(f"output wire [{width - 1}:0] {name}")

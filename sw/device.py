@@ -29,11 +29,13 @@ Results already answered are never lost: an error hands them over in ``error.res
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -266,6 +268,14 @@ class Device:
             if not self._pending and not self._ready:
                 return
             yield from self.results(timeout_cycles)
+
+    def run(self, cycles: int) -> int:
+        """Run the device ``cycles`` cycles, keeping what is answered for the next :meth:`results` or
+        :meth:`receive`; returns how many results wait there."""
+        self._check_alive()
+        if cycles > 0:
+            self._absorb(self._call("step", cycles, 0))
+        return len(self._ready)
 
     @property
     def pending(self) -> list[int]:
@@ -551,6 +561,24 @@ def _serve(fd: int) -> None:
     link.close()
 
 
+def _library(path: Path, build_dir: str | os.PathLike) -> tuple[Path, dict]:
+    """The harness library and manifest of a manifest path, or of a spec generated into a scratch folder
+    (the build copies what it needs, so processes opening the same spec at once never share files)."""
+    from cosim.fastsim import build
+
+    if path.suffix == ".toml":
+        from gen.generate import generate
+        from gen.spec import load_spec
+
+        with tempfile.TemporaryDirectory(prefix="sfdf-spec-") as scratch:
+            return _library(generate(load_spec(path), scratch)[1], build_dir)
+    facts = json.loads(path.read_text())
+    verilog = path.with_name(f"{facts['name']}.v")
+    if not verilog.is_file():
+        raise FileNotFoundError(f"{verilog} (the Verilog beside {path}) does not exist; run sfdf generate")
+    return build(verilog, facts, build_dir), facts
+
+
 def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir: str | os.PathLike = "build/fastsim",
                 process: bool = True, timeout_cycles: int = DEFAULT_TIMEOUT_CYCLES, backpressure: float = 0.0,
                 idle: float = 0.0, seed: int = 1) -> Device:
@@ -559,7 +587,8 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
     Parameters
     ----------
     manifest : path
-        The manifest; the Verilog is ``<name>.v`` in the same folder.
+        The manifest; the Verilog is ``<name>.v`` in the same folder. A spec (``*.toml``) is generated
+        first (:func:`gen.generate.generate`; an unsafe spec is refused).
     backend : {"sim"}
         ``"sim"``: the fast Verilator harness (built once per design under ``build_dir``).
     process : bool
@@ -583,18 +612,11 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
     cosim.toolchain.ToolchainError, cosim.fastsim.FastSimError
         The harness cannot be built.
     """
-    import json
-
     if backend != "sim":
         raise ValueError(f"backend {backend!r}: only 'sim' exists so far (the board link is a later issue)")
-    from cosim.fastsim import FastSim, build
+    from cosim.fastsim import FastSim
 
-    path = Path(manifest)
-    facts = json.loads(path.read_text())
-    verilog = path.with_name(f"{facts['name']}.v")
-    if not verilog.is_file():
-        raise FileNotFoundError(f"{verilog} (the Verilog beside {path}) does not exist; run sfdf generate")
-    library = build(verilog, facts, build_dir)
+    library, facts = _library(Path(manifest), build_dir)
     codec = Codec(facts)
     link = ProcessLink(library, facts) if process else SimLink(FastSim(library, facts, RESET_CYCLES), codec)
     device = Device(codec, link, timeout_cycles)

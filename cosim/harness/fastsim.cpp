@@ -149,12 +149,15 @@ bool target_met(const Sim* s, uint64_t messages) {
 
 }  // namespace
 
+// The library's interface, loaded by cosim/fastsim.py through ctypes.
+#define FS_API __attribute__((visibility("default")))
+
 extern "C" {
 
 // The manifest facts this library was built for, checked by cosim/fastsim.py before any call.
-const char* fs_signature() { return SIGNATURE; }
+FS_API const char* fs_signature() { return SIGNATURE; }
 
-void* fs_create(uint32_t reset_cycles) {
+FS_API void* fs_create(uint32_t reset_cycles) {
     Sim* s = new Sim();
     s->context = new VerilatedContext;
     s->top = new Vfs{s->context, "top"};
@@ -178,7 +181,7 @@ void* fs_create(uint32_t reset_cycles) {
     return s;
 }
 
-void fs_destroy(void* handle) {
+FS_API void fs_destroy(void* handle) {
     Sim* s = static_cast<Sim*>(handle);
     if (!s) return;
     s->top->final();
@@ -189,7 +192,7 @@ void fs_destroy(void* handle) {
 
 // Queue n words for source port `source` (WORD_BYTES[source] bytes each, little-endian) with one
 // flags byte each. Returns 0, or -1 for an unknown port.
-int fs_push(void* handle, int source, const uint8_t* words, const uint8_t* flags, uint64_t n) {
+FS_API int fs_push(void* handle, int source, const uint8_t* words, const uint8_t* flags, uint64_t n) {
     Sim* s = static_cast<Sim*>(handle);
     if (source < 0 || source >= N_SOURCES) return -1;
     Source& src = s->sources[source];
@@ -202,7 +205,7 @@ int fs_push(void* handle, int source, const uint8_t* words, const uint8_t* flags
 // Run up to max_cycles cycles. Stops early when messages > 0 and every sink has delivered at least
 // that many message beats in all (reason 1), or when idle_cycles > 0 and no port moved for that many
 // cycles (reason 2); reason 0 is the budget. Returns the cycles run.
-uint64_t fs_run(void* handle, uint64_t max_cycles, uint64_t messages, uint64_t idle_cycles, int* reason) {
+FS_API uint64_t fs_run(void* handle, uint64_t max_cycles, uint64_t messages, uint64_t idle_cycles, int* reason) {
     Sim* s = static_cast<Sim*>(handle);
     *reason = 0;
     if (messages && target_met(s, messages)) {
@@ -224,7 +227,7 @@ uint64_t fs_run(void* handle, uint64_t max_cycles, uint64_t messages, uint64_t i
 }
 
 // Beats waiting at sink port `sink`.
-uint64_t fs_available(void* handle, int sink) {
+FS_API uint64_t fs_available(void* handle, int sink) {
     Sim* s = static_cast<Sim*>(handle);
     if (sink < 0 || sink >= N_SINKS) return 0;
     const Sink& k = s->sinks[sink];
@@ -232,7 +235,7 @@ uint64_t fs_available(void* handle, int sink) {
 }
 
 // Move up to max waiting beats of `sink` into out (RECORD_BYTES[sink] bytes each); returns how many.
-uint64_t fs_read(void* handle, int sink, uint8_t* out, uint64_t max) {
+FS_API uint64_t fs_read(void* handle, int sink, uint8_t* out, uint64_t max) {
     Sim* s = static_cast<Sim*>(handle);
     if (sink < 0 || sink >= N_SINKS) return 0;
     Sink& k = s->sinks[sink];
@@ -246,7 +249,7 @@ uint64_t fs_read(void* handle, int sink, uint8_t* out, uint64_t max) {
 
 // Counters: out[0] = cycles, out[1] = cycles without a handshake; then per source (waiting words,
 // words taken, frames taken, cycle of the last word taken); then per sink (beats, messages, eos).
-void fs_counters(void* handle, uint64_t* out) {
+FS_API void fs_counters(void* handle, uint64_t* out) {
     Sim* s = static_cast<Sim*>(handle);
     *out++ = s->cycles;
     *out++ = s->idle;
@@ -265,7 +268,7 @@ void fs_counters(void* handle, uint64_t* out) {
 }
 
 // Cycle at which frame `frame` (0, 1, ...) of `source` had its tlast word taken; UINT64_MAX if not yet.
-uint64_t fs_frame_end_cycle(void* handle, int source, uint64_t frame) {
+FS_API uint64_t fs_frame_end_cycle(void* handle, int source, uint64_t frame) {
     Sim* s = static_cast<Sim*>(handle);
     if (source < 0 || source >= N_SOURCES) return UINT64_MAX;
     const Source& src = s->sources[source];
@@ -274,7 +277,7 @@ uint64_t fs_frame_end_cycle(void* handle, int source, uint64_t frame) {
 
 // Random idle cycles (a source) or back-pressure (a sink, sink != 0) with probability
 // threshold / 2^32 per cycle, from a xorshift32 seeded with seed (0 is replaced by 1).
-int fs_set_pause(void* handle, int sink, int port, uint32_t threshold, uint32_t seed) {
+FS_API int fs_set_pause(void* handle, int sink, int port, uint32_t threshold, uint32_t seed) {
     Sim* s = static_cast<Sim*>(handle);
     Pause* pause = nullptr;
     if (sink && port >= 0 && port < N_SINKS) pause = &s->sinks[port].pause;
