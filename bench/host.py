@@ -1,0 +1,147 @@
+"""Host-side speed of the variance network (000 Fig. 1): simulated cycles per second of the fast device
+(cosim/fastsim.py: a compiled Verilator harness, no Python per cycle) against the cocotb bench (Python
+every cycle), one thread each. Figures only, never timed assertions.
+
+One function per measurement, each returning a dict with ``cycles`` and ``cycles_per_s`` (more keys as
+it likes); :data:`MEASUREMENTS` lists them, so later ones (the Spark job) plug in beside. Writes
+bench/out/host.json.
+
+    python bench/host.py [--pixels 4000000] [--computations 3000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = Path(__file__).parent / "out"
+SPEC = ROOT / "examples" / "variance.toml"
+
+
+def sparse_frames(pixels: int, seed: int = 1, zeros: float = 0.5, longest: int = 1024) -> list[np.ndarray]:
+    """16-bit frames of 1..``longest`` pixels, a ``zeros`` fraction of them zero, ``pixels`` in all."""
+    rng = np.random.default_rng(seed)
+    frames, total = [], 0
+    while total < pixels:
+        frame = rng.integers(0, 1 << 16, min(int(rng.integers(1, longest + 1)), pixels - total), dtype=np.uint16)
+        frame[rng.random(frame.size) < zeros] = 0
+        frames.append(frame)
+        total += frame.size
+    return frames
+
+
+def generated(build_dir: Path) -> Path:
+    """The variance network's manifest (with its Verilog beside it) under ``build_dir``."""
+    from gen.generate import generate
+    from gen.spec import load_spec
+
+    return generate(load_spec(SPEC), build_dir / "variance")[1]
+
+
+def measure_fast_harness(manifest: Path, frames: list[np.ndarray], build_dir: Path, repeat: int) -> dict:
+    """The harness alone, in this process: every frame queued, then one ``run`` until the last result
+    (the wall time of that call only); best of ``repeat`` fresh devices."""
+    from cosim.fastsim import FastSim, build
+
+    facts = json.loads(manifest.read_text())
+    library = build(manifest.with_name(f"{facts['name']}.v"), facts, build_dir)
+    words = np.concatenate(frames).astype("<u2").tobytes()
+    flags = np.zeros(sum(f.size for f in frames), dtype=np.uint8)
+    flags[np.cumsum([f.size for f in frames]) - 1] = 1
+    best = None
+    for _ in range(repeat):
+        with FastSim(library, facts) as sim:
+            sim.push_bytes("u", words, flags.tobytes())
+            start = time.perf_counter()
+            run = sim.run(100 * len(flags), until_messages=len(frames))
+            wall = time.perf_counter() - start
+            assert run.reason == "target", run
+            assert sim.counters()["x"]["beats"] == 2 * len(frames)
+        if best is None or run.cycles / wall > best["cycles_per_s"]:
+            best = {"cycles": run.cycles, "wall_s": wall, "cycles_per_s": run.cycles / wall}
+    return {**best, "frames": len(frames), "pixels": len(flags), "repeat": repeat}
+
+
+def measure_fast_device(manifest: Path, frames: list[np.ndarray], build_dir: Path, window: int = 512) -> dict:
+    """The device API end to end: a child process, sw.codec packets both ways, results checked
+    against numpy (outside the timed part), ``window`` frames in flight."""
+    from sw.device import open_device
+
+    with open_device(manifest, build_dir=build_dir) as device:
+        start = time.perf_counter()
+        results = list(device.stream(enumerate(frames), window=window))
+        wall = time.perf_counter() - start
+        cycles = device.cycles
+    for result, frame in zip(results, frames, strict=True):
+        pixels = frame.astype(np.uint64)
+        assert result.fields == {"n": pixels.size, "sum": int(pixels.sum()), "sum_sq": int((pixels**2).sum())}
+    pixels = sum(f.size for f in frames)
+    return {"cycles": cycles, "wall_s": wall, "cycles_per_s": cycles / wall, "frames": len(frames),
+            "pixels": pixels, "pixels_per_s": pixels / wall, "frames_per_s": len(frames) / wall, "window": window}
+
+
+def measure_cocotb(computations: int, build_dir: Path, seed: int = 1) -> dict:
+    """``cosim.network.run_network`` on the same network: its cycles (the bench's own count) over the
+    wall time of its one cocotb test (cocotb's results XML), reference-model checks included."""
+    from cosim.network import run_network
+    from gen.spec import load_spec
+
+    run = run_network(load_spec(SPEC), computations=computations, seed=seed, pause=0.0, max_frame=64,
+                      zeros=0.5, build_dir=build_dir)
+    assert run.passed, run.results.summary()
+    (case,) = ET.parse(run.results.results_xml).getroot().iter("testcase")
+    wall = float(case.get("time"))
+    found = re.search(r"cosim: (\d+) cycles", run.results.sim_log.read_text(errors="replace"))
+    assert found, f"no cycle count in {run.results.sim_log}"
+    cycles = int(found.group(1))
+    return {"cycles": cycles, "wall_s": wall, "cycles_per_s": cycles / wall, "computations": computations}
+
+
+#: name -> (description, function of the parsed arguments and the manifest).
+MEASUREMENTS = {
+    "fast_harness": ("fast harness (C++ loop, in process)",
+                     lambda args, manifest: measure_fast_harness(manifest, sparse_frames(args.pixels),
+                                                                 args.build_dir / "fastsim", args.repeat)),
+    "fast_device": ("fast device (child process, codec, results checked)",
+                    lambda args, manifest: measure_fast_device(manifest, sparse_frames(args.pixels // 4, seed=2),
+                                                               args.build_dir / "fastsim")),
+    "cocotb": ("cocotb bench (Python every cycle)",
+               lambda args, manifest: measure_cocotb(args.computations, args.build_dir / "cosim")),
+}
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pixels", type=int, default=4_000_000, help="pixels through the fast harness")
+    ap.add_argument("--computations", type=int, default=3000, help="source words through the cocotb bench")
+    ap.add_argument("--repeat", type=int, default=3, help="fast harness runs (the best counts)")
+    ap.add_argument("--only", nargs="*", choices=sorted(MEASUREMENTS), help="run only these measurements")
+    ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "bench" / "host")
+    args = ap.parse_args(argv)
+    manifest = generated(args.build_dir)
+    figures = {"network": "variance", "cpus": os.cpu_count(), "load_average": os.getloadavg()}
+    for name, (label, measure) in MEASUREMENTS.items():
+        if args.only and name not in args.only:
+            continue
+        figures[name] = row = measure(args, manifest)
+        print(f"{label:55s} {row['cycles_per_s']:>14,.0f} cycles/s ({row['cycles']:,} cycles in {row['wall_s']:.2f} s)")
+    if "fast_harness" in figures and "cocotb" in figures:
+        figures["ratio"] = figures["fast_harness"]["cycles_per_s"] / figures["cocotb"]["cycles_per_s"]
+        print(f"fast harness / cocotb: {figures['ratio']:,.0f}x")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "host.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"wrote {OUT / 'host.json'} (load average at start {figures['load_average'][0]:.2f} "
+          f"on {figures['cpus']} CPUs)")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
