@@ -424,15 +424,22 @@ class SimLink:
         return getattr(self, f"_{method}")(*args)
 
     def _push(self, packets: bytes) -> None:
+        """Queue every frame packet of ``packets``; one harness call per source port."""
+        words: list[list[bytes]] = [[] for _ in self.codec.sources]
+        flags: list[list[np.ndarray]] = [[] for _ in self.codec.sources]
         at = 0
         while at < len(packets):
             packet, used = read_packet(packets, self.codec, at)
             if packet is None or isinstance(packet, list):
                 raise ValueError(f"push: bytes {at}..{len(packets)} are not a whole frame packet")
-            flags = np.zeros(packet.count, dtype=np.uint8)
-            flags[-1] = 1 | (2 if packet.end_of_stream else 0)
-            self.sim.push_bytes(packet.port.number, packet.words, flags.tobytes())
+            last = np.zeros(packet.count, dtype=np.uint8)
+            last[-1] = 1 | (2 if packet.end_of_stream else 0)  # tlast, tuser[0]
+            words[packet.port.number].append(packet.words)
+            flags[packet.port.number].append(last)
             at += used
+        for number, (data, marks) in enumerate(zip(words, flags, strict=True)):
+            if data:
+                self.sim.push_bytes(number, b"".join(data), np.concatenate(marks).tobytes())
 
     def _step(self, max_cycles: int, frames: int) -> dict:
         run = self.sim.run(max_cycles, until_messages=frames)
