@@ -16,15 +16,21 @@
 #include "verilated.h"
 #include "Vfs.h"
 
+// Shortcuts, defined above this line by cosim/fastsim.py (_shortcuts) when the model has what they use:
+// FASTSIM_DIRECT_EVAL calls Verilator's own evaluation loop, without eval()'s per-call bookkeeping
+// (debug assertions, first-call initialisation, the end-of-eval message queue flush with its mutex):
+// the model has neither $display nor threads, and fs_create runs eval() first. FASTSIM_CLOCK_PREV
+// names the model's record of the clock's last value: setting it low stands for an evaluation with
+// clk low, which changes nothing else here (every input is registered, all logic is on the rising edge).
 #ifdef FASTSIM_DIRECT_EVAL
-// Verilator's own evaluation loop, without eval()'s per-call bookkeeping (debug assertions, first-call
-// initialisation, the end-of-eval message queue flush with its mutex): the model has neither $display
-// nor threads, and fs_create runs eval() first, so the first call initialises it.
 class Vfs___024root;
 void Vfs___024root___eval(Vfs___024root* vlSelf);
 #define FASTSIM_EVAL(top) Vfs___024root___eval((top)->rootp)
 #else
 #define FASTSIM_EVAL(top) (top)->eval()
+#endif
+#ifdef FASTSIM_CLOCK_PREV
+#include "Vfs___024root.h"
 #endif
 
 namespace {
@@ -130,8 +136,12 @@ inline bool cycle(Sim* s) {
     // Per port: this cycle's handshake (the network sees the inputs registered at the previous edge),
     // then the inputs of the next cycle (a source holds an untaken word, else presents its next one).
 @PORTS@
+#ifdef FASTSIM_CLOCK_PREV
+    top->rootp->FASTSIM_CLOCK_PREV = 0;
+#else
     top->clk = 0;
     FASTSIM_EVAL(top);
+#endif
     top->clk = 1;
     FASTSIM_EVAL(top);
     for (int i = 0; i < N_SOURCES; ++i) s->sources[i].valid = s->sources[i].next;
