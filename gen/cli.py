@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from gen.errors import InputError, UserError
+from gen.kernels import word_width
 
 __all__ = ["main", "read_frames"]
 
@@ -52,7 +53,7 @@ def read_frames(path: str, width: int) -> list[list[int]]:
     path : str
         The file.
     width : int
-        Bits per word (the network's ``data_width``): every word must be below ``2**width``.
+        Bits per word (the sources' port width): every word must be below ``2**width``.
 
     Returns
     -------
@@ -75,7 +76,7 @@ def read_frames(path: str, width: int) -> list[list[int]]:
                                  _FRAMES_FIX, number)
             if int(word) >> width:
                 raise InputError(path, f"word {position}", f"{word} does not fit in {width} bits",
-                                 f"use words below 2**{width} (the network's data_width)", number)
+                                 f"use words below 2**{width} (the source port's width)", number)
         frames.append([int(word) for word in words])
     if not frames:
         raise InputError(path, "--input", "no frames", _FRAMES_FIX)
@@ -151,7 +152,7 @@ def _simulate(args) -> int:
     inputs = None
     computations = args.computations
     if args.input is not None:
-        frames = read_frames(args.input, network.data_width)
+        frames = read_frames(args.input, min(word_width(network, s) for s in network.sources))
         inputs = {source: frames for source in network.sources}
         if computations is None:
             computations = sum(len(frame) for frame in frames)
@@ -210,6 +211,26 @@ def _cosim(args) -> int:
     if results.waves:
         print(f"waves: {results.waves}")
     return 0 if results.passed else 1
+
+
+def _spark(args) -> int:
+    from sw.spark import DEFAULT_SPEC, run_job
+
+    spec = args.spec or str(DEFAULT_SPEC)
+    _load(spec)  # a bad spec is a one-line error before Spark starts
+    summary = run_job(spec, args.input, args.output, master=args.master, stream=args.stream,
+                      checkpoint=args.checkpoint, partitions=args.partitions, timeout_cycles=args.timeout_cycles)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"spark ({summary['mode']}, {summary['master']}): {summary['frames']} frames, {summary['checked']} "
+              f"checked, {summary['mismatches']} mismatches, {summary['quarantined']} quarantined (bad input), "
+              f"{summary['duplicates']} duplicates")
+        print(f"{summary['frames_per_s']} frames/s over {summary['wall_s']} s; "
+              f"{summary['cycles_per_frame_mean']:.1f} simulated cycles per frame (mean)")
+        print(f"results: {Path(args.output) / 'results'}; summary: {Path(args.output) / 'summary.json'}, "
+              f"{Path(args.output) / 'summary.png'}")
+    return 0 if summary["mismatches"] == 0 and summary["duplicates"] == 0 else 1
 
 
 def _flush(text: str) -> tuple[str, int]:
@@ -285,6 +306,22 @@ def _parser() -> argparse.ArgumentParser:
     cosim.add_argument("--waves", action="store_true", help="record waveforms (FST, or VCD without liblz4-dev)")
     cosim.add_argument("--build-dir", default="build/cosim", metavar="DIR", help="build cache (default build/cosim)")
     cosim.set_defaults(run=_cosim)
+
+    spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device, every result "
+                                "checked", description="Exit status: 0 all outputs checked, 1 mismatch, 2 invalid "
+                                "input.")
+    spark.add_argument("--input", required=True, metavar="DIR", help="Parquet frames: frame_id long, pixels array<int>")
+    spark.add_argument("--output", required=True, metavar="DIR", help="results/, summary.json, summary.png")
+    spark.add_argument("--spec", metavar="SPEC", help="topology spec (default: examples/variance.toml)")
+    spark.add_argument("--stream", action="store_true", help="Structured Streaming over the input folder")
+    spark.add_argument("--checkpoint", metavar="DIR", help="streaming checkpoint (default OUTPUT/checkpoint)")
+    spark.add_argument("--master", default="local[*,4]", metavar="URL",
+                       help="Spark master (default local[*,4]: all cores, 4 attempts per task)")
+    spark.add_argument("--partitions", type=_count, metavar="N", help="devices (default: the master's cores)")
+    spark.add_argument("--timeout-cycles", type=_count, default=1_000_000, metavar="N",
+                       help="simulated cycles a frame may take (default 1000000)")
+    spark.add_argument("--json", action="store_true", help="print the summary as JSON")
+    spark.set_defaults(run=_spark)
     return parser
 
 

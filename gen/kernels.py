@@ -18,7 +18,9 @@ __all__ = [
     "input_shift",
     "kernel_input_width",
     "kernel_output_width",
+    "result_width",
     "variance_fields",
+    "word_width",
 ]
 
 
@@ -108,6 +110,16 @@ def input_shift(kernel: str | None, src_kernel: str | None, index_width: int) ->
     if kernel == "variance_join" and src_kernel == "variance_mean":
         return variance_fields(index_width)["sum"][0]
     return 0
+
+
+def word_width(network, name: str) -> int:
+    """``tdata`` bits of source ``name``'s port: its kernel's input word, or the network's ``data_width``."""
+    return kernel_input_width(network.node_by_name[name].kernel) or network.data_width
+
+
+def result_width(network, name: str) -> int:
+    """Bits of node ``name``'s kernel output (a sink's ``tdata``), fixed by the kernel or ``data_width``."""
+    return kernel_output_width(network.node_by_name[name].kernel, network.index_width) or network.data_width
 
 
 #: Kernels that need particular predecessors: kernel -> (in-edge source kernels, as a sorted tuple).

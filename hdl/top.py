@@ -13,14 +13,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from gen.analysis.cycles import biconnected_edge_components
-from gen.kernels import input_shift, kernel_input_width, kernel_output_width
+from gen.kernels import input_shift, result_width, word_width
 
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel
 from .node import SFDFNode
 from .tokens import control_layout, data_layout, inband_token_layout
 
-__all__ = ["PAYLOAD_WIDTH", "NetworkTop", "result_width", "sink_tuser_fields", "word_width"]
+__all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
 
 #: Bits of a user message payload (a frame number for frame ends).
 PAYLOAD_WIDTH = 16
@@ -31,25 +31,15 @@ def sink_tuser_fields(index_width: int) -> list[dict]:
     return [{"name": "index", "lsb": 0, "width": index_width}, {"name": "kind", "lsb": index_width, "width": 2}]
 
 
-def word_width(network, name: str) -> int:
-    """``tdata`` bits of source ``name``'s port: its kernel's input word, or the network's ``data_width``."""
-    return kernel_input_width(network.node_by_name[name].kernel) or network.data_width
-
-
-def result_width(network, name: str) -> int:
-    """Bits of node ``name``'s kernel output (a sink's ``tdata``), fixed by the kernel or ``data_width``."""
-    return kernel_output_width(network.node_by_name[name].kernel, network.index_width) or network.data_width
-
-
 class NetworkTop(wiring.Component):
     """All of a resolved ``gen.model.Network`` in hardware.
 
     Members
     -------
     <source> : In(AxisSignature(word_width, 1))
-        Becomes ``s_axis_<source>_*`` in Verilog (:func:`word_width`).
+        Becomes ``s_axis_<source>_*`` in Verilog (:func:`gen.kernels.word_width`).
     <sink> : Out(AxisSignature(result_width, index_width + 2))
-        Becomes ``m_axis_<sink>_*`` (:func:`result_width`).
+        Becomes ``m_axis_<sink>_*`` (:func:`gen.kernels.result_width`).
     flush_<edge> : In(1)
         Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.

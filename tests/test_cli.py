@@ -258,7 +258,7 @@ def test_frames_float(write_file):
 
 def test_frames_too_wide(write_file):
     check_frames(write_file, "255 256\n", "{path}:1: word 2: 256 does not fit in 8 bits; "
-                 "use words below 2**8 (the network's data_width)")
+                 "use words below 2**8 (the source port's width)")
 
 
 def test_frames_empty(write_file):
@@ -422,3 +422,10 @@ def test_cosim_flush_needs_an_inband_output_buffer(capsys, examples):
                      "edge (a spontaneous flush only affects an output buffer, 003)")
     status, _, err = run(capsys, "cosim", spec, "--flush", "uv")
     assert status == 2 and "must be EDGE:INDEX, such as uw:4, not 'uv'" in err
+
+
+def test_simulate_input_words_fit_the_variance_source_port(capsys, examples, write_file):
+    path = write_file("wide.txt", "1 2 70000\n")
+    check_user_error(capsys, ["simulate", examples / "variance.toml", "--input", path],
+                     f"{path}:1: word 3: 70000 does not fit in 16 bits; use words below 2**16 (the source port's "
+                     "width)")

@@ -1,0 +1,96 @@
+"""Input frames for the Spark job: real 8x8 digits and VERITAS-like 32x32 sparse frames, as Parquet.
+
+The Parquet layout is DESIGN.md's: ``frame_id: long, pixels: array<int>`` (unsigned 16-bit pixels, any
+frame length >= 1). :func:`digits` reads the 1,797 images that ship in ``data/digits`` (UCI, via
+scikit-learn; see its README). :func:`veritas` draws frames like those of 000's experiment (Sec. 5:
+simulated VERITAS camera images): an imaging atmospheric Cherenkov telescope sees a faint elliptical
+shower image (a 2-D Gaussian, Hillas' parametrisation) on night-sky noise, and image cleaning zeroes
+every pixel below a threshold, so most pixels are zero.
+
+    python -m sw.datasets digits OUT_DIR
+    python -m sw.datasets veritas OUT_DIR [--frames 1000] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DIGITS", "digits", "veritas", "write_frames"]
+
+#: The shipped digits file (64 pixels in 0..16, then the label, per line).
+DIGITS = Path(__file__).resolve().parent.parent / "data" / "digits" / "digits.csv.gz"
+
+
+def digits(path: Path = DIGITS) -> list[tuple[int, np.ndarray]]:
+    """The 8x8 digits as ``(frame_id, 64 pixels)``, ids 0..1796 in file order (the label is dropped)."""
+    with gzip.open(path, "rt") as f:
+        table = np.loadtxt(f, delimiter=",", dtype=np.int64)
+    return [(k, row[:64].copy()) for k, row in enumerate(table)]
+
+
+def veritas(count: int, seed: int = 1, side: int = 32) -> list[tuple[int, np.ndarray]]:
+    """``count`` VERITAS-like ``side x side`` frames (16-bit pixels), ids 0..count-1.
+
+    Each frame: a shower ellipse (random centre, length 1.5-6 pixels, width 0.5-2, angle, brightness
+    up to about 40,000 counts) plus Poisson night-sky background of 5-60 counts, cleaned at a
+    threshold of 3-6 standard deviations of the background, so sparsity ranges from about half to
+    nearly all pixels zero; a few frames have no shower at all (an all-zero frame still has a result).
+    """
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:side, 0:side].astype(float)
+    frames = []
+    for frame_id in range(count):
+        sky = rng.uniform(5, 60)
+        image = rng.poisson(sky, (side, side)).astype(float)
+        if rng.random() > 0.05:
+            cx, cy = rng.uniform(4, side - 4, 2)
+            length, width = rng.uniform(1.5, 6), rng.uniform(0.5, 2)
+            angle = rng.uniform(0, np.pi)
+            u = (x - cx) * np.cos(angle) + (y - cy) * np.sin(angle)
+            v = -(x - cx) * np.sin(angle) + (y - cy) * np.cos(angle)
+            image += 10 ** rng.uniform(2, 4.6) * np.exp(-0.5 * ((u / length) ** 2 + (v / width) ** 2))
+        threshold = sky + rng.uniform(3, 6) * np.sqrt(sky)
+        cleaned = np.where(image >= threshold, image - sky, 0.0)
+        frames.append((frame_id, np.clip(np.rint(cleaned), 0, 65535).astype(np.int64).ravel()))
+    return frames
+
+
+def write_frames(frames, out_dir, rows_per_file: int = 500) -> list[Path]:
+    """Write ``(frame_id, pixels)`` pairs as Parquet files of ``rows_per_file`` rows into ``out_dir``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema([("frame_id", pa.int64()), ("pixels", pa.list_(pa.int32()))])
+    paths = []
+    for start in range(0, len(frames), rows_per_file):
+        chunk = frames[start:start + rows_per_file]
+        table = pa.table({"frame_id": [f for f, _ in chunk], "pixels": [np.asarray(p).tolist() for _, p in chunk]},
+                         schema=schema)
+        path = out / f"part-{start // rows_per_file:05d}.parquet"
+        pq.write_table(table, path)
+        paths.append(path)
+    return paths
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m sw.datasets", description=__doc__.splitlines()[0])
+    ap.add_argument("kind", choices=["digits", "veritas"])
+    ap.add_argument("out_dir")
+    ap.add_argument("--frames", type=int, default=1000, help="VERITAS-like frames (default 1000)")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    frames = digits() if args.kind == "digits" else veritas(args.frames, args.seed)
+    paths = write_frames(frames, args.out_dir)
+    zeros = np.mean([np.mean(p == 0) for _, p in frames])
+    print(f"wrote {len(frames)} {args.kind} frames ({zeros:.0%} zero pixels) to {len(paths)} file(s) in {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

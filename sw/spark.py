@@ -1,0 +1,356 @@
+"""``sfdf spark``: stream input frames from Spark through the device and check every output (DESIGN.md).
+
+Input: Parquet ``frame_id: long, pixels: array<int>`` in a directory. Each Spark partition opens one device
+(:func:`sw.device.open_device`, the fast simulated device; the driver builds the harness once, executors
+load the cached build) and sends its frames in order through :meth:`sw.device.Device.stream`, inside
+``mapInArrow`` so frames travel as Arrow batches, never row by row through the JVM. Every frame gets
+exactly one result row: a bad frame is quarantined with its reason (``ok = false``, :mod:`sw.checks`), a
+good one is checked (the variance network against numpy, any other spec against the reference model).
+Output: Parquet under ``OUTPUT/results`` (the variance network's columns ``frame_id, n, sum, sum_sq,
+variance, ok`` plus ``error, cycles, zeros``), ``OUTPUT/summary.json`` and ``OUTPUT/summary.png``.
+
+Batch mode writes the results through Spark's commit protocol, so a task that dies (a killed device)
+and is retried leaves exactly one copy of each frame; the master defaults to ``local[*,4]``
+(``local[*]`` with four attempts per task, as a cluster would retry). ``--stream`` reads the input
+directory with Structured Streaming (``trigger(availableNow=True)``: every file there now, then stop),
+with a checkpoint, and writes each micro-batch with ``foreachBatch`` into ``results/batch=<id>`` in
+overwrite mode: a replayed batch rewrites its own directory, so it changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gen.errors import UserError
+
+from .checks import ModelChecker, frame_problem, variance_check
+
+__all__ = ["DEFAULT_MASTER", "DEFAULT_SPEC", "Job", "prepare", "run_job", "spark_session"]
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SPEC = ROOT / "examples" / "variance.toml"
+#: ``local[*]`` with up to 4 attempts per task (local mode retries nothing unless told).
+DEFAULT_MASTER = "local[*,4]"
+#: Frames per Arrow batch handed to a partition.
+BATCH_ROWS = 256
+
+VARIANCE_COLUMNS = [("frame_id", "long"), ("n", "long"), ("sum", "long"), ("sum_sq", "long"),
+                    ("variance", "double"), ("ok", "boolean"), ("error", "string"), ("cycles", "long"),
+                    ("zeros", "double")]
+GENERIC_COLUMNS = [("frame_id", "long"), ("outputs", "string"), ("ok", "boolean"), ("error", "string"),
+                   ("cycles", "long"), ("zeros", "double")]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every partition needs (pickled to the executors).
+
+    Members
+    -------
+    manifest, build_dir : str
+        The generated network's manifest (its Verilog beside it) and the fast harness's build cache.
+    network : gen.model.Network
+        The resolved network (the model checks non-variance specs against it).
+    variance : bool
+        The sink is a ``variance_join``: check against numpy.
+    pixel_bits : int
+        The source port's ``tdata`` width.
+    timeout_cycles : int
+        Cycle budget of one frame on the device.
+    kill_after : int or None
+        Testing only: the first attempt of partition 0 kills its device after sending this many frames.
+    """
+
+    manifest: str
+    build_dir: str
+    network: object
+    variance: bool
+    pixel_bits: int
+    timeout_cycles: int = 1_000_000
+    kill_after: int | None = None
+
+    @property
+    def columns(self) -> list[tuple[str, str]]:
+        return VARIANCE_COLUMNS if self.variance else GENERIC_COLUMNS
+
+
+def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kill_after: int | None = None) -> Job:
+    """Check and generate ``spec`` into ``work_dir`` and build its fast harness once, on the driver, into
+    the cache ``build_dir`` (default ``build/fastsim``; builds are keyed by content, so runs share them).
+
+    Raises
+    ------
+    UserError
+        The spec is unsafe or has other than one source (the Parquet has one pixel column).
+    """
+    from cosim.fastsim import build
+    from gen.analysis import check
+    from gen.generate import generate
+    from gen.spec import load_spec
+
+    network = load_spec(spec)
+    if len(network.sources) != 1:
+        raise UserError(str(spec), "node", f"{len(network.sources)} sources ({', '.join(network.sources)})",
+                        "the Spark job feeds one source from the pixels column: use a spec with one source")
+    report = check(network)
+    if not report.deadlock_free:
+        raise UserError(str(spec), "network", "is not deadlock-free (sfdf check says why)",
+                        "fix the spec until sfdf check passes; the job runs safe networks only")
+    v_path, j_path = generate(network, Path(work_dir) / "rtl", report=report)
+    manifest = json.loads(j_path.read_text())
+    build_dir = Path(build_dir or ROOT / "build" / "fastsim")
+    build(v_path, manifest, build_dir)
+    (source,) = [p for p in manifest["ports"] if p["direction"] == "in"]
+    sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
+    return Job(str(j_path.resolve()), str(build_dir.resolve()), report.network,
+               len(sinks) == 1 and sinks[0]["kernel"] == "variance_join", source["tdata_width"],
+               timeout_cycles, kill_after)
+
+
+# -- executors ----------------------------------------------------------------------------------------------
+
+def process_partition(job: Job, batches):
+    """``mapInArrow`` body: Arrow batches of ``frame_id, pixels`` in, result batches out (module docstring)."""
+    import pyarrow as pa
+
+    from sw.device import open_device
+
+    types = {"long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(), "string": pa.string()}
+    schema = pa.schema([(name, types[kind]) for name, kind in job.columns])
+    kill_at = job.kill_after if job.kill_after is not None and _first_attempt_of_partition_zero() else None
+    checker = None if job.variance else ModelChecker(job.network)
+    device = None
+    sent = 0
+    held: list[dict] = []  # non-variance rows wait for the model run over the whole partition
+    held_frames: list[np.ndarray] = []
+    try:
+        for batch in batches:
+            rows, good = [], []
+            for frame_id, pixels in zip(batch.column("frame_id").to_pylist(), batch.column("pixels").to_pylist(),
+                                        strict=True):
+                problem = frame_problem(frame_id, pixels, job.pixel_bits)
+                if problem:
+                    rows.append(_row(job, frame_id, pixels, error=f"bad input: {problem}"))
+                else:
+                    good.append((frame_id, np.asarray(pixels, dtype=np.int64)))
+            if good:
+                if device is None:
+                    device = open_device(job.manifest, build_dir=job.build_dir, timeout_cycles=job.timeout_cycles)
+                    before = device.cycles
+                pixels_of = dict(enumerate(p for _, p in good))
+
+                def frames(good=good, pid=device.link.pid):
+                    nonlocal sent
+                    for item in good:
+                        yield item
+                        sent += 1
+                        if sent == kill_at:  # testing: the device process dies mid-partition
+                            os.kill(pid, signal.SIGKILL)
+
+                for k, result in enumerate(device.stream(frames())):
+                    cycles, before = result.cycle - before, result.cycle
+                    row = _row(job, result.frame_id, pixels_of[k], cycles=cycles)
+                    if job.variance:
+                        fields = result.fields
+                        row["variance"], row["error"] = variance_check(pixels_of[k], fields)
+                        row.update(n=fields["n"], sum=fields["sum"], sum_sq=fields["sum_sq"], ok=row["error"] is None)
+                        rows.append(row)
+                    else:
+                        row["outputs"] = checker.observed(result)
+                        held.append(row)
+                        held_frames.append(pixels_of[k])
+            if rows:
+                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+        if held:
+            for row, expected in zip(held, checker.expected(held_frames), strict=True):
+                row["error"] = checker.problem(row["outputs"], expected)
+                row["ok"] = row["error"] is None
+                row["outputs"] = json.dumps(row["outputs"])
+            yield pa.RecordBatch.from_pylist(held, schema=schema)
+    finally:
+        if device is not None:
+            device.close()
+
+
+def _row(job: Job, frame_id, pixels, *, error=None, cycles=None) -> dict:
+    row = dict.fromkeys(name for name, _ in job.columns)
+    zeros = float(np.mean(np.asarray(pixels) == 0)) if pixels is not None and len(pixels) else None
+    row.update(frame_id=frame_id, ok=False, error=error, cycles=cycles, zeros=zeros)
+    return row
+
+
+def _first_attempt_of_partition_zero() -> bool:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return ctx is not None and ctx.partitionId() == 0 and ctx.attemptNumber() == 0
+
+
+# -- the driver -----------------------------------------------------------------------------------------------
+
+def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
+    """A session whose Python workers run this interpreter; Arrow on; Spark's console progress bar on."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no guessing which interface to bind
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName(app)
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "true")
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
+             .config("spark.sql.shuffle.partitions", "8")
+             .config("spark.driver.memory", "2g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def check_input(input_dir) -> list[Path]:
+    """The Parquet files of ``input_dir``, each with DESIGN.md's columns (else a one-line UserError)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = Path(input_dir)
+    files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        raise UserError(str(input_dir), "--input", "holds no Parquet files",
+                        "give a folder of Parquet files with frame_id: long, pixels: array<int> "
+                        "(python -m sw.datasets digits DIR writes one)")
+    for path in files:
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise UserError(str(path), "Parquet", f"cannot be read ({exc})", "write a valid Parquet file") from None
+        names = {f.name: f.type for f in schema}
+        pixels = names.get("pixels")
+        if ("frame_id" not in names or not pa.types.is_integer(names["frame_id"]) or pixels is None
+                or not (pa.types.is_list(pixels) or pa.types.is_large_list(pixels))
+                or not pa.types.is_integer(pixels.value_type)):
+            shown = ", ".join(f"{n}: {t}" for n, t in names.items())
+            raise UserError(str(path), "schema", f"has columns {shown}",
+                            "write frame_id: long, pixels: array<int> (DESIGN.md)")
+    return files
+
+
+def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream: bool = False,
+            checkpoint=None, partitions: int | None = None, timeout_cycles: int = 1_000_000,
+            build_dir=None, kill_after: int | None = None, spark=None) -> dict:
+    """Run the job (module docstring); return the summary that is also written to ``OUTPUT/summary.json``.
+
+    ``partitions``: how many partitions (devices) the frames are spread over, round robin (default:
+    the session's parallelism). ``spark``: an existing session (tests); else one on ``master``.
+    """
+    check_input(input_dir)
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    job = prepare(spec, out / "work", build_dir, timeout_cycles, kill_after)
+    prepared = time.perf_counter()
+    own = spark is None
+    spark = spark or spark_session(master)
+    try:
+        session_s = time.perf_counter() - prepared
+        results = out / "results"
+        begin = time.perf_counter()
+        if stream:
+            batches = _run_stream(spark, job, input_dir, results, Path(checkpoint or out / "checkpoint"), partitions)
+        else:
+            _results(job, _frames(spark.read.parquet(str(input_dir))), partitions, spark).write.mode(
+                "overwrite").parquet(str(results))
+            batches = None
+        wall = time.perf_counter() - begin
+        summary = _summarise(spark, job, results, wall)
+    finally:
+        if own:
+            spark.stop()
+    summary.update({"spec": str(spec), "mode": "stream" if stream else "batch", "master": master,
+                    "batches": batches, "prepare_s": round(prepared - started, 3), "session_s": round(session_s, 3)})
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _frames(df):
+    from pyspark.sql import functions as F
+
+    return df.select(F.col("frame_id").cast("long"), F.col("pixels").cast("array<long>"))
+
+
+def _results(job: Job, df, partitions, spark):
+    df = df.repartition(partitions or spark.sparkContext.defaultParallelism)
+    schema = ", ".join(f"{name} {kind}" for name, kind in job.columns)
+    return df.mapInArrow(lambda batches: process_partition(job, batches), schema)
+
+
+def _run_stream(spark, job, input_dir, results: Path, checkpoint: Path, partitions) -> int:
+    schema = _frames(spark.read.parquet(str(input_dir))).schema
+    seen = []
+
+    def write_batch(df, batch_id):
+        _results(job, df, partitions, spark).write.mode("overwrite").parquet(str(results / f"batch={batch_id}"))
+        seen.append(batch_id)
+
+    source = _frames(spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(input_dir)))
+    query = (source.writeStream.foreachBatch(write_batch).option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    return len(seen)
+
+
+def _summarise(spark, job: Job, results: Path, wall: float) -> dict:
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(str(results))
+    row = df.agg(
+        F.count("*").alias("frames"),
+        F.countDistinct("frame_id").alias("distinct"),
+        F.sum(F.col("ok").cast("int")).alias("checked"),
+        F.sum(F.col("error").startswith("bad input").cast("int")).alias("quarantined"),
+        F.sum((~F.col("ok") & ~F.col("error").startswith("bad input")).cast("int")).alias("mismatches"),
+        F.mean("cycles").alias("cycles_mean"),
+        F.percentile_approx("cycles", 0.5).alias("cycles_median"),
+    ).first()
+    frames = row["frames"]
+    columns = ["zeros", "cycles"] + (["variance"] if job.variance else [])
+    sample = df.where(F.col("ok")).select(*columns).limit(20000).toPandas()
+    plot(sample, results.parent / "summary.png", job.variance)
+    return {
+        "frames": frames, "duplicates": frames - row["distinct"], "checked": row["checked"] or 0,
+        "quarantined": row["quarantined"] or 0, "mismatches": row["mismatches"] or 0,
+        "frames_per_s": round(frames / wall, 1) if wall else None, "wall_s": round(wall, 3),
+        "cycles_per_frame_mean": row["cycles_mean"], "cycles_per_frame_median": row["cycles_median"],
+    }
+
+
+def plot(sample, path: Path, variance: bool) -> None:
+    """Variance and simulated cycles per frame against sparsity (zero pixels), from checked rows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = 2 if variance else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 3.6), squeeze=False)
+    zeros = 100 * sample["zeros"]
+    if variance:
+        axes[0][0].scatter(zeros, sample["variance"], s=4, alpha=0.5)
+        axes[0][0].set_yscale("symlog")
+        axes[0][0].set_xlabel("zero pixels (%)")
+        axes[0][0].set_ylabel("variance (device, checked)")
+    ax = axes[0][-1]
+    ax.scatter(zeros, sample["cycles"], s=4, alpha=0.5, color="C1")
+    ax.set_xlabel("zero pixels (%)")
+    ax.set_ylabel("simulated cycles per frame")
+    fig.suptitle(f"sfdf spark: {len(sample)} checked frames")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,121 @@
+"""The Spark job (sw/spark.py) on the real simulated device: batch and stream, bad input, replay, a killed device.
+
+Every result row is re-checked here against numpy from the input, independently of the job's own check.
+One Spark session (local[2,4]: two cores, four attempts per task) serves the module.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from gen.errors import UserError
+from sw.datasets import digits, veritas, write_frames
+from sw.spark import check_input, run_job, spark_session
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = spark_session("local[2,4]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def frames():
+    """300 real digits and 100 VERITAS-like frames (ids 10000+), a few all zero."""
+    return digits()[:300] + [(10_000 + k, p) for k, p in veritas(100, seed=3)]
+
+
+def results_of(out):
+    table = pq.read_table(out / "results").to_pandas()
+    return table.sort_values("frame_id").reset_index(drop=True)
+
+
+def check_against_numpy(table, frames):
+    by_id = dict(frames)
+    assert sorted(table["frame_id"]) == sorted(by_id)  # each frame exactly once
+    for row in table.itertuples():
+        pixels = np.asarray(by_id[row.frame_id], dtype=np.uint64)
+        assert (row.n, row.sum, row.sum_sq) == (pixels.size, int(pixels.sum()), int((pixels * pixels).sum()))
+        assert row.variance == pytest.approx(np.var(pixels.astype(float)), rel=1e-9, abs=1e-9)
+        assert row.ok and row.error is None and row.cycles > 0
+
+
+def test_batch_checks_every_frame(spark, frames, tmp_path):
+    write_frames(frames, tmp_path / "in", rows_per_file=150)
+    summary = run_job("examples/variance.toml", tmp_path / "in", tmp_path / "out", spark=spark, partitions=3)
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (400, 400, 0, 0)
+    check_against_numpy(results_of(tmp_path / "out"), frames)
+    assert (tmp_path / "out" / "summary.png").stat().st_size > 10_000
+    assert summary["cycles_per_frame_median"] >= 64
+
+
+def test_bad_frames_are_quarantined_with_reasons(spark, frames, tmp_path):
+    bad = {9001: [1, -2, 3], 9002: [70_000], 9003: [], 9004: None, 9005: [1, None]}
+    good = frames[:40]
+    table = pa.table({"frame_id": [f for f, _ in good] + list(bad),
+                      "pixels": [p.tolist() for _, p in good] + list(bad.values())},
+                     schema=pa.schema([("frame_id", pa.int64()), ("pixels", pa.list_(pa.int64()))]))
+    (tmp_path / "in").mkdir()
+    pq.write_table(table, tmp_path / "in" / "mixed.parquet")
+    summary = run_job("examples/variance.toml", tmp_path / "in", tmp_path / "out", spark=spark)
+    assert (summary["frames"], summary["checked"], summary["quarantined"], summary["mismatches"]) == (45, 40, 5, 0)
+    result = results_of(tmp_path / "out")
+    reasons = dict(zip(result["frame_id"], result["error"], strict=True))
+    assert reasons[9001] == "bad input: pixel 1 is negative (-2)"
+    assert reasons[9002] == "bad input: pixel 0 is 70000, wider than the 16-bit source port"
+    assert reasons[9003] == "bad input: empty frame: a frame needs at least one pixel"
+    assert reasons[9004] == "bad input: pixels is null"
+    assert reasons[9005] == "bad input: pixel 1 is null"
+    check_against_numpy(result[result["ok"]], [f for f in frames[:40]])
+
+
+def test_wrong_schema_is_a_clear_error(tmp_path):
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": [1], "pixels": [[1, 2]]}), tmp_path / "in" / "x.parquet")
+    with pytest.raises(UserError, match=r"x.parquet: schema: has columns id: int64, pixels: list<element: int64>; "
+                                         r"write frame_id: long, pixels: array<int> \(DESIGN.md\)"):
+        check_input(tmp_path / "in")
+
+
+def test_stream_is_idempotent_under_replay(spark, frames, tmp_path):
+    write_frames(frames, tmp_path / "in", rows_per_file=100)  # 4 files: 4 micro-batches
+    out = tmp_path / "out"
+    summary = run_job("examples/variance.toml", tmp_path / "in", out, stream=True, spark=spark)
+    assert (summary["batches"], summary["frames"], summary["checked"], summary["duplicates"]) == (4, 400, 400, 0)
+    # Forget that the last micro-batch was committed: the restarted query replays it.
+    commits = sorted((p for p in (out / "checkpoint" / "commits").iterdir() if p.name.isdigit()),
+                     key=lambda p: int(p.name))
+    commits[-1].unlink()
+    (commits[-1].parent / f".{commits[-1].name}.crc").unlink(missing_ok=True)
+    replayed = run_job("examples/variance.toml", tmp_path / "in", out, stream=True, spark=spark)
+    assert replayed["batches"] == 1 and (replayed["frames"], replayed["duplicates"]) == (400, 0)
+    check_against_numpy(results_of(out), frames)
+
+
+def test_a_killed_device_is_retried_and_nothing_doubles(spark, frames, tmp_path):
+    write_frames(frames, tmp_path / "in", rows_per_file=400)
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    summary = run_job("examples/variance.toml", tmp_path / "in", tmp_path / "out", spark=spark, partitions=2,
+                      kill_after=50)
+    failed = sum(tracker.getStageInfo(s).numFailedTasks for j in set(tracker.getJobIdsForGroup()) - before
+                 for s in tracker.getJobInfo(j).stageIds if tracker.getStageInfo(s))
+    assert failed >= 1  # the first attempt of partition 0 lost its device
+    assert (summary["frames"], summary["checked"], summary["duplicates"]) == (400, 400, 0)
+    check_against_numpy(results_of(tmp_path / "out"), frames)
+
+
+def test_other_specs_are_checked_against_the_model(spark, tmp_path):
+    words = [(k, np.random.default_rng(k).integers(0, 1 << 16, 1 + k % 7)) for k in range(60)]
+    write_frames(words, tmp_path / "in")
+    summary = run_job("examples/diamond.toml", tmp_path / "in", tmp_path / "out", spark=spark, partitions=2)
+    assert (summary["frames"], summary["checked"], summary["mismatches"]) == (60, 60, 0)
+    shutil.rmtree(tmp_path / "out")
