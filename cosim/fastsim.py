@@ -2,16 +2,25 @@
 moves whole frames per call, loaded through ctypes; no Python runs per cycle.
 
 The harness (``cosim/harness/fastsim.cpp``) is filled in per manifest (:func:`harness_source`): the
-port names, ``tdata``/``tuser`` widths and the position of the beat kind in a sink's ``tuser`` come
-from the manifest's ``ports`` (DESIGN.md: cosim reads the manifest, never re-derives hardware facts).
-It drives AXI4-Stream as DESIGN.md and docs/hardware.md say: each cycle it sets the inputs, evaluates
-with ``clk`` low, samples every handshake (a transfer is ``tvalid && tready`` before the rising edge),
-then raises ``clk``. Sources hold a word until it is taken; ``tlast`` ends a frame and ``tuser[0]``
-ends the stream. Sinks keep ``tready`` high unless a back-pressure probability is set.
+port names, ``tdata``/``tuser`` widths (any width: above 64 bits Verilator's ``VlWide``) and the
+position of the beat kind in a sink's ``tuser`` come from the manifest's ``ports`` (DESIGN.md: cosim
+reads the manifest, never re-derives hardware facts). It drives AXI4-Stream as DESIGN.md and
+docs/hardware.md say: a transfer happens at a rising edge when ``tvalid && tready`` held before it;
+a source holds a word until it is taken, ``tlast`` ends a frame and ``tuser[0]`` the stream; sinks
+keep ``tready`` high unless a back-pressure probability is set. ``rst`` is high for ``reset_cycles``
+cycles when an instance is created.
+
+Speed (bench/host.py: about 5 million cycles per second on the variance network, one thread):
+a generated Verilog wrapper (:func:`wrapper_source`) puts every input of the network, reset included,
+behind a register, so nothing is combinational from an input and Verilator evaluates the whole design
+once per cycle, at the edge; the harness then samples the handshakes the network sees, writes the
+inputs of the next cycle and raises the clock, with no other evaluation. The build is GCC
+profile-guided (:func:`build`). Byte strings are copied into signals as they lie in memory: the host
+must be little-endian (x86, Arm).
 
 :func:`build` compiles the model into ``<build_dir>/<hash>/libfastsim.so``, the hash covering the
-Verilog, the manifest, the harness source, the flags and the Verilator version, so a second open of
-the same design is instant. :class:`FastSim` is one device instance.
+Verilog, the manifest, the harness source, the flags, the Verilator version and the build steps' code,
+so a second open of the same design is instant. :class:`FastSim` is one device instance.
 
     sim = FastSim.open("out/variance.v", "out/variance.json")
     sim.push("u", [3, 0, 5], tlast=[0, 0, 1])
@@ -24,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -50,7 +60,8 @@ log = logging.getLogger(__name__)
 HARNESS = Path(__file__).with_name("harness") / "fastsim.cpp"
 
 #: Verilator arguments: two-state X handling for speed (the generated Verilog resets every register),
-#: no timing (it has no delays), warnings kept out of the way (the cocotb lane lints the Verilog).
+#: no timing (it has no delays), warnings kept out of the way (the cocotb lane lints the Verilog;
+#: ``build.log`` keeps them).
 VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal", "-Wno-WIDTH",
                    "-O3")
 #: C++ flags: speed first (the model is built once per design and cached); position-independent code,
@@ -262,12 +273,12 @@ def wrapper_source(manifest: Mapping) -> str:
         always.append(f"{name}_q <= {name};")
         connect.append(f".{name}({name}_q)")
 
-    for name in sorted(manifest.get("flush_ports", {}).values()):  # verification-only inputs: never flush
-        connect.append(f".{name}(1'b0)")
-
     def output(name: str, width: int) -> None:
         ports.append(f"output wire [{width - 1}:0] {name}")
         connect.append(f".{name}({name})")
+
+    for name in sorted(manifest.get("flush_ports", {}).values()):  # verification-only inputs: never flush
+        connect.append(f".{name}(1'b0)")
 
     for p in sources:
         registered(f"{p.name}_tdata", p.tdata_width)
@@ -304,10 +315,11 @@ def _canonical_manifest(manifest: Mapping) -> bytes:
 
 def build_key(verilog: bytes, manifest: Mapping, harness: str) -> str:
     """16 hex digits of SHA-256 over the Verilog, the manifest, the harness, :data:`FLAGS`, Verilator's
-    version and this module (which runs the build)."""
+    version and the code of the build steps."""
     digest = hashlib.sha256()
+    recipe = "".join(inspect.getsource(step) for step in (build, _train, _shortcuts, _Steps)) + repr(TRAINING_CYCLES)
     for part in (verilog, _canonical_manifest(manifest), harness.encode(), repr(FLAGS).encode(),
-                 find_toolchain().version.encode(), Path(__file__).read_bytes()):
+                 find_toolchain().version.encode(), recipe.encode()):
         digest.update(part + b"\0")
     return digest.hexdigest()[:16]
 
