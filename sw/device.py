@@ -224,9 +224,17 @@ class Device:
             pending.append(_Pending(self._sent + len(pending), frame_id, words, self._now))
         if not packets:
             return
-        self._call("push", b"".join(packets))
-        self._pending.extend(pending)
+        self._pending.extend(pending)  # pending from here: a device dying now names them
         self._sent += len(pending)
+        try:
+            self._call("push", b"".join(packets))
+        except DeviceDied:
+            raise
+        except DeviceError:  # refused by a live device: not sent
+            for _ in pending:
+                self._pending.pop()
+            self._sent -= len(pending)
+            raise
         self._stream_ended = end_of_stream
 
     # -- receiving -------------------------------------------------------------------------------
@@ -289,6 +297,7 @@ class Device:
 
     @property
     def frames_sent(self) -> int:
+        """Frames sent since the device was opened."""
         return self._sent
 
     def close(self) -> None:

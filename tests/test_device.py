@@ -274,6 +274,16 @@ def test_killed_simulator_names_the_frame(variance_manifest):
         device.close()
 
 
+def test_frame_sent_to_a_dead_simulator_is_named(variance_manifest):
+    with open_device(variance_manifest, build_dir=BUILD) as device:
+        device.send(30, [1])
+        assert device.results()[0].frame_id == 30
+        os.kill(device.link.pid, signal.SIGKILL)
+        with pytest.raises(DeviceDied, match="with frame 31 ") as error:
+            device.send_frames([(31, [2]), (32, [3])])
+        assert error.value.frame_id == 31 and error.value.results == []
+
+
 def test_wrong_sources_and_backend(variance_manifest):
     with pytest.raises(ValueError, match="only 'sim'"):
         open_device(variance_manifest, backend="board")
