@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_fastsim import MULTI
 
 from gen.analysis import check
 from gen.generate import generate
@@ -216,18 +217,40 @@ def test_diamond_device_against_model(diamond_manifest):
     network = check(load_spec(REPO / "examples" / "diamond.toml")).network
     rng = random.Random(4)
     frames = [[rng.getrandbits(32) for _ in range(rng.randint(1, 10))] for _ in range(25)]
-    expected, data = [], []
-    for event in simulate(network, inputs={"u": frames}, seed=4).outputs["x"]:
-        if event[0] == "data":
-            data.append((event[1], event[2]))
-        else:
-            expected.append(data)
-            data = []
+    expected = per_frame(simulate(network, inputs={"u": frames}, seed=4).outputs["x"])
     with open_device(diamond_manifest, build_dir=BUILD) as device:
         device.send_frames(enumerate(frames))
         results = device.results()
     assert [[(b.index, b.fields["data"]) for b in r.beats["x"]] for r in results] == expected
     assert sum(map(len, expected)) > 0
+
+
+def per_frame(log) -> list[list[tuple[int, int]]]:
+    """A model sink log cut at its frame ends: (index, payload) of each frame's data."""
+    frames, data = [], []
+    for event in log:
+        if event[0] == "data":
+            data.append((event[1], event[2]))
+        else:
+            frames.append(data)
+            data = []
+    return frames
+
+
+def test_two_sources_two_sinks(tmp_path):
+    (tmp_path / "multi.toml").write_text(MULTI)
+    network = check(load_spec(tmp_path / "multi.toml")).network
+    rng = random.Random(8)
+    lengths = [rng.randint(1, 9) for _ in range(20)]
+    inputs = {s: [[rng.getrandbits(40) for _ in range(n)] for n in lengths] for s in ("a", "b")}
+    expected = {sink: per_frame(log) for sink, log in simulate(network, inputs={**inputs}, seed=1).outputs.items()}
+    with open_device(tmp_path / "multi.toml", build_dir=BUILD, backpressure=0.3) as device:
+        device.send_frames((k, {"a": inputs["a"][k], "b": inputs["b"][k]}) for k in range(len(lengths)))
+        results = device.results()
+    for sink in ("x", "y"):
+        assert [[(b.index, b.fields["data"]) for b in r.beats[sink]] for r in results] == expected[sink]
+    with pytest.raises(ValueError, match="has 2 source ports"):
+        Codec(json.loads(json.dumps(device.codec.manifest))).source()
 
 
 def test_end_of_stream_closes_sending(variance_manifest):

@@ -4,7 +4,7 @@
 //
 // Protocol (DESIGN.md, docs/hardware.md): AXI4-Stream. A transfer happens at a rising edge of clk
 // when tvalid && tready were both high before it. Each cycle the harness samples every handshake,
-// writes the inputs of the next cycle, then lowers and raises clk. A source holds tvalid with the
+// writes the inputs of the next cycle, then makes the rising edge. A source holds tvalid with the
 // same word until it is taken; a word's flags are bit 0 = tlast (end of frame), bit 1 = tuser[0]
 // (end of stream).
 // A sink beat is stored as a record: tdata bytes, tuser bytes (little-endian, the widths rounded up to
@@ -251,6 +251,7 @@ FS_API uint64_t fs_read(void* handle, int sink, uint8_t* out, uint64_t max) {
     Sink& k = s->sinks[sink];
     uint64_t n = (k.records.size() - k.head) / RECORD_BYTES[sink];
     if (n > max) n = max;
+    if (n == 0) return 0;
     std::memcpy(out, k.records.data() + k.head, n * RECORD_BYTES[sink]);
     k.head += n * RECORD_BYTES[sink];
     compact(k);
