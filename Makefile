@@ -17,10 +17,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	@echo "== the variance network of 000 Fig. 1: analysis =="
+	@echo "== the variance network of 000 Fig. 1: deadlock analysis =="
 	$(VENV)/bin/sfdf check examples/variance.toml
-	@echo "== ... and the reference model on 16 sparse frames (examples/frames.txt) =="
-	$(VENV)/bin/sfdf simulate examples/variance.toml --input examples/frames.txt
+	@echo "== input: the 1,797 UCI digits (8x8) and 1,000 VERITAS-like 32x32 sparse frames =="
+	$(PY) -m sw.datasets digits build/demo/digits
+	$(PY) -m sw.datasets veritas build/demo/veritas --frames 1000
+	@echo "== the main job: Spark streams every frame through the simulated device and checks it =="
+	$(VENV)/bin/sfdf spark --input build/demo/digits --output build/demo/out-digits
+	$(VENV)/bin/sfdf spark --input build/demo/veritas --output build/demo/out-veritas
 	@echo "== 000 Fig. 3 without heartbeats: the analysis refuses it, the model deadlocks =="
 	$(VENV)/bin/sfdf check examples/fig3_deadlock.toml || echo "(exit $$?: unsafe, as expected)"
 	$(VENV)/bin/sfdf simulate examples/fig3_deadlock.toml --computations 2000 || echo "(exit $$?: deadlocked, as expected)"

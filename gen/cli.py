@@ -317,7 +317,8 @@ def _parser() -> argparse.ArgumentParser:
     spark.add_argument("--checkpoint", metavar="DIR", help="streaming checkpoint (default OUTPUT/checkpoint)")
     spark.add_argument("--master", default="local[*,4]", metavar="URL",
                        help="Spark master (default local[*,4]: all cores, 4 attempts per task)")
-    spark.add_argument("--partitions", type=_count, metavar="N", help="devices (default: the master's cores)")
+    spark.add_argument("--partitions", type=_count, metavar="N",
+                       help="spread the frames over N partitions, one device each (default: Spark's split of the input files)")
     spark.add_argument("--timeout-cycles", type=_count, default=1_000_000, metavar="N",
                        help="simulated cycles a frame may take (default 1000000)")
     spark.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -15,26 +15,43 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["ModelChecker", "frame_problem", "variance_check"]
+__all__ = ["ModelChecker", "batch_frames", "frame_problem", "variance_check"]
 
 
-def frame_problem(frame_id, pixels, bits: int) -> str | None:
-    """Why the frame cannot be sent (``None``: it can). ``pixels`` is a sequence or None."""
+def batch_frames(batch):
+    """``(frame_id, pixels, nulls)`` per row of an Arrow batch of ``frame_id, pixels``, without a Python
+    loop over pixels: ``pixels`` is a view into the batch's values (``None`` for a null list) and
+    ``nulls`` says whether some pixel of it is null."""
+    lists = batch.column("pixels")
+    offsets = lists.offsets.to_numpy()
+    flat = lists.values
+    null_pixels = flat.is_null().to_numpy(zero_copy_only=False) if flat.null_count else None
+    values = (flat.fill_null(0) if flat.null_count else flat).to_numpy(zero_copy_only=False)  # stays integer
+    valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    for k, frame_id in enumerate(batch.column("frame_id").to_pylist()):
+        if not valid[k]:
+            yield frame_id, None, False
+            continue
+        a, b = offsets[k], offsets[k + 1]
+        yield frame_id, values[a:b], bool(null_pixels is not None and null_pixels[a:b].any())
+
+
+def frame_problem(frame_id, pixels: np.ndarray | None, nulls: bool, bits: int) -> str | None:
+    """Why the frame cannot be sent (``None``: it can); arguments as :func:`batch_frames` yields them."""
     if frame_id is None:
         return "frame_id is null"
     if pixels is None:
         return "pixels is null"
     if len(pixels) == 0:
         return "empty frame: a frame needs at least one pixel"
-    values = np.asarray(pixels, dtype=object) if any(p is None for p in pixels) else np.asarray(pixels)
-    if values.dtype == object:
-        return f"pixel {next(k for k, p in enumerate(pixels) if p is None)} is null"
-    negative = np.flatnonzero(values < 0)
+    if nulls:
+        return "some pixel is null"
+    negative = np.flatnonzero(pixels < 0)
     if negative.size:
-        return f"pixel {negative[0]} is negative ({values[negative[0]]})"
-    wide = np.flatnonzero(values >= 1 << bits)
+        return f"pixel {negative[0]} is negative ({pixels[negative[0]]})"
+    wide = np.flatnonzero(pixels >= 1 << bits)
     if wide.size:
-        return f"pixel {wide[0]} is {values[wide[0]]}, wider than the {bits}-bit source port"
+        return f"pixel {wide[0]} is {pixels[wide[0]]}, wider than the {bits}-bit source port"
     return None
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from gen.errors import UserError
 
-from .checks import ModelChecker, frame_problem, variance_check
+from .checks import ModelChecker, batch_frames, frame_problem, variance_check
 
 __all__ = ["DEFAULT_MASTER", "DEFAULT_SPEC", "Job", "prepare", "run_job", "spark_session"]
 
@@ -134,13 +134,12 @@ def process_partition(job: Job, batches):
     try:
         for batch in batches:
             rows, good = [], []
-            for frame_id, pixels in zip(batch.column("frame_id").to_pylist(), batch.column("pixels").to_pylist(),
-                                        strict=True):
-                problem = frame_problem(frame_id, pixels, job.pixel_bits)
+            for frame_id, pixels, nulls in batch_frames(batch):
+                problem = frame_problem(frame_id, pixels, nulls, job.pixel_bits)
                 if problem:
-                    rows.append(_row(job, frame_id, pixels, error=f"bad input: {problem}"))
+                    rows.append(_row(job, frame_id, None if nulls else pixels, error=f"bad input: {problem}"))
                 else:
-                    good.append((frame_id, np.asarray(pixels, dtype=np.int64)))
+                    good.append((frame_id, pixels))
             if good:
                 if device is None:
                     device = open_device(job.manifest, build_dir=job.build_dir, timeout_cycles=job.timeout_cycles)
@@ -248,7 +247,7 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
     """Run the job (module docstring); return the summary that is also written to ``OUTPUT/summary.json``.
 
     ``partitions``: how many partitions (devices) the frames are spread over, round robin (default:
-    the session's parallelism). ``spark``: an existing session (tests); else one on ``master``.
+    Spark's split of the input files, which needs no shuffle). ``spark``: an existing session (tests); else one on ``master``.
     """
     check_input(input_dir)
     out = Path(output_dir)
@@ -280,13 +279,15 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
 
 
 def _frames(df):
+    """The two columns, ``frame_id`` as long; pixels stay as stored (a cast would copy every array)."""
     from pyspark.sql import functions as F
 
-    return df.select(F.col("frame_id").cast("long"), F.col("pixels").cast("array<long>"))
+    return df.select(F.col("frame_id").cast("long"), F.col("pixels"))
 
 
 def _results(job: Job, df, partitions, spark):
-    df = df.repartition(partitions or spark.sparkContext.defaultParallelism)
+    if partitions:  # else Spark's split of the input files (no shuffle), one device per split
+        df = df.repartition(partitions)
     schema = ", ".join(f"{name} {kind}" for name, kind in job.columns)
     return df.mapInArrow(lambda batches: process_partition(job, batches), schema)
 
