@@ -2,11 +2,13 @@
 (cosim/fastsim.py: a compiled Verilator harness, no Python per cycle) against the cocotb bench (Python
 every cycle), one thread each. Figures only, never timed assertions.
 
-One function per measurement, each returning a dict with ``cycles`` and ``cycles_per_s`` (more keys as
-it likes); :data:`MEASUREMENTS` lists them, so later ones (the Spark job) plug in beside. Writes
-bench/out/host.json.
+Also the Spark job's frames/s on ``local[1]`` and ``local[2]`` (target: at least 1.7x) and the end-to-end
+time of ``make demo``.
 
-    python bench/host.py [--pixels 4000000] [--computations 3000] [--repeat 3]
+One function per measurement, each returning a dict with ``cycles`` and ``cycles_per_s`` (more keys as
+it likes); :data:`MEASUREMENTS` lists them. Writes bench/out/host.json.
+
+    python bench/host.py [--pixels 4000000] [--computations 3000] [--repeat 3] [--spark-frames 20000]
 """
 
 from __future__ import annotations
@@ -105,6 +107,54 @@ def measure_cocotb(computations: int, build_dir: Path, seed: int = 1) -> dict:
     return {"cycles": cycles, "wall_s": wall, "cycles_per_s": cycles / wall, "computations": computations}
 
 
+def measure_spark(master: str, frames: int, build_dir: Path, repeat: int = 2) -> dict:
+    """``sfdf spark`` on ``frames`` VERITAS-like 32x32 frames with ``master``: frames/s of the job (read,
+    every frame through a device and checked, Parquet written), best of ``repeat`` after a warm-up run
+    (the first job of a session also warms the JVM); session start and the harness build excluded."""
+    from sw.datasets import veritas, write_frames
+    from sw.spark import run_job, spark_session
+
+    data = build_dir / f"veritas{frames}"
+    if not data.is_dir():
+        write_frames(veritas(frames, seed=7), data, rows_per_file=250)
+    warm = build_dir / "warm"
+    if not warm.is_dir():
+        write_frames(veritas(200, seed=8), warm)
+    spark = spark_session(master)
+    try:
+        run_job(SPEC, warm, build_dir / "out-warm", spark=spark, master=master)
+        runs = []
+        for _ in range(repeat):
+            busy, start = _busy_seconds(), time.perf_counter()
+            runs.append(run_job(SPEC, data, build_dir / "out", spark=spark, master=master))
+            # CPUs busy over the whole call (the summary and plot too), machine-wide
+            runs[-1]["cpus_busy"] = (_busy_seconds() - busy) / (time.perf_counter() - start)
+    finally:
+        spark.stop()
+    best = min(runs, key=lambda r: r["wall_s"])
+    assert best["checked"] == frames and best["mismatches"] == 0, best
+    cycles = best["cycles_per_frame_mean"] * frames
+    return {"cycles": int(cycles), "wall_s": best["wall_s"], "cycles_per_s": cycles / best["wall_s"],
+            "frames": frames, "frames_per_s": frames / best["wall_s"], "master": master,
+            "cpus_busy": best["cpus_busy"]}
+
+
+def _busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy so far (/proc/stat: all but idle and iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_demo() -> dict:
+    """Wall time of ``make demo`` (installed already: the analysis, both Spark jobs, the Fig. 3 demo)."""
+    import subprocess
+
+    start = time.perf_counter()
+    subprocess.run(["make", "demo"], cwd=ROOT, check=True, capture_output=True)
+    wall = time.perf_counter() - start
+    return {"cycles": 0, "wall_s": wall, "cycles_per_s": 0.0}
+
+
 #: name -> (description, function of the parsed arguments and the manifest).
 MEASUREMENTS = {
     "fast_harness": ("fast harness (C++ loop, in process)",
@@ -115,6 +165,11 @@ MEASUREMENTS = {
                                                                args.build_dir / "fastsim")),
     "cocotb": ("cocotb bench (Python every cycle)",
                lambda args, manifest: measure_cocotb(args.computations, args.build_dir / "cosim")),
+    "spark_local1": ("sfdf spark on local[1] (frames read, simulated, checked, written)",
+                     lambda args, manifest: measure_spark("local[1]", args.spark_frames, args.build_dir / "spark")),
+    "spark_local2": ("sfdf spark on local[2]",
+                     lambda args, manifest: measure_spark("local[2]", args.spark_frames, args.build_dir / "spark")),
+    "demo": ("make demo, end to end", lambda args, manifest: measure_demo()),
 }
 
 
@@ -123,6 +178,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--pixels", type=int, default=4_000_000, help="pixels through the fast harness")
     ap.add_argument("--computations", type=int, default=3000, help="source words through the cocotb bench")
     ap.add_argument("--repeat", type=int, default=3, help="fast harness runs (the best counts)")
+    ap.add_argument("--spark-frames", type=int, default=20_000, help="VERITAS-like frames through the Spark job")
     ap.add_argument("--only", nargs="*", choices=sorted(MEASUREMENTS), help="run only these measurements")
     ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "bench" / "host")
     args = ap.parse_args(argv)
@@ -136,6 +192,14 @@ def main(argv=None) -> dict:
     if "fast_harness" in figures and "cocotb" in figures:
         figures["ratio"] = figures["fast_harness"]["cycles_per_s"] / figures["cocotb"]["cycles_per_s"]
         print(f"fast harness / cocotb: {figures['ratio']:,.0f}x")
+    if "spark_local1" in figures and "spark_local2" in figures:
+        one, two = figures["spark_local1"]["frames_per_s"], figures["spark_local2"]["frames_per_s"]
+        figures["spark_scaling"] = two / one
+        print(f"Spark frames/s: local[1] {one:,.0f}, local[2] {two:,.0f}: {two / one:.2f}x (target 1.7x); "
+              f"CPUs busy: {figures['spark_local1']['cpus_busy']:.2f} on local[1], "
+              f"{figures['spark_local2']['cpus_busy']:.2f} on local[2]")
+    if "demo" in figures:
+        print(f"make demo: {figures['demo']['wall_s']:.0f} s end to end")
     OUT.mkdir(exist_ok=True)
     (OUT / "host.json").write_text(json.dumps(figures, indent=2) + "\n")
     print(f"wrote {OUT / 'host.json'} (load average at start {figures['load_average'][0]:.2f} "

@@ -145,9 +145,11 @@ def plot_fig4(rows):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for k, config in enumerate(FIG4_CONFIGS):
+    styles = {"Filter": ("o-", 9), "NoFilter": ("s--", 5), "Unfiltered": ("^-", 6)}
+    for config in FIG4_CONFIGS:
         pts = [r for r in rows if r["config"] == config]
-        ax.plot([100 * r["zeros"] for r in pts], [r["frames_per_kcycle"] for r in pts], "os^"[k] + "-",
+        style, size = styles[config]
+        ax.plot([100 * r["zeros"] for r in pts], [r["frames_per_kcycle"] for r in pts], style, ms=size,
                 label=f"{config} (= {config}_OB)")
     ax.set_xlabel("zero pixels (%)")
     ax.set_ylabel("frames per 1,000 cycles")
