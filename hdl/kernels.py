@@ -3,9 +3,16 @@
 A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which),
 each already placed by :func:`gen.kernels.input_shift`, the index ``i_index`` and, at a source,
 ``i_last`` (the word ends a frame). It answers combinationally with a payload and an emit bit per
-output. ``i_step`` commits the computation; state (LFSRs, accumulators) advances only on a *data*
+output, and optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``).
+``i_step`` commits the computation; state (LFSRs, accumulators) advances only on a *data*
 computation (at least one payload present), as in the model. Every kernel has the members of
 :func:`kernel_signature`; :func:`make_kernel` builds one by its spec name.
+
+Messages: a source's kernel turns the word marked last (``tlast``) into the frame's boundary, the
+message ``frame number mod 2^16`` (:func:`frame_ends`; DESIGN.md). Interior nodes forward the messages
+that reach them (the node's barrier, docs/hardware.md) and their kernels originate none: a message born
+inside the network would reach a join on one input only, and the join's barrier forwards a message
+when its copies meet, which needs every message to start at the sources, which all frame together.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -15,8 +22,12 @@ from amaranth.lib.wiring import In, Out
 from gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
 from gen.refmodel.kernels import LFSR_MASK, lfsr_seed
 
-__all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "filter_threshold", "kernel_signature",
-           "make_kernel"]
+__all__ = ["MESSAGE_WIDTH", "RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "filter_threshold",
+           "frame_ends", "kernel_signature", "make_kernel"]
+
+
+#: Bits of a control message's payload (a frame number for frame ends).
+MESSAGE_WIDTH = 16
 
 
 def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, index_width: int) -> dict:
@@ -31,7 +42,18 @@ def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, i
         "i_step": In(1),
         "o_data": Out(out_width),
         "o_emit": Out(outputs),
+        "o_msg_valid": Out(1),
+        "o_msg": Out(MESSAGE_WIDTH),
     }
+
+
+def frame_ends(m: Module, kernel) -> None:
+    """A source kernel's messages: after a word marked last, the frame end carrying the frame number
+    (from 0, modulo ``2^16``). At an interior node ``i_last`` is 0 and this is constant logic."""
+    frames = Signal(MESSAGE_WIDTH)
+    m.d.comb += [kernel.o_msg_valid.eq(kernel.i_last), kernel.o_msg.eq(frames)]
+    with m.If(kernel.i_step & kernel.i_last):
+        m.d.sync += frames.eq(frames + 1)
 
 
 def filter_threshold(rate: float) -> int:
@@ -79,6 +101,7 @@ class RandomFilter(wiring.Component):
             present = self.i_payloads[k][:self.data_width] & self.i_mask[k].replicate(self.data_width)
             total = (total + present)[:self.data_width]
         m.d.comb += self.o_data.eq(total)
+        frame_ends(m, self)
         data_computation = self.i_mask.any()
         for j, seed in enumerate(self.seeds):
             state = Signal(32, init=seed, name=f"lfsr{j}")
@@ -119,6 +142,7 @@ class VarianceSource(wiring.Component):
             self.o_data.eq(Cat(pixel, self.i_last)),
             self.o_emit.eq((self.i_last | pixel.any() | (not self.filter_zeros)).replicate(self.outputs)),
         ]
+        frame_ends(m, self)
         return m
 
 

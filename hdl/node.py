@@ -157,21 +157,19 @@ class SFDFNode(wiring.Component):
             Const(0), join.i_commit
 
     def _source(self, m):
-        """A source's words as computations: index = words so far, frame ends, EOS."""
+        """A source's words as computations: index = words so far, EOS. Its kernel turns ``last`` into
+        the frame end (:func:`hdl.kernels.frame_ends`): the message is the kernel's, wired by the caller."""
         word = self.i_word
         count = Signal(self.iw)
-        frames = Signal(self.pw)
         eos_pending = Signal()
         commit = Signal()
         with m.If(commit & ~eos_pending):
             m.d.comb += word.ready.eq(1)
             m.d.sync += count.eq(count + 1)
-            with m.If(word.payload.last):
-                m.d.sync += frames.eq(frames + 1)
             with m.If(word.payload.eos):
                 m.d.sync += eos_pending.eq(1)
         return (word.valid & ~eos_pending, eos_pending, count + 1, [word.payload.data], 1,
-                word.payload.last, frames, word.payload.last, commit)
+                None, None, word.payload.last, commit)
 
     def elaborate(self, platform):
         m = Module()
@@ -186,6 +184,8 @@ class SFDFNode(wiring.Component):
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
             in_width=in_width, data_width=self.dw, index_width=self.iw)
+        if msg_valid is None:  # a source: the kernel originates its messages (frame ends)
+            msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
         word_go = Signal()
         eos_go = Signal()
         data_comp = Signal()

@@ -17,13 +17,14 @@ from gen.kernels import input_shift, result_width, word_width
 
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel
+from .kernels import MESSAGE_WIDTH
 from .node import SFDFNode
 from .tokens import control_layout, data_layout, inband_token_layout
 
 __all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
 
-#: Bits of a user message payload (a frame number for frame ends).
-PAYLOAD_WIDTH = 16
+#: Bits of a user message payload (a frame number for frame ends), as the kernels originate them.
+PAYLOAD_WIDTH = MESSAGE_WIDTH
 
 
 def sink_tuser_fields(index_width: int) -> list[dict]:

@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 
 from gen.refmodel.kernels import lfsr_seed, lfsr_step
 from hdl.join import SFDFJoin
-from hdl.kernels import RandomFilter, filter_threshold
+from hdl.kernels import RandomFilter, filter_threshold, make_kernel
 
 
 def simulate(dut, bench):
@@ -99,3 +99,23 @@ def test_threshold_is_pythons_round():
     assert filter_threshold(0.75 / 65536 * 2) == 2  # 1.5 rounds to even
     with pytest.raises(ValueError, match=r"Filter rate must be in \[0, 1\], not 1.5"):
         filter_threshold(1.5)
+
+
+@pytest.mark.parametrize("kernel", ["random_filter", "variance_source"])
+def test_source_kernels_originate_frame_ends(kernel):
+    """The kernel's optional message out: a word marked last yields the frame end, numbered from 0."""
+    dut = make_kernel(kernel, {}, inputs=1, outputs=2, in_width=16, data_width=16, index_width=8)
+    seen = []
+
+    async def bench(ctx):
+        for n, last in enumerate([0, 1, 0, 0, 1, 1, 0]):
+            ctx.set(dut.i_payloads, [n + 1])
+            ctx.set(dut.i_mask, 1)
+            ctx.set(dut.i_last, last)
+            ctx.set(dut.i_step, 1)
+            if ctx.get(dut.o_msg_valid):
+                seen.append((n, ctx.get(dut.o_msg)))
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert seen == [(1, 0), (4, 1), (5, 2)]
