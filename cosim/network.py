@@ -46,7 +46,8 @@ class CosimRun:
         return self.results.passed
 
 
-def stimulus(network, computations: int, seed: int, max_frame: int = 8, zeros: float = 0.0) -> dict[str, list[list[int]]]:
+def stimulus(network, computations: int, seed: int, max_frame: int = 8,
+             zeros: float = 0.0) -> dict[str, list[list[int]]]:
     """Frames per source: the model's seeded words, cut into frames of 1..``max_frame`` words.
 
     ``zeros``: the probability that a word is replaced by 0 (sparse frames for zero-filtering sources).

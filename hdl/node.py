@@ -2,10 +2,10 @@
 
 A computation commits in one cycle when every output can take it (all-or-nothing emission) and the
 initiation interval ``ii`` of the last *data* computation has passed: ``ii`` models the kernel's cost,
-and a null computation (dummies only, no kernel work) costs one cycle. A source takes one word per computation (index = words so far,
-from 1); ``last`` makes it send a frame end (payload: the frame number, from 0) after that word and
-``eos`` ends its stream. A sink writes one beat per data token (kind 0), per user message (kind 1, the
-message payload in ``data``) and one at EOS (kind 2).
+and a null computation (dummies only, no kernel work) costs one cycle. A source takes one word per
+computation (index = words so far, from 1); its kernel turns ``last`` into a frame end (payload: the
+frame number, from 0) sent after that word, and ``eos`` ends its stream. A sink writes one beat per
+data token (kind 0), per user message (kind 1, the message payload in ``data``) and one at EOS (kind 2).
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
@@ -94,7 +94,8 @@ class SFDFNode(wiring.Component):
         members = {}
         for k, e in enumerate(self.in_edges):
             if mode == "inband":
-                members[f"in{k}_token"] = In(stream.Signature(inband_token_layout(index_width, e.width, payload_width)))
+                members[f"in{k}_token"] = In(stream.Signature(inband_token_layout(index_width, e.width,
+                                                                                  payload_width)))
                 members[f"in{k}_flushed"] = In(flushed_width(e.capacity))
                 continue
             members[f"in{k}_data"] = In(stream.Signature(data_layout(index_width, e.width)))
@@ -152,7 +153,8 @@ class SFDFNode(wiring.Component):
         for k in reversed(range(n)):  # the first input delivering a message gives its payload
             with m.If(join.o_msg_mask[k]):
                 m.d.comb += msg.eq(join.o_msgs[k])
-        payloads = [join.o_payloads[k][:e.width] << shift for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts))]
+        payloads = [join.o_payloads[k][:e.width] << shift
+                    for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts, strict=True))]
         return join.o_ready, join.o_eos, join.o_index, payloads, join.o_mask, join.o_msg_mask.any(), msg, \
             Const(0), join.i_commit
 

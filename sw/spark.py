@@ -249,7 +249,8 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
     """Run the job (module docstring); return the summary that is also written to ``OUTPUT/summary.json``.
 
     ``partitions``: how many partitions (devices) the frames are spread over, round robin (default:
-    Spark's split of the input files, which needs no shuffle). ``spark``: an existing session (tests); else one on ``master``.
+    Spark's split of the input files, which needs no shuffle). ``spark``: an existing session (tests);
+    else one on ``master``.
     """
     check_input(input_dir)
     out = Path(output_dir)
