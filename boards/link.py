@@ -1,0 +1,350 @@
+"""The host link's packet engines: frame packets in (CRC-checked, store and forward), beats packets out.
+
+Both speak :mod:`sw.codec`'s bytes exactly (little-endian, CRC-32 of zlib over everything before it):
+
+    frame packet   "SF" | u8 version | u8 flags (bit 0: end of stream) | u8 source port | i64 frame id
+                   | u32 count | count words of ceil(tdata_width / 8) bytes | u32 crc
+    beats packet   "SB" | u8 version | u8 0 | u8 sink port | u32 count | count beats | u32 crc
+
+:class:`FrameParser` writes a frame's words into its source's :class:`CommitFIFO` as they arrive and
+*commits* them only when the CRC matches: a damaged or truncated packet is rolled back and never reaches
+the network (the host sees no result for it and reports a timeout naming the frame). A frame therefore
+has to fit the source's buffer; the host keeps at most that many words of each source unanswered
+(:mod:`sw.serial`), because a UART has no back-pressure. :class:`BeatSerializer` sends every sink beat
+as a beats packet of one beat, and an empty beats packet for sink 0 (count 0) after every reset: the
+host's sign that the board is up and its frame numbering restarts at 0.
+"""
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import crc, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hdl.axis import AxisSignature
+
+__all__ = ["BEATS_HEADER", "FRAME_HEADER", "BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer",
+           "crc32_processor"]
+
+#: Bytes after the magic of a frame packet's header: version, flags, port, frame id (8), count (4).
+FRAME_HEADER = 15
+#: Bytes of a beats packet's header, magic included.
+BEATS_HEADER = 9
+VERSION = 1
+_S, _F, _B = ord("S"), ord("F"), ord("B")
+
+
+def crc32_processor():
+    """zlib's CRC-32 (ISO-HDLC), one byte per cycle (:class:`amaranth.lib.crc.Processor`)."""
+    return crc.catalog.CRC32_ISO_HDLC(data_width=8).create()
+
+
+def _bytes(bits: int) -> int:
+    return (bits + 7) // 8
+
+
+class CommitFIFO(wiring.Component):
+    """A block-RAM FIFO whose written words become readable only when committed; a rollback forgets them.
+
+    Parameters
+    ----------
+    width : int
+        Bits of a word.
+    depth : int
+        Words it holds (a power of two).
+
+    Members
+    -------
+    w_data : In(width)
+    w_en : In(1)
+        Write ``w_data`` (ignored while ``w_full``).
+    w_full : Out(1)
+        No room: every row holds a word that is committed and unread or written and uncommitted.
+    commit, rollback : In(1)
+        Make every word written so far readable / forget the uncommitted ones. Not in a cycle with
+        ``w_en``.
+    o_stream : Out(stream.Signature(width))
+        Committed words, oldest first.
+    """
+
+    def __init__(self, width: int, depth: int):
+        if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
+            raise ValueError(f"Commit FIFO depth must be a power of two >= 2, not {depth!r}")
+        self.width, self.depth = width, depth
+        super().__init__({
+            "w_data": In(width), "w_en": In(1), "w_full": Out(1), "commit": In(1), "rollback": In(1),
+            "o_stream": Out(stream.Signature(width)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = self.depth.bit_length() - 1
+        m.submodules.storage = storage = Memory(shape=self.width, depth=self.depth, init=[])
+        w_port = storage.write_port()
+        r_port = storage.read_port(transparent_for=())
+        written, committed, read = Signal(bits + 1), Signal(bits + 1), Signal(bits + 1)
+        m.d.comb += self.w_full.eq((written - read)[bits])
+        write = self.w_en & ~self.w_full
+        m.d.comb += [w_port.addr.eq(written[:bits]), w_port.data.eq(self.w_data), w_port.en.eq(write)]
+        with m.If(self.rollback):
+            m.d.sync += written.eq(committed)
+        with m.Elif(write):
+            m.d.sync += written.eq(written + 1)
+        with m.If(self.commit):
+            m.d.sync += committed.eq(written)
+
+        # The read port always reads the row the head will be at next cycle; a committed row was
+        # written at least one cycle before it became readable, so the registered output is current.
+        take = self.o_stream.valid & self.o_stream.ready
+        following = Signal.like(read)
+        m.d.comb += [
+            self.o_stream.valid.eq(read != committed),
+            following.eq(read + take),
+            r_port.addr.eq(following[:bits]),
+            self.o_stream.payload.eq(r_port.data),
+        ]
+        m.d.sync += read.eq(following)
+        return m
+
+
+class SkidBuffer(wiring.Component):
+    """A two-register stream stage: ``o_stream`` is registered, and so is ``i_stream.ready``.
+
+    It cuts every combinational path between its two sides (the network's ``tready`` never reaches
+    the link's block RAM address), at full throughput.
+
+    Members
+    -------
+    i_stream : In(stream.Signature(shape))
+    o_stream : Out(stream.Signature(shape))
+    """
+
+    def __init__(self, shape):
+        super().__init__({"i_stream": In(stream.Signature(shape)), "o_stream": Out(stream.Signature(shape))})
+
+    def elaborate(self, platform):
+        m = Module()
+        spare = Signal.like(self.i_stream.payload)
+        spare_valid = Signal()
+        m.d.comb += self.i_stream.ready.eq(~spare_valid)
+        with m.If(self.o_stream.ready | ~self.o_stream.valid):
+            with m.If(spare_valid):
+                m.d.sync += [self.o_stream.payload.eq(spare), self.o_stream.valid.eq(1), spare_valid.eq(0)]
+            with m.Else():
+                m.d.sync += [self.o_stream.payload.eq(self.i_stream.payload),
+                             self.o_stream.valid.eq(self.i_stream.valid)]
+        with m.Elif(self.i_stream.valid & ~spare_valid):
+            m.d.sync += [spare.eq(self.i_stream.payload), spare_valid.eq(1)]
+        return m
+
+
+class FrameParser(wiring.Component):
+    """Frame packets (bytes) into one :class:`CommitFIFO` per source port (module docstring).
+
+    Each FIFO word is ``Cat(tdata, tlast, eos)``: ``tlast`` on a frame's last word, ``eos`` on the last
+    word of a packet flagged end of stream. A header with another version, a port that does not exist or
+    a count of 0 or more than the port's buffer drops the packet at once; a CRC mismatch, or a frame that
+    finds no room, drops it at its end. Either way the parser then hunts for the next ``"SF"``.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``tdata`` bits of each source port, in manifest order.
+    depth : int
+        Words each source buffers (a power of two).
+
+    Members
+    -------
+    i_byte : In(stream.Signature(8, always_ready=True))
+        Bytes from the UART.
+    o_source<i> : Out(stream.Signature(widths[i] + 2))
+        Committed words of source ``i``.
+    o_committed, o_dropped : Out(1)
+        One-cycle pulses per frame committed / packet dropped.
+    """
+
+    def __init__(self, widths, depth: int):
+        self.widths, self.depth = list(widths), depth
+        members = {"i_byte": In(stream.Signature(8, always_ready=True)), "o_committed": Out(1), "o_dropped": Out(1)}
+        members.update({f"o_source{i}": Out(stream.Signature(w + 2)) for i, w in enumerate(self.widths)})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        sources = len(self.widths)
+        fifos = []
+        for i, width in enumerate(self.widths):
+            fifo = m.submodules[f"buffer{i}"] = CommitFIFO(width + 2, self.depth)
+            wiring.connect(m, fifo.o_stream, wiring.flipped(getattr(self, f"o_source{i}")))
+            fifos.append(fifo)
+        m.submodules.crc = checker = crc32_processor()
+
+        got = self.i_byte.valid
+        byte = self.i_byte.payload
+        m.d.comb += [checker.data.eq(byte), checker.valid.eq(got)]
+
+        position = Signal(range(FRAME_HEADER))
+        version, flags, port = Signal(8), Signal(8), Signal(range(max(sources, 2)))
+        port_byte = Signal(8)
+        count = Signal(32)
+        left = Signal(range(self.depth + 1))              # words still to come
+        word_bytes = Array(Const(_bytes(w), 8) for w in self.widths)
+        in_word = Signal(range(max(_bytes(w) for w in self.widths) + 1))
+        word = Signal(8 * max(_bytes(w) for w in self.widths))
+        write = Signal()                                  # the word completed last cycle goes in now
+        overflow = Signal()
+        last_word = Signal()
+
+        full = Array(f.w_full for f in fifos)
+        with m.If(write):
+            with m.If(full[port]):
+                m.d.sync += overflow.eq(1)
+            for i, fifo in enumerate(fifos):
+                m.d.comb += [fifo.w_en.eq(port == i),
+                             fifo.w_data.eq(Cat(word[:self.widths[i]], last_word, last_word & flags[0]))]
+        m.d.sync += write.eq(0)
+
+        with m.FSM():
+            with m.State("HUNT"):
+                with m.If(got & (byte == _S)):
+                    m.d.comb += checker.start.eq(1)
+                    m.next = "MAGIC"
+            with m.State("MAGIC"):
+                with m.If(got):
+                    m.d.sync += position.eq(0)
+                    with m.If(byte == _F):
+                        m.next = "HEADER"
+                    with m.Elif(byte == _S):
+                        m.d.comb += checker.start.eq(1)
+                    with m.Else():
+                        m.next = "HUNT"
+            with m.State("HEADER"):
+                with m.If(got):
+                    m.d.sync += position.eq(position + 1)
+                    with m.Switch(position):
+                        with m.Case(0):
+                            m.d.sync += version.eq(byte)
+                        with m.Case(1):
+                            m.d.sync += flags.eq(byte)
+                        with m.Case(2):
+                            m.d.sync += [port_byte.eq(byte), port.eq(byte)]
+                        with m.Case(11, 12, 13):
+                            m.d.sync += count.eq(Cat(count[8:], byte))
+                    with m.If(position == FRAME_HEADER - 1):
+                        total = Cat(count[8:], byte)
+                        good = ((version == VERSION) & (port_byte < sources) & (total != 0)
+                                & (total <= self.depth))
+                        m.d.sync += [left.eq(total), in_word.eq(0), overflow.eq(0)]
+                        with m.If(good):
+                            m.next = "WORDS"
+                        with m.Else():
+                            m.d.comb += self.o_dropped.eq(1)
+                            m.next = "HUNT"
+            with m.State("WORDS"):
+                with m.If(got):
+                    with m.Switch(in_word):
+                        for k in range(len(word) // 8):
+                            with m.Case(k):
+                                m.d.sync += word[8 * k:8 * k + 8].eq(byte)
+                    m.d.sync += in_word.eq(in_word + 1)
+                    with m.If(in_word == word_bytes[port] - 1):
+                        m.d.sync += [in_word.eq(0), left.eq(left - 1), write.eq(1), last_word.eq(left == 1)]
+                        with m.If(left == 1):
+                            m.d.sync += position.eq(0)
+                            m.next = "CRC"
+            with m.State("CRC"):
+                with m.If(got):
+                    m.d.sync += position.eq(position + 1)
+                    with m.If(position == 3):
+                        m.next = "CHECK"
+            with m.State("CHECK"):  # the CRC register holds the residue of the whole packet now
+                good = checker.match_detected & ~overflow
+                for i, fifo in enumerate(fifos):
+                    m.d.comb += [fifo.commit.eq(good & (port == i)), fifo.rollback.eq(~good & (port == i))]
+                m.d.comb += [self.o_committed.eq(good), self.o_dropped.eq(~good)]
+                m.next = "HUNT"
+        return m
+
+
+class BeatSerializer(wiring.Component):
+    """Sink beats into beats packets of one beat each, and a hello (an empty packet for sink 0) after reset.
+
+    A beat is ``tdata`` (``ceil(w / 8)`` bytes), ``tuser`` (``ceil(u / 8)`` bytes) and a ``tlast`` byte,
+    little-endian, as :meth:`sw.codec.Codec.pack_beat_values` writes it. Sinks take turns.
+
+    Parameters
+    ----------
+    sinks : sequence of (int, int)
+        ``(tdata_width, tuser_width)`` of each sink port, in manifest order.
+
+    Members
+    -------
+    i_sink<j> : In(AxisSignature(tdata_width, tuser_width))
+        Beats of sink ``j`` (``tready`` while the serializer captures it).
+    o_byte : Out(stream.Signature(8))
+        To the UART.
+    """
+
+    def __init__(self, sinks):
+        self.sinks = [tuple(s) for s in sinks]
+        super().__init__({"o_byte": Out(stream.Signature(8)),
+                          **{f"i_sink{j}": In(AxisSignature(d, u)) for j, (d, u) in enumerate(self.sinks)}})
+
+    def body_bytes(self, j: int) -> int:
+        """Bytes of one beat of sink ``j``."""
+        d, u = self.sinks[j]
+        return _bytes(d) + _bytes(u) + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        count = len(self.sinks)
+        body = Signal(8 * max(self.body_bytes(j) for j in range(count)))
+        size = Signal(range(BEATS_HEADER + len(body) // 8 + 5))  # bytes before the CRC
+        position = Signal.like(size)
+        port = Signal(8)
+        beats = Signal()                                   # 1: a beat follows the header; 0: hello
+        hello = Signal(init=1)
+        turn = Signal(range(max(count, 2)))
+        m.submodules.crc = generator = crc32_processor()
+
+        header = Array([Const(_S, 8), Const(_B, 8), Const(VERSION, 8), Const(0, 8), port, Cat(beats, Const(0, 7)),
+                        Const(0, 8), Const(0, 8), Const(0, 8)])
+        crc_byte = Array(generator.crc[8 * k:8 * k + 8] for k in range(4))
+        byte = self.o_byte.payload
+        sending = Signal()
+        sent = self.o_byte.valid & self.o_byte.ready
+
+        with m.If(position < BEATS_HEADER):
+            m.d.comb += byte.eq(header[position[:4]])
+        with m.Elif(position < size):
+            m.d.comb += byte.eq(body[:8])
+        with m.Else():
+            m.d.comb += byte.eq(crc_byte[(position - size)[:2]])
+        m.d.comb += [
+            self.o_byte.valid.eq(sending),
+            generator.data.eq(byte),
+            generator.valid.eq(sent & (position < size)),
+            generator.start.eq(position == 0),
+        ]
+        with m.If(sent):
+            m.d.sync += position.eq(position + 1)
+            with m.If((position >= BEATS_HEADER) & (position < size)):
+                m.d.sync += body.eq(body >> 8)
+            with m.If(position == size + 3):
+                m.d.sync += sending.eq(0)
+
+        with m.If(~sending):
+            m.d.sync += position.eq(0)
+            with m.If(hello):
+                m.d.sync += [hello.eq(0), sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER)]
+            with m.Else():
+                for j, (d, u) in enumerate(self.sinks):
+                    sink = getattr(self, f"i_sink{j}")
+                    with m.If(turn == j):
+                        m.d.comb += sink.tready.eq(1)
+                        with m.If(sink.tvalid):
+                            packed = Cat(sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
+                                         Const(0, 8 * _bytes(u) - u), sink.tlast, Const(0, 7))
+                            m.d.sync += [body.eq(packed), sending.eq(1), port.eq(j), beats.eq(1),
+                                         size.eq(BEATS_HEADER + self.body_bytes(j))]
+                m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
+        return m
