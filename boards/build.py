@@ -29,10 +29,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core import DEFAULT_BAUD, DEFAULT_BUFFER_WORDS
+from .core import DEFAULT_BAUD
 from .top import Board, BoardTop
 
-__all__ = ["TOOLS", "BuildFailed", "ToolchainMissing", "build", "fusesoc_core", "parse_report", "toolchain_env"]
+__all__ = ["TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
+           "fusesoc_core", "parse_report", "toolchain_env"]
 
 log = logging.getLogger(__name__)
 
@@ -122,24 +123,20 @@ def fusesoc_core(name: str, verilog: str, description: str, version: str) -> str
 
 
 def _yosys_cells(rpt: Path) -> dict[str, int]:
-    """Cell counts of the last ``stat`` in a Yosys log (the design after synthesis)."""
+    """Cell counts of the last ``stat`` in a Yosys log (the design after synthesis), by cell type."""
     if not rpt.is_file():
         return {}
-    text = rpt.read_text(errors="replace")
-    start = text.rfind("Number of cells")
-    if start < 0:
+    lines = rpt.read_text(errors="replace").splitlines()
+    starts = [n for n, line in enumerate(lines) if re.fullmatch(r"\s+\d+ cells", line)]
+    if not starts:
         return {}
     cells = {}
-    for line in text[start:].splitlines()[1:]:
-        found = re.match(r"\s+(\d+)\s+\S*\s*(\$?[A-Za-z_][\w$]*)\s*$", line) or \
-            re.match(r"\s+(\$?[A-Za-z_][\w$]*)\s+(\d+)\s*$", line)
+    for line in lines[starts[-1] + 1:]:
+        found = re.fullmatch(r"\s+(\d+)\s+(\$?[A-Za-z_][\w$]*)", line)
         if found is None:
-            if cells and not line.strip():
-                break
-            continue
-        a, b = found.groups()
-        count, cell = (int(a), b) if a.isdigit() else (int(b), a)
-        cells[cell] = cells.get(cell, 0) + count
+            break
+        if found.group(2) != "submodules":
+            cells[found.group(2)] = int(found.group(1))
     return cells
 
 
@@ -166,8 +163,9 @@ def parse_report(report: dict, family: str, yosys_cells: dict[str, int] | None =
         ffs = use.get(cells["ffs"], [0])[0]
     path, total = [], 0.0
     for critical in report.get("critical_paths", []):
-        if slowest[0] is not None and slowest[0] not in (critical.get("from"), critical.get("to")):
-            continue
+        ends = (str(critical.get("from", "")), str(critical.get("to", "")))
+        if slowest[0] is not None and not all(end.endswith(f" {slowest[0]}") for end in ends):
+            continue  # a path to or from the pins, or another clock
         for step in critical.get("path", []):
             delay = float(step.get("delay", 0.0))
             total += delay
@@ -179,6 +177,7 @@ def parse_report(report: dict, family: str, yosys_cells: dict[str, int] | None =
         "constraint_mhz": round(slowest[1]["constraint"], 2) if slowest[1] else 0.0,
         "luts": int(luts), "ffs": int(ffs), "brams": int(use.get(cells["brams"], [0])[0]),
         "utilisation": use, "critical_path": path, "critical_path_ns": round(total, 3),
+        "critical_path_through": critical_path_through(path),
     }
 
 
@@ -195,6 +194,23 @@ def critical_path_summary(path: list[dict], steps: int = 3) -> str:
     nets = sorted((s for s in path if s.get("net")), key=lambda s: -s["delay_ns"])[:steps]
     return (f"{path[0]['from']} -> {path[-1]['to']} ({len(path)} steps; slowest nets: "
             + ", ".join(f"{s['net']} {s['delay_ns']:.2f} ns" for s in nets) + ")")
+
+
+def critical_path_through(path: list[dict]) -> list[dict]:
+    """The blocks a critical path crosses, in order: ``[{"block", "steps", "delay_ns"}]``, where a block
+    is a cell's hierarchy below the board core (``network.node_x``, ``network.qc_wx``, ``parser``)."""
+    blocks: list[dict] = []
+    for step in path:
+        cell = step["to"].rsplit(".", 1)[0]
+        parts = [p for p in cell.split(".") if p and "$" not in p]
+        parts = parts[1:] if parts[:1] == ["core"] else parts
+        block = ".".join(parts[:2] if parts[:1] == ["network"] else parts[:1]) or "(top)"
+        if blocks and blocks[-1]["block"] == block:
+            blocks[-1]["steps"] += 1
+            blocks[-1]["delay_ns"] = round(blocks[-1]["delay_ns"] + step["delay_ns"], 3)
+        else:
+            blocks.append({"block": block, "steps": 1, "delay_ns": step["delay_ns"]})
+    return blocks
 
 
 def _run_script(build_dir: Path, env: dict[str, str]) -> _Run:
@@ -218,7 +234,7 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
 
 
 def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float | None = None,
-          baud: int = DEFAULT_BAUD, buffer_words: int = DEFAULT_BUFFER_WORDS, do_build: bool = True,
+          baud: int = DEFAULT_BAUD, buffer_words: int | None = None, do_build: bool = True,
           program: bool = False, top=None, seed: int = 1, report: str | os.PathLike | None = None) -> dict:
     """Build the resolved, checked ``network`` for ``board`` (module docstring).
 
@@ -231,7 +247,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     clock_hz : float, optional
         Design clock (default ``board.clock_hz``); nextpnr is constrained to it, and its Fmax reported.
     baud, buffer_words
-        The host link (:class:`boards.core.BoardCore`).
+        The host link (:class:`boards.core.BoardCore`); ``buffer_words`` defaults to the board's.
     do_build : bool
         False: elaborate and write every file (Verilog, manifest, core file, the build tree and script)
         but run no tool.
@@ -260,6 +276,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     from hdl.top import NetworkTop
 
     clock_hz = clock_hz or board.clock_hz
+    buffer_words = buffer_words or board.buffer_words
     out = Path(outdir)
     v_path, j_path = generate(network, out, allow_unsafe=True)
     name = network.name

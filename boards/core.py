@@ -16,6 +16,7 @@ Bits 3-5 stay on until the next reset (a break from the host, or power).
 
 from amaranth import Cat, Module, ResetInserter, Signal
 from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from hdl.axis import axis_ports
@@ -23,7 +24,7 @@ from hdl.axis import axis_ports
 from .link import BeatSerializer, FrameParser, SkidBuffer
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor
 
-__all__ = ["DEFAULT_BAUD", "DEFAULT_BUFFER_WORDS", "BoardCore", "LED_MEANINGS"]
+__all__ = ["DEFAULT_BAUD", "DEFAULT_BUFFER_WORDS", "LED_MEANINGS", "BoardCore"]
 
 #: The host link's default rate: FTDI's FT231X (ULX3S) and FT2232H (iCEBreaker) both run 3 Mbaud.
 DEFAULT_BAUD = 3_000_000
@@ -36,6 +37,9 @@ LED_MEANINGS = ("receiving", "sending", "frames in the network", "UART framing e
 _ACTIVITY_S = 0.05
 #: Cycles the network reset is held after a break.
 _RESET_CYCLES = 16
+#: Acknowledgements waiting for the UART: they go before beats, and a packet takes longer to arrive
+#: (22 bytes at least) than its acknowledgement to leave (13), so a few suffice.
+_ACKS = 8
 
 
 def _pow2_at_least(value: float) -> int:
@@ -107,15 +111,18 @@ class BoardCore(wiring.Component):
         m.d.comb += host_reset.eq(hold != 0)
         reset = ResetInserter(host_reset)
 
-        parser = FrameParser([p.tdata_width - 0 for p in self.sources], self.buffer_words)
+        parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)
         m.submodules.parser = parser = reset(parser)
-        m.submodules.network = network = reset(self.network)
+        m.submodules.network = reset(self.network)
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)
                                                                      for p in self.sinks]))
         m.submodules.uart_tx = transmitter = reset(UARTTransmitter(self.divisor))
         m.d.comb += [parser.i_byte.valid.eq(receiver.o_byte.valid), parser.i_byte.payload.eq(receiver.o_byte.payload),
                      self.tx.eq(transmitter.tx)]
         wiring.connect(m, serializer.o_byte, transmitter.i_byte)
+        m.submodules.acks = acks = reset(SyncFIFOBuffered(width=1, depth=_ACKS))
+        m.d.comb += [acks.w_en.eq(parser.o_committed | parser.o_dropped), acks.w_data.eq(parser.o_committed)]
+        wiring.connect(m, acks.r_stream, serializer.i_ack)
 
         inner = self.network
         beats = []

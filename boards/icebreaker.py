@@ -1,7 +1,7 @@
 """iCEBreaker (Lattice iCE40UP5K, SG48): 12 MHz oscillator, FT2232H UART, a red and a green LED.
 
 The design clock comes from an ``SB_PLL40_PAD`` on the oscillator pin (:mod:`boards.pll`) unless it is
-the oscillator's 12 MHz. Green: the link is receiving or sending; red: a framing error, a dropped
+the oscillator's 12 MHz. Each source buffers 256 words (the UP5K has 30 block RAMs of 4 kbit). Green: the link is receiving or sending; red: a framing error, a dropped
 packet or a deadlock (:data:`boards.core.LED_MEANINGS` bits 3-5) since the last reset.
 """
 
@@ -30,5 +30,5 @@ def _leds(m, platform, status):
 
 
 ICEBREAKER = Board(name="icebreaker", platform=ICEBreakerPlatform, family="ice40", clock_hz=24e6,
-                   fmax_probe_hz=80e6, pll=_clock, leds=_leds, programmer="iceprog",
+                   fmax_probe_hz=80e6, pll=_clock, leds=_leds, programmer="iceprog", buffer_words=256,
                    description="iCEBreaker (iCE40UP5K, 12 MHz oscillator, FT2232H UART, 2 LEDs)")

@@ -8,11 +8,12 @@ Both speak :mod:`sw.codec`'s bytes exactly (little-endian, CRC-32 of zlib over e
 
 :class:`FrameParser` writes a frame's words into its source's :class:`CommitFIFO` as they arrive and
 *commits* them only when the CRC matches: a damaged or truncated packet is rolled back and never reaches
-the network (the host sees no result for it and reports a timeout naming the frame). A frame therefore
+the network (the host learns it from the acknowledgement, see :class:`BeatSerializer`). A frame therefore
 has to fit the source's buffer; the host keeps at most that many words of each source unanswered
 (:mod:`sw.serial`), because a UART has no back-pressure. :class:`BeatSerializer` sends every sink beat
-as a beats packet of one beat, and an empty beats packet for sink 0 (count 0) after every reset: the
-host's sign that the board is up and its frame numbering restarts at 0.
+as a beats packet of one beat; an empty beats packet for sink 0 (count 0) after every reset is the
+host's sign that the board is up and its frame numbering restarts at 0, and one per frame packet says
+whether it was taken.
 """
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal
@@ -22,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.axis import AxisSignature
 
-__all__ = ["BEATS_HEADER", "FRAME_HEADER", "BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer",
+__all__ = ["BEATS_HEADER", "FRAME_HEADER", "STATUS_COMMITTED", "STATUS_DROPPED", "STATUS_HELLO", "BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer",
            "crc32_processor"]
 
 #: Bytes after the magic of a frame packet's header: version, flags, port, frame id (8), count (4).
@@ -30,6 +31,8 @@ FRAME_HEADER = 15
 #: Bytes of a beats packet's header, magic included.
 BEATS_HEADER = 9
 VERSION = 1
+#: Byte 3 of a status packet (an empty beats packet for sink 0), see :class:`BeatSerializer`.
+STATUS_HELLO, STATUS_COMMITTED, STATUS_DROPPED = 0, 1, 2
 _S, _F, _B = ord("S"), ord("F"), ord("B")
 
 
@@ -204,58 +207,53 @@ class FrameParser(wiring.Component):
         m.d.sync += write.eq(0)
 
         with m.FSM():
-            with m.State("HUNT"):
-                with m.If(got & (byte == _S)):
+            with m.State("HUNT"), m.If(got & (byte == _S)):
+                m.d.comb += checker.start.eq(1)
+                m.next = "MAGIC"
+            with m.State("MAGIC"), m.If(got):
+                m.d.sync += position.eq(0)
+                with m.If(byte == _F):
+                    m.next = "HEADER"
+                with m.Elif(byte == _S):
                     m.d.comb += checker.start.eq(1)
-                    m.next = "MAGIC"
-            with m.State("MAGIC"):
-                with m.If(got):
-                    m.d.sync += position.eq(0)
-                    with m.If(byte == _F):
-                        m.next = "HEADER"
-                    with m.Elif(byte == _S):
-                        m.d.comb += checker.start.eq(1)
+                with m.Else():
+                    m.next = "HUNT"
+            with m.State("HEADER"), m.If(got):
+                m.d.sync += position.eq(position + 1)
+                with m.Switch(position):
+                    with m.Case(0):
+                        m.d.sync += version.eq(byte)
+                    with m.Case(1):
+                        m.d.sync += flags.eq(byte)
+                    with m.Case(2):
+                        m.d.sync += [port_byte.eq(byte), port.eq(byte)]
+                    with m.Case(11, 12, 13):
+                        m.d.sync += count.eq(Cat(count[8:], byte))
+                with m.If(position == FRAME_HEADER - 1):
+                    total = Cat(count[8:], byte)
+                    good = ((version == VERSION) & (port_byte < sources) & (total != 0)
+                            & (total <= self.depth))
+                    m.d.sync += [left.eq(total), in_word.eq(0), overflow.eq(0)]
+                    with m.If(good):
+                        m.next = "WORDS"
                     with m.Else():
+                        m.d.comb += self.o_dropped.eq(1)
                         m.next = "HUNT"
-            with m.State("HEADER"):
-                with m.If(got):
-                    m.d.sync += position.eq(position + 1)
-                    with m.Switch(position):
-                        with m.Case(0):
-                            m.d.sync += version.eq(byte)
-                        with m.Case(1):
-                            m.d.sync += flags.eq(byte)
-                        with m.Case(2):
-                            m.d.sync += [port_byte.eq(byte), port.eq(byte)]
-                        with m.Case(11, 12, 13):
-                            m.d.sync += count.eq(Cat(count[8:], byte))
-                    with m.If(position == FRAME_HEADER - 1):
-                        total = Cat(count[8:], byte)
-                        good = ((version == VERSION) & (port_byte < sources) & (total != 0)
-                                & (total <= self.depth))
-                        m.d.sync += [left.eq(total), in_word.eq(0), overflow.eq(0)]
-                        with m.If(good):
-                            m.next = "WORDS"
-                        with m.Else():
-                            m.d.comb += self.o_dropped.eq(1)
-                            m.next = "HUNT"
-            with m.State("WORDS"):
-                with m.If(got):
-                    with m.Switch(in_word):
-                        for k in range(len(word) // 8):
-                            with m.Case(k):
-                                m.d.sync += word[8 * k:8 * k + 8].eq(byte)
-                    m.d.sync += in_word.eq(in_word + 1)
-                    with m.If(in_word == word_bytes[port] - 1):
-                        m.d.sync += [in_word.eq(0), left.eq(left - 1), write.eq(1), last_word.eq(left == 1)]
-                        with m.If(left == 1):
-                            m.d.sync += position.eq(0)
-                            m.next = "CRC"
-            with m.State("CRC"):
-                with m.If(got):
-                    m.d.sync += position.eq(position + 1)
-                    with m.If(position == 3):
-                        m.next = "CHECK"
+            with m.State("WORDS"), m.If(got):
+                with m.Switch(in_word):
+                    for k in range(len(word) // 8):
+                        with m.Case(k):
+                            m.d.sync += word[8 * k:8 * k + 8].eq(byte)
+                m.d.sync += in_word.eq(in_word + 1)
+                with m.If(in_word == word_bytes[port] - 1):
+                    m.d.sync += [in_word.eq(0), left.eq(left - 1), write.eq(1), last_word.eq(left == 1)]
+                    with m.If(left == 1):
+                        m.d.sync += position.eq(0)
+                        m.next = "CRC"
+            with m.State("CRC"), m.If(got):
+                m.d.sync += position.eq(position + 1)
+                with m.If(position == 3):
+                    m.next = "CHECK"
             with m.State("CHECK"):  # the CRC register holds the residue of the whole packet now
                 good = checker.match_detected & ~overflow
                 for i, fifo in enumerate(fifos):
@@ -266,10 +264,16 @@ class FrameParser(wiring.Component):
 
 
 class BeatSerializer(wiring.Component):
-    """Sink beats into beats packets of one beat each, and a hello (an empty packet for sink 0) after reset.
+    """Sink beats into beats packets of one beat each; status packets: a hello after reset and an
+    acknowledgement per frame packet.
 
     A beat is ``tdata`` (``ceil(w / 8)`` bytes), ``tuser`` (``ceil(u / 8)`` bytes) and a ``tlast`` byte,
     little-endian, as :meth:`sw.codec.Codec.pack_beat_values` writes it. Sinks take turns.
+
+    A status packet is an empty beats packet for sink 0 whose byte 3 (0 in :mod:`sw.codec`, which
+    ignores it) says what happened: :data:`STATUS_HELLO`, :data:`STATUS_COMMITTED` (a frame packet was
+    taken) or :data:`STATUS_DROPPED` (one was not). Acknowledgements go before beats, in packet order, so
+    the host knows exactly which frame a drop concerns (:mod:`sw.serial`).
 
     Parameters
     ----------
@@ -280,13 +284,15 @@ class BeatSerializer(wiring.Component):
     -------
     i_sink<j> : In(AxisSignature(tdata_width, tuser_width))
         Beats of sink ``j`` (``tready`` while the serializer captures it).
+    i_ack : In(stream.Signature(1))
+        One per frame packet: 1 committed, 0 dropped.
     o_byte : Out(stream.Signature(8))
         To the UART.
     """
 
     def __init__(self, sinks):
         self.sinks = [tuple(s) for s in sinks]
-        super().__init__({"o_byte": Out(stream.Signature(8)),
+        super().__init__({"o_byte": Out(stream.Signature(8)), "i_ack": In(stream.Signature(1)),
                           **{f"i_sink{j}": In(AxisSignature(d, u)) for j, (d, u) in enumerate(self.sinks)}})
 
     def body_bytes(self, j: int) -> int:
@@ -301,12 +307,14 @@ class BeatSerializer(wiring.Component):
         size = Signal(range(BEATS_HEADER + len(body) // 8 + 5))  # bytes before the CRC
         position = Signal.like(size)
         port = Signal(8)
-        beats = Signal()                                   # 1: a beat follows the header; 0: hello
+        beats = Signal()                                   # 1: a beat follows the header; 0: status
+        status = Signal(2)
         hello = Signal(init=1)
         turn = Signal(range(max(count, 2)))
         m.submodules.crc = generator = crc32_processor()
 
-        header = Array([Const(_S, 8), Const(_B, 8), Const(VERSION, 8), Const(0, 8), port, Cat(beats, Const(0, 7)),
+        header = Array([Const(_S, 8), Const(_B, 8), Const(VERSION, 8), Cat(status, Const(0, 6)), port,
+                        Cat(beats, Const(0, 7)),
                         Const(0, 8), Const(0, 8), Const(0, 8)])
         crc_byte = Array(generator.crc[8 * k:8 * k + 8] for k in range(4))
         byte = self.o_byte.payload
@@ -335,8 +343,14 @@ class BeatSerializer(wiring.Component):
         with m.If(~sending):
             m.d.sync += position.eq(0)
             with m.If(hello):
-                m.d.sync += [hello.eq(0), sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER)]
+                m.d.sync += [hello.eq(0), sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER),
+                             status.eq(STATUS_HELLO)]
+            with m.Elif(self.i_ack.valid):
+                m.d.comb += self.i_ack.ready.eq(1)
+                m.d.sync += [sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER),
+                             status.eq(Mux(self.i_ack.payload, STATUS_COMMITTED, STATUS_DROPPED))]
             with m.Else():
+                m.d.sync += status.eq(0)
                 for j, (d, u) in enumerate(self.sinks):
                     sink = getattr(self, f"i_sink{j}")
                     with m.If(turn == j):

@@ -39,6 +39,8 @@ class Board:
         ``leds(m, platform, status)``: shows the 8 status bits (:data:`boards.core.LED_MEANINGS`).
     programmer : str
         The tool ``--program`` runs (``OPENFPGALOADER`` or ``ICEPROG`` overrides it).
+    buffer_words : int
+        Default words buffered per source (the longest frame): what the block RAM affords.
     """
 
     name: str
@@ -49,6 +51,7 @@ class Board:
     pll: Callable
     leds: Callable
     programmer: str
+    buffer_words: int = DEFAULT_BUFFER_WORDS
     description: str = ""
 
     @property

@@ -84,32 +84,27 @@ class UARTReceiver(wiring.Component):
         with m.If(timer != 0):
             m.d.sync += timer.eq(timer - 1)
         with m.FSM():
-            with m.State("IDLE"):
-                with m.If(~line):
-                    m.d.sync += timer.eq(self.divisor // 2 - 1)
-                    m.next = "START"
-            with m.State("START"):
-                with m.If(timer == 0):
-                    m.d.sync += [timer.eq(self.divisor - 1), bits.eq(0)]
-                    m.next = "DATA"
-                    with m.If(line):  # a glitch, not a start bit
-                        m.next = "IDLE"
-            with m.State("DATA"):
-                with m.If(timer == 0):
-                    m.d.sync += [shift.eq(Cat(shift[1:], line)), bits.eq(bits + 1), timer.eq(self.divisor - 1)]
-                    with m.If(bits == 7):
-                        m.next = "STOP"
-            with m.State("STOP"):
-                with m.If(timer == 0):
-                    with m.If(line):
-                        m.d.comb += self.o_byte.valid.eq(1)
-                        m.next = "IDLE"
-                    with m.Else():
-                        m.d.comb += [self.o_framing_error.eq(1), self.o_break.eq(shift == 0)]
-                        m.next = "WAIT_HIGH"
-            with m.State("WAIT_HIGH"):
-                with m.If(line):
+            with m.State("IDLE"), m.If(~line):
+                m.d.sync += timer.eq(self.divisor // 2 - 1)
+                m.next = "START"
+            with m.State("START"), m.If(timer == 0):
+                m.d.sync += [timer.eq(self.divisor - 1), bits.eq(0)]
+                m.next = "DATA"
+                with m.If(line):  # a glitch, not a start bit
                     m.next = "IDLE"
+            with m.State("DATA"), m.If(timer == 0):
+                m.d.sync += [shift.eq(Cat(shift[1:], line)), bits.eq(bits + 1), timer.eq(self.divisor - 1)]
+                with m.If(bits == 7):
+                    m.next = "STOP"
+            with m.State("STOP"), m.If(timer == 0):
+                with m.If(line):
+                    m.d.comb += self.o_byte.valid.eq(1)
+                    m.next = "IDLE"
+                with m.Else():
+                    m.d.comb += [self.o_framing_error.eq(1), self.o_break.eq(shift == 0)]
+                    m.next = "WAIT_HIGH"
+            with m.State("WAIT_HIGH"), m.If(line):
+                m.next = "IDLE"
         m.d.comb += self.o_byte.payload.eq(shift)
         return m
 
@@ -146,10 +141,9 @@ class UARTTransmitter(wiring.Component):
         shift = Signal(9, init=0x1FF)     # bits after the one on the line, stop bit last, ones behind
 
         m.d.comb += self.i_byte.ready.eq(left == 0)
-        with m.If(left == 0):
-            with m.If(self.i_byte.valid):
-                m.d.sync += [self.tx.eq(0), shift.eq(Cat(self.i_byte.payload, 1)), left.eq(10),
-                             timer.eq(self.divisor - 1)]
+        with m.If(left == 0), m.If(self.i_byte.valid):
+            m.d.sync += [self.tx.eq(0), shift.eq(Cat(self.i_byte.payload, 1)), left.eq(10),
+                         timer.eq(self.divisor - 1)]
         with m.Elif(timer == 0):
             m.d.sync += [self.tx.eq(shift[0]), shift.eq(Cat(shift[1:], 1)), left.eq(left - 1),
                          timer.eq(self.divisor - 1)]

@@ -5,7 +5,12 @@ the LEDs show the core's 8 status bits in order (:data:`boards.core.LED_MEANINGS
 """
 
 from amaranth import Const, Signal
-from amaranth_boards.ulx3s import ULX3S_12F_Platform, ULX3S_25F_Platform, ULX3S_45F_Platform, ULX3S_85F_Platform
+from amaranth_boards.ulx3s import (
+    ULX3S_12F_Platform,
+    ULX3S_25F_Platform,
+    ULX3S_45F_Platform,
+    ULX3S_85F_Platform,
+)
 
 from .pll import ecp5_pll
 from .top import Board

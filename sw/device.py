@@ -15,8 +15,8 @@ the ``n``/``sum``/``sum_sq`` of :attr:`FrameResult.fields`.
 Backends. ``"sim"``: the network's Verilog compiled with the fast harness (:mod:`cosim.fastsim`),
 by default in a child Python process (:class:`ProcessLink`) so that a crash of the model cannot take the
 caller down; the parent and the child speak the byte framing of :mod:`sw.codec`, as a serial board link will.
-``"board"`` (a serial link to an FPGA) is a later issue; :class:`Device` only needs a link with
-``push``/``step``/``close``.
+``"serial:<port>"``: a board built by ``sfdf build``, over a UART (:mod:`sw.serial`); :class:`Device`
+only needs a link with ``push``/``step``/``close``.
 
 Failures. A frame whose results do not appear within ``timeout_cycles`` simulated cycles of the later
 of (its last word taken by the device, the previous frame answered; while its words are still being
@@ -161,8 +161,9 @@ class Device:
         Of the network's manifest.
     link : SimLink or ProcessLink
         The transport.
-    timeout_cycles : int
-        Default cycle budget of a frame.
+    timeout_cycles : int, optional
+        Default cycle budget of a frame: :data:`DEFAULT_TIMEOUT_CYCLES` simulated cycles, or on a board
+        two seconds of its clock (:mod:`sw.serial`).
     """
 
     def __init__(self, codec: Codec, link, timeout_cycles: int = DEFAULT_TIMEOUT_CYCLES):
@@ -596,8 +597,8 @@ def _library(path: Path, build_dir: str | os.PathLike) -> tuple[Path, dict]:
 
 
 def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir: str | os.PathLike = "build/fastsim",
-                process: bool = True, timeout_cycles: int = DEFAULT_TIMEOUT_CYCLES, backpressure: float = 0.0,
-                idle: float = 0.0, seed: int = 1) -> Device:
+                process: bool = True, timeout_cycles: int | None = None, backpressure: float = 0.0,
+                idle: float = 0.0, seed: int = 1, transport=None) -> Device:
     """Open the network of ``manifest`` (``<name>.json`` beside ``<name>.v``, as ``sfdf generate`` writes them).
 
     Parameters
@@ -605,16 +606,21 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
     manifest : path
         The manifest; the Verilog is ``<name>.v`` in the same folder. A spec (``*.toml``) is generated
         first (:func:`gen.generate.generate`; an unsafe spec is refused).
-    backend : {"sim"}
+    backend : {"sim", "serial:<port>"}
         ``"sim"``: the fast Verilator harness (built once per design under ``build_dir``).
+        ``"serial:/dev/ttyUSB0"`` (any pyserial URL): a board ``sfdf build -o DIR`` made, ``manifest``
+        being ``DIR/<name>.json`` (:mod:`sw.serial`).
     process : bool
         Run the simulator in a child process (default) or in this one.
-    timeout_cycles : int
-        Default cycle budget of a frame.
+    timeout_cycles : int, optional
+        Default cycle budget of a frame: :data:`DEFAULT_TIMEOUT_CYCLES` simulated cycles, or on a board
+        two seconds of its clock (:mod:`sw.serial`).
     backpressure, idle : float
         Probability per cycle that each sink holds ``tready`` low / each source idles (tests).
     seed : int
         Seeds the back-pressure and idle patterns.
+    transport : sw.serial.Transport, optional
+        ``serial:`` only: an open transport instead of the port (tests use a fake board).
 
     Returns
     -------
@@ -628,9 +634,18 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
     cosim.toolchain.ToolchainError, cosim.fastsim.FastSimError
         The harness cannot be built.
     """
+    if backend.startswith("serial:"):
+        if backpressure or idle:
+            raise ValueError("backpressure and idle are simulator knobs; a board has none")
+        from .serial import open_board
+
+        return open_board(manifest, backend.removeprefix("serial:"), timeout_cycles=timeout_cycles,
+                          transport=transport)
     if backend != "sim":
-        raise ValueError(f"backend {backend!r}: only 'sim' exists so far (the board link is a later issue)")
+        raise ValueError(f"backend {backend!r}: only 'sim' and 'serial:<port>' (such as serial:/dev/ttyUSB0) exist")
     from cosim.fastsim import FastSim
+
+    timeout_cycles = DEFAULT_TIMEOUT_CYCLES if timeout_cycles is None else timeout_cycles
 
     library, facts = _library(Path(manifest), build_dir)
     codec = Codec(facts)

@@ -9,7 +9,15 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from boards.link import BeatSerializer, CommitFIFO, FrameParser, SkidBuffer
+from boards.link import (
+    STATUS_COMMITTED,
+    STATUS_DROPPED,
+    STATUS_HELLO,
+    BeatSerializer,
+    CommitFIFO,
+    FrameParser,
+    SkidBuffer,
+)
 from boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
 from hdl.top import sink_tuser_fields
 from sw.codec import Codec, read_packet
@@ -380,3 +388,35 @@ def test_serializer_takes_turns_between_sinks_under_back_pressure():
     rng = random.Random(6)
     beats = [(k % 2, rng.getrandbits(8 if k % 2 else 33), rng.getrandbits(10), 0) for k in range(10)]
     check_serializer([(33, 12), (8, 12)], beats, pause=0.4)
+
+
+def test_serializer_acknowledges_frame_packets_before_beats():
+    codec = Codec(manifest(sinks=[(8, 10)]))
+    ser = BeatSerializer([(8, 10)])
+    received = bytearray()
+
+    async def bench(ctx):
+        port = ser.i_sink0
+        ctx.set(port.tdata, 0x5A)
+        ctx.set(port.tvalid, 1)
+        ctx.set(ser.i_ack.valid, 1)
+        for ack in (1, 0):
+            ctx.set(ser.i_ack.payload, ack)
+            await ctx.tick().until(ser.i_ack.ready)
+        ctx.set(ser.i_ack.valid, 0)
+        await ctx.tick().until(port.tready)
+        ctx.set(port.tvalid, 0)
+
+    async def collect(ctx):
+        ctx.set(ser.o_byte.ready, 1)
+        async for _, _, valid, payload in ctx.tick().sample(ser.o_byte.valid, ser.o_byte.payload):
+            if valid:
+                received.append(payload)
+
+    run(ser, bench, collect, deadline=400)
+    statuses, at = [], 0
+    while at < len(received):
+        packet, used = read_packet(received, codec, at)
+        statuses.append((received[at + 3], [b.tdata for b in packet]))
+        at += used
+    assert statuses == [(STATUS_HELLO, []), (STATUS_COMMITTED, []), (STATUS_DROPPED, []), (0, [0x5A])]

@@ -1,0 +1,253 @@
+"""Fmax and utilisation of sfdf networks on ECP5-85F (ULX3S) and iCE40UP5K (iCEBreaker), against the
+no-control baseline of the same topology (boards/baseline.py), all inside the same UART board top.
+
+Designs: a 5-node FIFO chain (4 edges of 32 x 16 bits), plain and credit mode; the variance network of
+000 Fig. 1, plain, credit and in-band (Non-Propagation); a 20-node random DAG (30 edges, capacities
+4-32, 32-bit data), plain and credit. Each is built with nextpnr constrained above what it reaches
+(the board's ``fmax_probe_hz``) so the reported Fmax is the design's, one build at a time.
+
+Control logic per edge: Yosys ``synth_ecp5 -noflatten`` on the network alone, LUT4s (a carry cell is two)
+of the credit senders (``tx*``, heartbeat register included) and receivers (``rx*``) per edge; the joins
+(the least-index comparators) are listed apart. FIFOs are excluded.
+
+Writes bench/out/fpga.json (after every build, so an interrupted run resumes with --resume) and the
+table of docs/fpga.md between its markers.
+
+    .venv/bin/python bench/fpga.py [--boards ulx3s-85f icebreaker] [--designs variance-credit ...] [--resume]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import logging
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from boards import BOARDS
+from boards.baseline import PlainNetworkTop
+from boards.build import build, critical_path_summary, toolchain_env
+from gen.analysis import check
+from gen.randomnet import network_from_pairs, random_dag
+from gen.spec import load_spec
+
+OUT = ROOT / "bench" / "out" / "fpga.json"
+DOC = ROOT / "docs" / "fpga.md"
+BUILD = ROOT / "build" / "bench" / "fpga"
+BEGIN, END = "<!-- fpga table: bench/fpga.py writes between these markers -->", "<!-- end of fpga table -->"
+#: Targets on ECP5-85F (issue 5).
+TARGET_MHZ, TARGET_RATIO, TARGET_LUTS_PER_EDGE = 200.0, 0.85, 60
+
+log = logging.getLogger("bench.fpga")
+
+
+def chain():
+    """5 nodes in a line, 4 edges of capacity 32, 16-bit data, random_filter rate 0 (no filtering)."""
+    names = [f"n{i}" for i in range(5)]
+    net = network_from_pairs(names, itertools.pairwise(names), [32] * 4, name="chain", mode="credit")
+    return replace(net, data_width=16)
+
+
+def random20():
+    """A random DAG of 20 nodes and 30 edges (seed 21: 5 sources, 5 sinks), credit mode."""
+    return replace(random_dag(random.Random(21), 20, 30, capacities=(4, 32), name="random20"), mode="credit")
+
+
+def variance(mode):
+    net = load_spec(ROOT / "examples" / "variance.toml")
+    if mode == "inband":
+        return replace(net, mode="inband", dummy_algorithm="nonpropagation").with_edges(
+            replace(e, interval="auto") for e in net.edges)
+    return net
+
+
+#: name -> (topology, control, network maker)
+DESIGNS = {
+    "chain-plain": ("chain", "plain", chain),
+    "chain-credit": ("chain", "credit", chain),
+    "variance-plain": ("variance", "plain", lambda: variance("credit")),
+    "variance-credit": ("variance", "credit", lambda: variance("credit")),
+    "variance-inband": ("variance", "inband", lambda: variance("inband")),
+    "random20-plain": ("random20", "plain", random20),
+    "random20-credit": ("random20", "credit", random20),
+}
+
+
+def resolved(make):
+    report = check(make())
+    assert report.deadlock_free, report.summary_lines()
+    return report.network
+
+
+def build_design(name: str, board_name: str) -> dict:
+    topology, control, make = DESIGNS[name]
+    board = BOARDS[board_name]
+    network = resolved(make)
+    top = PlainNetworkTop(network) if control == "plain" else None
+    start = time.monotonic()
+    result = build(network, board, BUILD / f"{name}-{board_name}", clock_hz=board.fmax_probe_hz, top=top)
+    result.update({"design": name, "topology": topology, "control": control, "edges": len(network.edges),
+                   "nodes": len(network.nodes), "wall_s": round(time.monotonic() - start, 1)})
+    if result.get("critical_path"):
+        result["critical_path_summary"] = critical_path_summary(result["critical_path"])
+    result.pop("critical_path", None)  # the whole path stays in the build's report
+    return result
+
+
+# -- control logic per edge ------------------------------------------------------------------------
+
+def module_luts(name: str) -> dict:
+    """LUT4s per module of the network alone (``synth_ecp5 -noflatten``), by module name."""
+    from gen.generate import generate
+
+    network = resolved(DESIGNS[name][2])
+    with tempfile.TemporaryDirectory(prefix="sfdf-luts-") as scratch:
+        v_path, _ = generate(network, scratch)
+        script = f"read_verilog {v_path.name}; synth_ecp5 -noflatten -top {network.name}; stat"
+        done = subprocess.run([toolchain_env()["YOSYS"], "-q", "-l", "stat.log", "-p", script], cwd=scratch,
+                              capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise RuntimeError(f"yosys failed: {done.stderr[-2000:]}")
+        text = (Path(scratch) / "stat.log").read_text()
+    modules = {}
+    for block in re.split(r"\n=== ", text)[1:]:
+        title = block.split(" ===", 1)[0].strip().lstrip("\\")
+        if title == "design hierarchy":
+            continue
+        luts = sum(int(n) * (2 if cell == "CCU2C" else 1)
+                   for n, cell in re.findall(r"^\s+(\d+)\s+(LUT4|CCU2C)\s*$", block, re.MULTILINE))
+        modules[title] = luts
+    return {"network": network.name, "edges": len(network.edges), "modules": modules}
+
+
+def control_per_edge(name: str) -> dict:
+    facts = module_luts(name)
+    modules = facts["modules"]
+
+    def total(pattern):
+        return sum(n for module, n in modules.items() if re.search(pattern, module))
+
+    senders, receivers = total(r"\.tx\d+$"), total(r"\.rx\d+$")
+    joins, kernels = total(r"\.join$"), total(r"\.kernel$")
+    fifos = total(r"\.q_[^.]+$") + total(r"\.qc_[^.]+$")
+    edges = facts["edges"]
+    return {"design": name, "edges": edges, "senders": senders, "receivers": receivers, "joins": joins,
+            "kernels": kernels, "fifos": fifos, "total": sum(modules.values()),
+            "per_edge": round((senders + receivers) / edges, 1),
+            "per_edge_with_joins": round((senders + receivers + joins) / edges, 1)}
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+def _fmax(result):
+    if not result.get("fits", True):
+        return "does not fit"
+    return f"{result['fmax_mhz']:.1f}"
+
+
+def table(results: list[dict], control: list[dict]) -> str:
+    lines = ["| design | device | Fmax MHz | vs. plain | LUT4 | FF | BRAM | critical path (through) |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+    by = {(r["design"], r["board"]): r for r in results}
+    for r in results:
+        plain = by.get((f"{r['topology']}-plain", r["board"]))
+        ratio = ""
+        if plain and plain is not r and plain.get("fits", True) and r.get("fits", True) and plain["fmax_mhz"]:
+            ratio = f"{r['fmax_mhz'] / plain['fmax_mhz']:.2f}"
+        through = " → ".join(f"{b['block']}" for b in r.get("critical_path_through", [])[:8])
+        if len(r.get("critical_path_through", [])) > 8:
+            through += " → …"
+        size = (f"{r['luts']} | {r['ffs']} | {r['brams']}" if r.get("fits", True)
+                else f"– | – | – ({r.get('error', '')[:80]})")
+        lines.append(f"| {r['design']} | {r['device']} | {_fmax(r)} | {ratio} | {size} | {through} |")
+    lines += ["", ("Control logic on ECP5 (Yosys `synth_ecp5 -noflatten`, LUT4s, a carry cell counts two; FIFOs "
+                   "excluded):"), "",
+              ("| design | edges | senders (tx, heartbeat incl.) | receivers (rx) | per edge | joins | "
+               "per edge with joins | FIFOs | kernels | whole network |"),
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for c in control:
+        lines.append(f"| {c['design']} | {c['edges']} | {c['senders']} | {c['receivers']} | **{c['per_edge']}** | "
+                     f"{c['joins']} | {c['per_edge_with_joins']} | {c['fifos']} | {c['kernels']} | {c['total']} |")
+    return "\n".join(lines)
+
+
+def targets(results: list[dict], control: list[dict]) -> list[str]:
+    """The issue's targets on ECP5-85F, met or missed."""
+    by = {(r["design"], r["board"]): r for r in results}
+    lines = []
+    credit = by.get(("variance-credit", "ulx3s-85f"))
+    if credit and credit.get("fits"):
+        verdict = "met" if credit["fmax_mhz"] >= TARGET_MHZ else "MISSED"
+        lines.append(f"- variance, credit mode, ECP5-85F: {credit['fmax_mhz']:.1f} MHz against >= {TARGET_MHZ:.0f}: "
+                     f"{verdict}" + ("" if verdict == "met" else f"; critical path {credit.get('critical_path_summary')}"))
+    for r in results:
+        if r["board"] != "ulx3s-85f" or r["control"] == "plain" or not r.get("fits"):
+            continue
+        plain = by.get((f"{r['topology']}-plain", "ulx3s-85f"))
+        if plain and plain.get("fits") and plain["fmax_mhz"]:
+            ratio = r["fmax_mhz"] / plain["fmax_mhz"]
+            lines.append(f"- {r['design']} Fmax within 15% of {plain['design']} ({plain['fmax_mhz']:.1f} MHz): "
+                         f"{ratio:.2f} -> {'met' if ratio >= TARGET_RATIO else 'MISSED'}")
+    for c in control:
+        lines.append(f"- {c['design']}: credit + heartbeat logic {c['per_edge']} LUT4 per edge beyond its FIFOs "
+                     f"(<= {TARGET_LUTS_PER_EDGE}): {'met' if c['per_edge'] <= TARGET_LUTS_PER_EDGE else 'MISSED'}")
+    return lines
+
+
+def write_doc(results: list[dict], control: list[dict]) -> None:
+    text = DOC.read_text() if DOC.is_file() else f"# FPGA results\n\n{BEGIN}\n{END}\n"
+    body = f"{BEGIN}\n{table(results, control)}\n\nTargets (issue 5):\n\n" + "\n".join(targets(results, control)) \
+        + f"\n{END}"
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + body + text[text.index(END) + len(END):]
+    else:
+        text += "\n" + body + "\n"
+    DOC.write_text(text)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--boards", nargs="+", default=["ulx3s-85f", "icebreaker"], choices=sorted(BOARDS))
+    parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
+    parser.add_argument("--resume", action="store_true", help="keep the results in fpga.json, build the rest")
+    parser.add_argument("--no-control", action="store_true", help="skip the per-module LUT count")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(OUT.read_text()) if args.resume and OUT.is_file() else {"builds": [], "control": []}
+    done = {(r["design"], r["board"]) for r in saved["builds"]}
+    plan = [(d, b) for b in args.boards for d in args.designs if (d, b) not in done]
+    for n, (design, board) in enumerate(plan, 1):
+        log.info("[%d/%d] %s on %s", n, len(plan), design, board)
+        result = build_design(design, board)
+        log.info("  %s MHz, %s LUT4, %s FF, %s BRAM (%s s)%s", _fmax(result), result["luts"], result["ffs"],
+                 result["brams"], result.get("build_s"), "" if result.get("fits", True) else " DOES NOT FIT")
+        saved["builds"].append(result)
+        OUT.write_text(json.dumps(saved, indent=1) + "\n")
+    if not args.no_control:
+        have = {c["design"] for c in saved["control"]}
+        for design in (d for d in args.designs if DESIGNS[d][1] != "plain" and d not in have):
+            log.info("control logic of %s (yosys -noflatten)", design)
+            saved["control"].append(control_per_edge(design))
+            OUT.write_text(json.dumps(saved, indent=1) + "\n")
+    order = {(d, b): i for i, (d, b) in enumerate((d, b) for b in BOARDS for d in DESIGNS)}
+    saved["builds"].sort(key=lambda r: order.get((r["design"], r["board"]), 0))
+    OUT.write_text(json.dumps(saved, indent=1) + "\n")
+    write_doc(saved["builds"], saved["control"])
+    print(table(saved["builds"], saved["control"]))
+    print("\n".join(targets(saved["builds"], saved["control"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The no-control baseline: a network's topology, FIFOs and kernels with nothing of sfdf's protocols.
+
+What a user would otherwise build (bench/fpga.py compares Fmax and size with it): every edge a
+:class:`hdl.channels.DataChannel` of ``|q|`` payloads (no computation index), every node firing when all
+its inputs hold a token and all its outputs have room, the same kernel as :class:`hdl.top.NetworkTop`
+fed by a local computation counter. No credits, heartbeats, dummies, join or control messages: when a
+node filters, such a network can deadlock (000 Fig. 3) or join tokens of different computations, which
+is the problem sfdf solves; as hardware it is the floor sfdf's control logic is measured against.
+"""
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from gen.kernels import input_shift, result_width, word_width
+from hdl.axis import AxisSignature
+from hdl.channels import DataChannel
+from hdl.kernels import make_kernel
+
+__all__ = ["PlainNetworkTop"]
+
+
+class PlainNetworkTop(wiring.Component):
+    """``network``'s topology without control (module docstring), with :class:`hdl.top.NetworkTop`'s ports.
+
+    Members
+    -------
+    <source> : In(AxisSignature(word_width, 1))
+    <sink> : Out(AxisSignature(result_width, index_width + 2))
+        ``tuser`` carries the sink's computation counter (kind 0); ``tlast`` is 0.
+    """
+
+    def __init__(self, network):
+        self.network = network
+        members = {s: In(AxisSignature(word_width(network, s), 1)) for s in network.sources}
+        members.update({s: Out(AxisSignature(result_width(network, s), network.index_width + 2))
+                        for s in network.sinks})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        net = self.network
+        iw = net.index_width
+        kernels = {node.name: node.kernel for node in net.nodes}
+        fifos = {e.name: DataChannel(e.width, e.capacity) for e in net.edges}
+        for name, fifo in fifos.items():
+            m.submodules[f"q_{name}"] = fifo
+        for node in net.nodes:
+            ins, outs = net.in_edges(node.name), net.out_edges(node.name)
+            shifts = [input_shift(node.kernel, kernels[e.src], iw) for e in ins]
+            in_width = max((e.width + s for e, s in zip(ins, shifts)), default=word_width(net, node.name))
+            kernel = m.submodules[f"kernel_{node.name}"] = make_kernel(
+                node.kernel, node.params, inputs=max(1, len(ins)), outputs=max(1, len(outs)), in_width=in_width,
+                data_width=net.data_width, index_width=iw)
+            count = Signal(iw)
+            fire = Signal(name=f"fire_{node.name}")
+            if ins:
+                heads = [fifos[e.name].o_stream for e in ins]
+                valid = Cat(h.valid for h in heads).all()
+                for k, (head, shift) in enumerate(zip(heads, shifts)):
+                    m.d.comb += [kernel.i_payloads[k].eq(head.payload << shift), head.ready.eq(fire)]
+                m.d.comb += kernel.i_mask.eq((1 << len(ins)) - 1)
+            else:
+                word = getattr(self, node.name)
+                valid = word.tvalid
+                m.d.comb += [kernel.i_payloads[0].eq(word.tdata), kernel.i_mask.eq(1), kernel.i_last.eq(word.tlast),
+                             word.tready.eq(fire)]
+            if outs:
+                ready = Cat(fifos[e.name].i_stream.ready for e in outs).all()
+                for j, e in enumerate(outs):
+                    tail = fifos[e.name].i_stream
+                    m.d.comb += [tail.valid.eq(fire & kernel.o_emit[j]), tail.payload.eq(kernel.o_data[:e.width])]
+            else:
+                beat = getattr(self, node.name)
+                ready = beat.tready
+                m.d.comb += [beat.tvalid.eq(valid & kernel.o_emit[0]), beat.tdata.eq(kernel.o_data),
+                             beat.tuser.eq(count + 1)]
+            m.d.comb += [fire.eq(valid & ready), kernel.i_index.eq(count + 1), kernel.i_step.eq(fire)]
+            with m.If(fire):
+                m.d.sync += count.eq(count + 1)
+        return m
