@@ -335,10 +335,19 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     if report is not None:
         shutil.copyfile(report_path, report)
     if program:
-        tool = env["OPENFPGALOADER"] if board.family == "ecp5" else env["ICEPROG"]
-        command = [tool, "-b", "ulx3s", "-m", str(bitstream)] if board.family == "ecp5" else [tool, str(bitstream)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        result["programmed"] = done.returncode == 0
-        if done.returncode:
-            result["program_error"] = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["failed"]
+        result.update(_program(board, bitstream, env))
     return result
+
+
+def _program(board: Board, bitstream: Path, env: dict[str, str]) -> dict:
+    """Run the board's programmer: ``{"programmed": bool}`` and ``"program_error"`` when it failed."""
+    variable = "OPENFPGALOADER" if board.family == "ecp5" else "ICEPROG"
+    tool = env[variable]
+    if shutil.which(tool) is None:
+        return {"programmed": False, "program_error": f"{tool} is not installed (install it or set {variable})"}
+    command = [tool, "-b", "ulx3s", "-m", str(bitstream)] if board.family == "ecp5" else [tool, str(bitstream)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return {"programmed": True}
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return {"programmed": False, "program_error": lines[-1] if lines else f"{tool} exited with {done.returncode}"}

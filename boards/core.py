@@ -26,8 +26,9 @@ from .uart import UARTReceiver, UARTTransmitter, uart_divisor
 
 __all__ = ["DEFAULT_BAUD", "DEFAULT_BUFFER_WORDS", "LED_MEANINGS", "BoardCore"]
 
-#: The host link's default rate: FTDI's FT231X (ULX3S) and FT2232H (iCEBreaker) both run 3 Mbaud.
-DEFAULT_BAUD = 3_000_000
+#: The host link's default rate: exact for FTDI's FT231X (ULX3S) and FT2232H (iCEBreaker), and a whole number
+#: of cycles per bit at both boards' oscillators (25 and 12 MHz) and at every multiple of 1 MHz.
+DEFAULT_BAUD = 1_000_000
 #: Words each source buffers by default: the longest frame the board takes.
 DEFAULT_BUFFER_WORDS = 2048
 #: What each LED bit shows (module docstring).
@@ -139,8 +140,16 @@ class BoardCore(wiring.Component):
             ]
             beats.append(axis.tvalid & axis.tready)
         for j, port in enumerate(self.sinks):
-            axis = getattr(inner, port.member)
-            wiring.connect(m, axis, getattr(serializer, f"i_sink{j}"))
+            axis, to_uart = getattr(inner, port.member), getattr(serializer, f"i_sink{j}")
+            d, u = port.tdata_width, port.tuser_width
+            stage = m.submodules[f"sink_skid{j}"] = reset(SkidBuffer(d + u + 1))
+            m.d.comb += [
+                stage.i_stream.valid.eq(axis.tvalid), axis.tready.eq(stage.i_stream.ready),
+                stage.i_stream.payload.eq(Cat(axis.tdata, axis.tuser, axis.tlast)),
+                to_uart.tvalid.eq(stage.o_stream.valid), stage.o_stream.ready.eq(to_uart.tready),
+                to_uart.tdata.eq(stage.o_stream.payload[:d]), to_uart.tuser.eq(stage.o_stream.payload[d:d + u]),
+                to_uart.tlast.eq(stage.o_stream.payload[d + u]),
+            ]
             beats.append(axis.tvalid & axis.tready)
 
         # Frames in the network: frame ends taken at source 0 and not yet delivered at sink 0.

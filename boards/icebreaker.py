@@ -29,6 +29,6 @@ def _leds(m, platform, status):
                  platform.request("led", 1).o.eq(status[0:2].any())]
 
 
-ICEBREAKER = Board(name="icebreaker", platform=ICEBreakerPlatform, family="ice40", clock_hz=24e6,
+ICEBREAKER = Board(name="icebreaker", platform=ICEBreakerPlatform, family="ice40", clock_hz=12e6,
                    fmax_probe_hz=80e6, pll=_clock, leds=_leds, programmer="iceprog", buffer_words=256,
                    description="iCEBreaker (iCE40UP5K, 12 MHz oscillator, FT2232H UART, 2 LEDs)")

@@ -39,7 +39,7 @@ def _variant(size: str, platform: type, clock_hz: float) -> Board:
                  description=f"ULX3S {size} ({platform.device}, 25 MHz oscillator, FT231X UART, 8 LEDs)")
 
 
-ULX3S_12F = _variant("12F", ULX3S_12F_Platform, 150e6)
-ULX3S_25F = _variant("25F", ULX3S_25F_Platform, 150e6)
-ULX3S_45F = _variant("45F", ULX3S_45F_Platform, 150e6)
-ULX3S_85F = _variant("85F", ULX3S_85F_Platform, 150e6)
+ULX3S_12F = _variant("12F", ULX3S_12F_Platform, 25e6)
+ULX3S_25F = _variant("25F", ULX3S_25F_Platform, 25e6)
+ULX3S_45F = _variant("45F", ULX3S_45F_Platform, 25e6)
+ULX3S_85F = _variant("85F", ULX3S_85F_Platform, 25e6)

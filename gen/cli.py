@@ -1,4 +1,5 @@
-"""The ``sfdf`` command line: ``check``, ``intervals`` and ``simulate`` (DESIGN.md, "CLI").
+"""The ``sfdf`` command line (DESIGN.md, "CLI"): ``check``, ``intervals``, ``simulate``, ``generate``, ``cosim``,
+``spark`` and ``build``.
 
 Exit status: 0 safe / completed, 1 unsafe / deadlocked, 2 for any user mistake (an invalid spec,
 a missing file, a malformed ``--input`` file, a bad option), reported as one line
@@ -233,6 +234,72 @@ def _spark(args) -> int:
     return 0 if summary["mismatches"] == 0 and summary["duplicates"] == 0 else 1
 
 
+def _build(args) -> int:
+    from boards import BOARDS
+    from boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
+    from boards.pll import ecp5_pll, ice40_pll
+    from boards.uart import uart_divisor
+    from gen.analysis import check
+
+    board = BOARDS.get(args.board)
+    if board is None:
+        raise UserError(args.spec, "--board", f"{args.board!r} is not a board", f"use one of {', '.join(BOARDS)}")
+    network = _load(args.spec)
+    clock_hz = board.clock_hz if args.clock is None else args.clock * 1e6
+    if clock_hz != board.oscillator_hz:
+        try:
+            clock_hz = (ecp5_pll if board.family == "ecp5" else ice40_pll)(board.oscillator_hz, clock_hz).f_out
+        except ValueError as error:
+            raise UserError(args.spec, "--clock", str(error), "choose another frequency") from None
+    try:
+        uart_divisor(clock_hz, args.baud)
+    except ValueError as error:
+        raise UserError(args.spec, "--baud", str(error), "choose another --baud or --clock") from None
+    words = args.buffer_words or board.buffer_words
+    if words < 2 or words & (words - 1):
+        raise UserError(args.spec, "--buffer-words", f"{words} is not a power of two >= 2", "use 256, 1024, 2048, ...")
+    report = check(network)
+    if not report.deadlock_free:
+        print("\n".join(report.summary_lines()), file=sys.stderr)
+        print("sfdf: refusing to build an unsafe network", file=sys.stderr)
+        return 1
+    outdir = args.output or f"build/boards/{report.network.name}-{board.name}"
+    if not args.no_build:
+        print(f"sfdf: building {report.network.name} for {board.name} ({board.device}) at {clock_hz / 1e6:g} MHz: "
+              "yosys, nextpnr, packer (minutes)...", file=sys.stderr)
+    try:
+        result = build(report.network, board, outdir, clock_hz=clock_hz, baud=args.baud, buffer_words=words,
+                       do_build=not args.no_build, program=args.program, seed=args.seed, report=args.report)
+    except (ToolchainMissing, BuildFailed) as error:
+        print(f"sfdf: error: {error}", file=sys.stderr)
+        return 1
+    path = result.pop("critical_path", [])
+    if path:
+        result["critical_path_summary"] = critical_path_summary(path)
+    ok = not result["built"] or (result["fits"] and result["timing_met"] and result.get("programmed", True))
+    if args.json:
+        _print_json(result)
+        return 0 if ok else 1
+    if not result["built"]:
+        print(f"wrote {outdir}: {report.network.name}.v, .json, .core, .board.json and the {board.name} build tree "
+              f"(no tool run)")
+        return 0
+    if not result["fits"]:
+        print(f"{report.network.name} does not fit {board.device}: {result['error']}")
+        return 1
+    used = result["utilisation"]
+    print(f"{report.network.name} on {board.name} ({board.device}): Fmax {result['fmax_mhz']:.1f} MHz "
+          f"({'meets' if result['timing_met'] else 'MISSES'} {result['clock_mhz']:g} MHz); {result['luts']} LUT4, "
+          f"{result['ffs']} FF, {result['brams']} block RAM"
+          + "".join(f"; {cell} {u}/{a}" for cell, (u, a) in used.items() if u and cell not in ("TRELLIS_IO", "SB_IO")))
+    if not result["timing_met"]:
+        print(f"critical path: {result['critical_path_summary']}")
+    print(f"bitstream: {result['bitstream']}; nextpnr report: {args.report or result['report']}")
+    if "programmed" in result:
+        print("programmed" if result["programmed"] else f"programming failed: {result['program_error']}")
+    return 0 if ok else 1
+
+
 def _flush(text: str) -> tuple[str, int]:
     edge, _, index = text.partition(":")
     if not edge or not _WORD.match(index):
@@ -323,6 +390,26 @@ def _parser() -> argparse.ArgumentParser:
                        help="simulated cycles a frame may take (default 1000000)")
     spark.add_argument("--json", action="store_true", help="print the summary as JSON")
     spark.set_defaults(run=_spark)
+
+    board = commands.add_parser("build", help="bitstream, Fmax and utilisation for a board (Yosys and nextpnr from "
+                                "YoWASP)", description="Exit status: 0 built and the clock met, 1 unsafe, does not "
+                                "fit, misses the clock or a tool failed, 2 invalid.")
+    board.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    board.add_argument("--board", required=True, metavar="B",
+                       help="ulx3s-85f, ulx3s-45f, ulx3s-25f, ulx3s-12f or icebreaker")
+    board.add_argument("-o", "--output", metavar="DIR", help="output directory (default build/boards/<name>-<board>)")
+    board.add_argument("--clock", type=float, metavar="MHZ",
+                       help="design clock, made by the board's PLL (default: the board's, docs/fpga.md)")
+    board.add_argument("--baud", type=_count, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
+    board.add_argument("--buffer-words", type=_count, metavar="N",
+                       help="words buffered per source: the longest frame (default: the board's)")
+    board.add_argument("--seed", type=int, default=1, metavar="S", help="nextpnr placer seed (default 1)")
+    board.add_argument("--report", metavar="FILE", help="also write nextpnr's JSON report there")
+    board.add_argument("--program", action="store_true", help="program the board (openFPGALoader or iceprog)")
+    board.add_argument("--no-build", action="store_true",
+                       help="write the Verilog, manifest, core file and build tree; run no tool")
+    board.add_argument("--json", action="store_true", help="print the result as JSON")
+    board.set_defaults(run=_build)
     return parser
 
 

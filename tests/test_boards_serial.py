@@ -160,7 +160,7 @@ def check_variance(results, frames, ids):
 
 def test_board_file_is_written_beside_the_manifest(board_dir):
     facts = board_facts(board_dir / "variance.json")
-    assert facts["board"] == "ulx3s-85f" and facts["baud"] == 3_000_000 and facts["buffer_words"] == BUFFER
+    assert facts["board"] == "ulx3s-85f" and facts["baud"] == 1_000_000 and facts["buffer_words"] == BUFFER
     assert facts["sources"] == {"u": 16}
 
 
@@ -252,7 +252,7 @@ def test_board_knobs_and_bad_paths(board_dir, tmp_path):
     lonely.write_text((board_dir / "variance.json").read_text())
     with pytest.raises(FileNotFoundError, match="variance.board.json does not exist"):
         open_device(lonely, backend="serial:fake")
-    with pytest.raises(DeviceError, match="cannot open /nonexistent/tty at 3000000 baud"):
+    with pytest.raises(DeviceError, match="cannot open /nonexistent/tty at 1000000 baud"):
         open_device(board_dir / "variance.json", backend="serial:/nonexistent/tty")
 
 

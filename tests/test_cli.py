@@ -311,9 +311,40 @@ def test_bad_toml_has_no_traceback(calls, capsys, write_file):
     assert err.count("\n") == 1 and err.startswith("sfdf: error: ")
 
 
-def test_later_commands_do_not_exist_yet(capsys, examples):
-    status, _, err = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f")
-    assert status == 2 and "invalid choice: 'build'" in err
+@pytest.mark.board
+def test_build_without_tools_writes_the_files(capsys, examples, tmp_path):
+    status, out, _ = run(capsys, "build", examples / "variance.toml", "--board", "icebreaker", "--no-build", "--json",
+                         "-o", tmp_path)
+    assert status == 0, out
+    result = json.loads(out)
+    assert {"board": "icebreaker", "built": False, "clock_mhz": 12.0, "baud": 1_000_000}.items() <= result.items()
+    for name in ("variance.v", "variance.json", "variance.core", "variance.board.json", "icebreaker/top.il",
+                 "icebreaker/build_top.sh"):
+        assert (tmp_path / name).is_file(), name
+    assert "name: sfdf:networks:variance:" in (tmp_path / "variance.core").read_text()
+    assert json.loads((tmp_path / "variance.board.json").read_text())["buffer_words"] == 256
+
+
+@pytest.mark.board
+@pytest.mark.parametrize("argv, message", [
+    (["--board", "ulx3s-99f"], ("--board: 'ulx3s-99f' is not a board; use one of ulx3s-85f, ulx3s-45f, ulx3s-25f, "
+                                "ulx3s-12f, icebreaker")),
+    (["--board", "ulx3s-85f", "--clock", "900"], "--clock: ECP5 PLL: 900 MHz from 25 MHz is out of reach"),
+    (["--board", "icebreaker", "--clock", "12", "--baud", "4000000"],
+     "--baud: UART at 4000000 baud needs a clock of at least 16 MHz (4 cycles per bit), not 12 MHz"),
+    (["--board", "ulx3s-85f", "--buffer-words", "1000"], "--buffer-words: 1000 is not a power of two >= 2"),
+])
+def test_build_user_mistakes_are_one_line(capsys, examples, argv, message):
+    status, _, err = run(capsys, "build", examples / "variance.toml", *argv, "--no-build")
+    assert status == 2 and err.count("\n") == 1 and err.startswith("sfdf: error: ") and message in err, err
+
+
+@pytest.mark.board
+def test_build_refuses_an_unsafe_network(capsys, examples, tmp_path):
+    status, _, err = run(capsys, "build", examples / "fig3_deadlock.toml", "--board", "ulx3s-85f", "--no-build",
+                         "-o", tmp_path)
+    assert status == 1 and "refusing to build an unsafe network" in err
+    assert not any(tmp_path.iterdir())
 
 
 def test_no_command(capsys):
