@@ -16,9 +16,11 @@ __all__ = ["ECP5PLL", "ICE40PLL", "ecp5_pll", "ice40_pll"]
 # ECP5 sysCLOCK limits (Lattice TN1263; ecppll uses the same).
 _ECP5_PFD = (3.125e6, 400e6)
 _ECP5_VCO = (400e6, 800e6)
+_ECP5_OUT = (3.125e6, 400e6)
 # iCE40 PLL limits with SIMPLE feedback (iCE40 sysCLOCK PLL design guide; icepll uses the same).
 _ICE40_PFD = (10e6, 133e6)
 _ICE40_VCO = (533e6, 1066e6)
+_ICE40_OUT = (16e6, 275e6)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def ecp5_pll(f_in: float, f_out: float) -> ECP5PLL:
                 for clkop in dividers:
                     yield out - f_out, abs(out * clkop - 600e6), (clki, clkfb, clkop, out)
     clki, clkfb, clkop, out = _choose(candidates(), f_out)
-    if abs(out - f_out) > 0.05 * f_out:
+    if abs(out - f_out) > 0.05 * f_out or not _ECP5_OUT[0] <= out <= _ECP5_OUT[1]:
         raise ValueError(f"ECP5 PLL: {f_out / 1e6:g} MHz from {f_in / 1e6:g} MHz is out of reach "
                          f"(nearest {out / 1e6:g} MHz)")
     return ECP5PLL(f_in, out, clki, clkfb, clkop)
@@ -138,7 +140,7 @@ def ice40_pll(f_in: float, f_out: float) -> ICE40PLL:
                     order += 1
                     yield vco / 2 ** divq - f_out, order, (divr, divf, divq, vco / 2 ** divq)
     divr, divf, divq, out = _choose(candidates(), f_out)
-    if abs(out - f_out) > 0.05 * f_out:
+    if abs(out - f_out) > 0.05 * f_out or not _ICE40_OUT[0] <= out <= _ICE40_OUT[1]:
         raise ValueError(f"iCE40 PLL: {f_out / 1e6:g} MHz from {f_in / 1e6:g} MHz is out of reach "
                          f"(nearest {out / 1e6:g} MHz)")
     return ICE40PLL(f_in, out, divr, divf, divq)
