@@ -1,5 +1,5 @@
 """The board core on Verilator with the variance network, cocotbext-uart playing the host at the board's
-baud rate (25 MHz, 1 Mbaud: the ULX3S defaults), through board_uart_tests.py."""
+baud rate (1 Mbaud; the clock divided down to 5 MHz, see board_uart.py), through board_uart_tests.py."""
 
 from __future__ import annotations
 
