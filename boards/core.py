@@ -152,20 +152,25 @@ class BoardCore(wiring.Component):
             ]
             beats.append(axis.tvalid & axis.tready)
 
-        # Frames in the network: frame ends taken at source 0 and not yet delivered at sink 0.
+        # Frames in the network: frame ends taken at source 0 and not yet delivered at sink 0. The
+        # watchdog looks at registered copies of the handshakes (a cycle late), so none of its logic
+        # sits on the network's paths.
         src0, sink0 = getattr(inner, self.sources[0].member), getattr(inner, self.sinks[0].member)
-        frames_in, frames_out = Signal(16), Signal(16)
-        with m.If(src0.tvalid & src0.tready & src0.tlast):
-            m.d.sync += frames_in.eq(frames_in + 1)
+        frame_in, frame_out, moved = Signal(), Signal(), Signal()
         kind = sink0.tuser[self.index_width:self.index_width + 2]
-        with m.If(sink0.tvalid & sink0.tready & (kind == 1)):
+        m.d.sync += [frame_in.eq(src0.tvalid & src0.tready & src0.tlast),
+                     frame_out.eq(sink0.tvalid & sink0.tready & (kind == 1)), moved.eq(Cat(*beats).any())]
+        frames_in, frames_out = Signal(16), Signal(16)
+        with m.If(frame_in):
+            m.d.sync += frames_in.eq(frames_in + 1)
+        with m.If(frame_out):
             m.d.sync += frames_out.eq(frames_out + 1)
         buffered = Cat(getattr(parser, f"o_source{i}").valid for i in range(len(self.sources))).any()
         pending = (frames_in != frames_out) | buffered
 
         quiet = Signal(range(self.watchdog_cycles + 1))
         deadlock = Signal()
-        with m.If(Cat(*beats).any() | ~pending):
+        with m.If(moved | ~pending):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet != self.watchdog_cycles):
             m.d.sync += quiet.eq(quiet + 1)

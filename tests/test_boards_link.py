@@ -420,3 +420,44 @@ def test_serializer_acknowledges_frame_packets_before_beats():
         statuses.append((received[at + 3], [b.tdata for b in packet]))
         at += used
     assert statuses == [(STATUS_HELLO, []), (STATUS_COMMITTED, []), (STATUS_DROPPED, []), (0, [0x5A])]
+
+
+class _StuckNetwork(wiring.Component):
+    """A network that never takes a word: what a deadlock looks like from the board core."""
+
+    def __init__(self):
+        from hdl.axis import AxisSignature
+
+        super().__init__({"u": wiring.In(AxisSignature(16, 1)), "x": wiring.Out(AxisSignature(8, 34))})
+
+    def elaborate(self, platform):
+        return Module()
+
+
+def test_watchdog_lights_the_deadlock_led_and_a_break_clears_it():
+    from boards.core import BoardCore
+
+    core = BoardCore(_StuckNetwork(), index_width=32, clk_hz=400, baud=100, buffer_words=16, watchdog_s=0.5)
+    codec = Codec(manifest(sinks=((8, 34),)))
+    leds = []
+
+    async def host(ctx):
+        async def send(byte, low=False):
+            bits = [0] * 10 if low else [0] + [byte >> k & 1 for k in range(8)] + [1]
+            for bit in bits:
+                ctx.set(core.rx, bit)
+                await ctx.tick().repeat(4)
+            ctx.set(core.rx, 1)
+        await ctx.tick().repeat(20)
+        for byte in codec.pack_frame(1, [1, 2, 3]):
+            await send(byte)
+        await ctx.tick().repeat(300)
+        leds.append(ctx.get(core.leds))
+        await send(0, low=True)                  # a break: the board resets, the LED goes out
+        await ctx.tick().repeat(40)
+        leds.append(ctx.get(core.leds))
+
+    run(core, host, deadline=3000)
+    assert core.watchdog_cycles == 256
+    assert leds[0] >> 5 & 1 and leds[0] >> 2 & 1, f"{leds[0]:08b}"   # deadlock, frames in the network
+    assert not leds[1] >> 5 & 1 and not leds[1] >> 2 & 1, f"{leds[1]:08b}"
