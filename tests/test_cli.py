@@ -460,3 +460,36 @@ def test_simulate_input_words_fit_the_variance_source_port(capsys, examples, wri
     check_user_error(capsys, ["simulate", examples / "variance.toml", "--input", path],
                      f"{path}:1: word 3: 70000 does not fit in 16 bits; use words below 2**16 (the source port's "
                      "width)")
+
+
+def _fake_build(fmax, fits=True):
+    def build(network, board, outdir, **kwargs):
+        result = {"board": board.name, "device": board.device, "network": network.name, "mode": network.mode,
+                  "clock_mhz": kwargs["clock_hz"] / 1e6, "baud": kwargs["baud"], "built": True,
+                  "directory": str(outdir)}
+        if not fits:
+            return {**result, "fits": False, "error": "ICESTORM_LC 9000/5280 170%", "fmax_mhz": 0.0, "luts": 0,
+                    "ffs": 0, "brams": 0, "timing_met": False}
+        return {**result, "fits": True, "fmax_mhz": fmax, "luts": 6000, "ffs": 2400, "brams": 10,
+                "timing_met": fmax >= kwargs["clock_hz"] / 1e6, "utilisation": {"TRELLIS_COMB": [6000, 83640]},
+                "critical_path": [{"from": "a.Q", "to": "b.D", "net": "n", "delay_ns": 1.0}],
+                "critical_path_through": [], "bitstream": "top.bit", "report": "top.report.json"}
+    return build
+
+
+@pytest.mark.board
+@pytest.mark.parametrize("fmax, fits, status, text", [
+    (27.2, True, 0, "Fmax 27.2 MHz (meets 25 MHz); 6000 LUT4, 2400 FF, 10 block RAM; TRELLIS_COMB 6000/83640"),
+    (20.0, True, 1, "critical path: a.Q -> b.D (1 steps; slowest nets: n 1.00 ns)"),
+    (0.0, False, 1, "variance does not fit LFE5U-85F: ICESTORM_LC 9000/5280 170%"),
+])
+def test_build_reports_fmax_and_exit_status(capsys, examples, monkeypatch, fmax, fits, status, text):
+    import boards.build
+
+    monkeypatch.setattr(boards.build, "build", _fake_build(fmax, fits))
+    got, out, err = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f")
+    assert got == status and text in out, out
+    assert "building variance for ulx3s-85f (LFE5U-85F) at 25 MHz" in err
+    got, out, _ = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f", "--json")
+    result = json.loads(out)
+    assert got == status and {"board", "fmax_mhz", "luts", "ffs", "brams"} <= result.keys()
