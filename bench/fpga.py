@@ -2,7 +2,8 @@
 no-control baseline of the same topology (boards/baseline.py), all inside the same UART board top.
 
 Designs: a 5-node FIFO chain (4 edges of 32 x 16 bits), plain and credit mode; the variance network of
-000 Fig. 1, plain, credit and in-band (Non-Propagation); a 20-node random DAG (30 edges, capacities
+000 Fig. 1, plain, credit and in-band (Non-Propagation), with the example's 32-bit indices and with 16
+(``variance16``: exact for frames below 65,536 pixels); a 20-node random DAG (30 edges, capacities
 4-32, 32-bit data), plain and credit. Each is built with nextpnr constrained above what it reaches
 (the board's ``fmax_probe_hz``) so the reported Fmax is the design's, one build at a time.
 
@@ -64,8 +65,8 @@ def random20():
     return replace(random_dag(random.Random(21), 20, 30, capacities=(4, 32), name="random20"), mode="credit")
 
 
-def variance(mode):
-    net = load_spec(ROOT / "examples" / "variance.toml")
+def variance(mode, index_width=32):
+    net = replace(load_spec(ROOT / "examples" / "variance.toml"), index_width=index_width)
     if mode == "inband":
         return replace(net, mode="inband", dummy_algorithm="nonpropagation").with_edges(
             replace(e, interval="auto") for e in net.edges)
@@ -79,6 +80,9 @@ DESIGNS = {
     "variance-plain": ("variance", "plain", lambda: variance("credit")),
     "variance-credit": ("variance", "credit", lambda: variance("credit")),
     "variance-inband": ("variance", "inband", lambda: variance("inband")),
+    "variance16-plain": ("variance16", "plain", lambda: variance("credit", 16)),
+    "variance16-credit": ("variance16", "credit", lambda: variance("credit", 16)),
+    "variance16-inband": ("variance16", "inband", lambda: variance("inband", 16)),
     "random20-plain": ("random20", "plain", random20),
     "random20-credit": ("random20", "credit", random20),
 }
