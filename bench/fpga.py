@@ -175,8 +175,9 @@ def table(results: list[dict], control: list[dict]) -> str:
         through = " → ".join(f"{b['block']}" for b in r.get("critical_path_through", [])[:8])
         if len(r.get("critical_path_through", [])) > 8:
             through += " → …"
-        size = (f"{r['luts']} | {r['ffs']} | {r['brams']}" if r.get("fits", True)
-                else f"– | – | – ({r.get('error', '')[:80]})")
+        over = "; ".join(re.sub(r"\s+", " ", part.replace("Info:", "")).strip()
+                         for part in r.get("error", "").split(";") if "%" in part)
+        size = (f"{r['luts']} | {r['ffs']} | {r['brams']}" if r.get("fits", True) else f"– | – | – ({over})")
         lines.append(f"| {r['design']} | {r['device']} | {_fmax(r)} | {ratio} | {size} | {through} |")
     lines += ["", ("Control logic on ECP5 (Yosys `synth_ecp5 -noflatten`, LUTs mapped by `abc -lut 4`, a carry "
                    "cell counts two LUT4s; FIFOs excluded):"), "",

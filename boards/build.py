@@ -227,7 +227,8 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
     if tim.is_file():
         text = tim.read_text(errors="replace") + "\n" + text
     errors = [line.strip() for line in text.splitlines() if line.lstrip().startswith("ERROR")]
-    over = [line.strip() for line in text.splitlines() if re.search(r"\b\d+/\s*\d+\s+\d{3,}%", line)]
+    over = [re.sub(r"\s+", " ", line.replace("Info:", "")).strip() for line in text.splitlines()
+            if re.search(r"\b\d+/\s*\d+\s+\d{3,}%", line)]
     first = errors[0] if errors else (text.strip().splitlines() or ["(no output)"])[-1]
     fits = not (over or re.search(r"no BELs remaining|[Uu]nable to place|exceeds|too many|over-?utili", first))
     return fits, "; ".join(over + [first]) if over else first
