@@ -190,6 +190,8 @@ class Codec:
         p = self.source(port)
         label = f"frame {frame_id!r}" if frame_id is not None else "frame"
         array = np.asarray(pixels)
+        if array.dtype.kind == "f" and not isinstance(pixels, np.ndarray):
+            array = np.asarray(pixels, dtype=object)  # Python ints from 2**63 up: numpy made floats of them
         if array.ndim != 1 or array.size == 0:
             raise FrameError(f"{label}: a frame is a non-empty sequence of pixels (got shape {array.shape}) "
                              f"for port {p.name}")
