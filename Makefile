@@ -37,6 +37,8 @@ bench: install
 	$(PY) bench/analysis.py
 	$(PY) bench/dummies.py
 	$(PY) bench/throughput.py
+	$(PY) bench/host.py
+	$(PY) bench/fpga.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
