@@ -38,6 +38,13 @@ def uart_divisor(clk_hz: float, baud: int) -> int:
     return divisor
 
 
+
+def _check_divisor(divisor) -> int:
+    """``divisor`` (clock cycles per bit) unless it is not an integer of at least :data:`MIN_DIVISOR`."""
+    if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < MIN_DIVISOR:
+        raise ValueError(f"UART divisor must be an integer >= {MIN_DIVISOR}, not {divisor!r}")
+    return divisor
+
 class UARTReceiver(wiring.Component):
     """8N1 receiver: a two-flip-flop synchroniser, start bit checked in its middle, bits sampled mid-bit.
 
@@ -67,9 +74,7 @@ class UARTReceiver(wiring.Component):
     o_break: Out(1)
 
     def __init__(self, divisor: int):
-        if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < MIN_DIVISOR:
-            raise ValueError(f"UART divisor must be an integer >= {MIN_DIVISOR}, not {divisor!r}")
-        self.divisor = divisor
+        self.divisor = _check_divisor(divisor)
         super().__init__()
 
     def elaborate(self, platform):
@@ -129,9 +134,7 @@ class UARTTransmitter(wiring.Component):
     tx: Out(1, init=1)
 
     def __init__(self, divisor: int):
-        if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < MIN_DIVISOR:
-            raise ValueError(f"UART divisor must be an integer >= {MIN_DIVISOR}, not {divisor!r}")
-        self.divisor = divisor
+        self.divisor = _check_divisor(divisor)
         super().__init__()
 
     def elaborate(self, platform):
