@@ -38,12 +38,12 @@ def uart_divisor(clk_hz: float, baud: int) -> int:
     return divisor
 
 
-
 def _check_divisor(divisor) -> int:
     """``divisor`` (clock cycles per bit) unless it is not an integer of at least :data:`MIN_DIVISOR`."""
     if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < MIN_DIVISOR:
         raise ValueError(f"UART divisor must be an integer >= {MIN_DIVISOR}, not {divisor!r}")
     return divisor
+
 
 class UARTReceiver(wiring.Component):
     """8N1 receiver: a two-flip-flop synchroniser, start bit checked in its middle, bits sampled mid-bit.
