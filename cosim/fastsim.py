@@ -1,13 +1,13 @@
 """The fast simulated device (issue 4): a generated network compiled by Verilator with a C++ harness that
 moves whole frames per call, loaded through ctypes; no Python runs per cycle.
 
-The harness (``cosim/harness/fastsim.cpp``) is filled in per manifest (:func:`harness_source`): the
-port names, ``tdata``/``tuser`` widths (any width: above 64 bits Verilator's ``VlWide``) and the
-position of the beat kind in a sink's ``tuser`` come from the manifest's ``ports`` (DESIGN.md: cosim
-reads the manifest, never re-derives hardware facts). It drives AXI4-Stream as DESIGN.md and
-docs/hardware.md say: a transfer happens at a rising edge when ``tvalid && tready`` held before it;
-a source holds a word until it is taken, ``tlast`` ends a frame and ``tuser[0]`` the stream; sinks
-keep ``tready`` high unless a back-pressure probability is set. ``rst`` is high for ``reset_cycles``
+The harness (``cosim/harness/fastsim.cpp``) is filled in per manifest (:func:`harness_source`): the port
+names, ``tdata``/``tuser`` widths (any width: above 64 bits Verilator's ``VlWide``) and the position of
+the beat kind in a sink's ``tuser`` come from the manifest's ``ports`` as :class:`sw.codec.Codec` reads
+them (DESIGN.md: cosim reads the manifest, never re-derives hardware facts). It drives AXI4-Stream as
+DESIGN.md and docs/hardware.md say: a transfer happens at a rising edge when ``tvalid && tready`` held
+before it; a source holds a word until it is taken, ``tlast`` ends a frame and ``tuser[0]`` the stream;
+sinks keep ``tready`` high unless a back-pressure probability is set. ``rst`` is high for ``reset_cycles``
 cycles when an instance is created.
 
 Speed (bench/host.py: about 5 million cycles per second on the variance network, one thread):
@@ -42,11 +42,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Self
 
 import numpy as np
+
+from sw.codec import Codec, Port
 
 from .toolchain import find_toolchain
 
@@ -106,52 +107,30 @@ class RunResult(NamedTuple):
     reason: str
 
 
-@dataclass(frozen=True)
-class HarnessPort:
-    """One AXI4-Stream port as the harness sees it (from a manifest ``ports`` entry)."""
-
-    name: str
-    node: str
-    direction: str
-    tdata_width: int
-    tuser_width: int
-    tlast: bool
-
-    @property
-    def tdata_bytes(self) -> int:
-        return (self.tdata_width + 7) // 8
-
-    @property
-    def tuser_bytes(self) -> int:
-        return (self.tuser_width + 7) // 8
-
-    @property
-    def record_bytes(self) -> int:
-        """A stored sink beat: tdata, tuser, tlast byte, 64-bit cycle."""
-        return self.tdata_bytes + self.tuser_bytes + 1 + 8
-
-
-def harness_ports(manifest: Mapping) -> tuple[list[HarnessPort], list[HarnessPort]]:
-    """The manifest's source (``in``) and sink (``out``) ports, in manifest order."""
-    ports = [HarnessPort(p["name"], p["node"], p["direction"], p["tdata_width"], p["tuser_width"],
-                         bool(p.get("tlast", True))) for p in manifest["ports"]]
-    sources = [p for p in ports if p.direction == "in"]
-    sinks = [p for p in ports if p.direction == "out"]
-    if not sources or not sinks:
-        raise FastSimError(f"manifest {manifest.get('name')!r}: needs a source and a sink port, "
-                           f"has {len(sources)} and {len(sinks)}")
-    for port in sources:
+def harness_ports(manifest: Mapping) -> tuple[list[Port], list[Port]]:
+    """The manifest's source (``in``) and sink (``out``) ports, in manifest order, as :class:`sw.codec.Codec`
+    reads them."""
+    try:
+        codec = Codec(manifest)
+    except ValueError as error:  # no source or no sink
+        raise FastSimError(str(error)) from None
+    for port in codec.sources:
         if port.tdata_width < 1:
             raise FastSimError(f"manifest port {port.name}: tdata_width {port.tdata_width} < 1")
-    return sources, sinks
+    return list(codec.sources), list(codec.sinks)
 
 
-def _kind_field(manifest: Mapping, port: HarnessPort) -> tuple[int, int]:
-    entry = next(p for p in manifest["ports"] if p["name"] == port.name)
-    for field in entry.get("tuser_fields", ()):
-        if field["name"] == "kind":
-            return field["lsb"], field["width"]
-    raise FastSimError(f"manifest port {port.name}: tuser_fields has no 'kind' (the beat kind)")
+def record_bytes(port: Port) -> int:
+    """A stored sink beat: the codec's beat (tdata, tuser, tlast byte), then the 64-bit cycle."""
+    return port.beat_bytes + 8
+
+
+def _kind_field(port: Port) -> tuple[int, int]:
+    try:
+        kind = port.tuser_field("kind")
+    except KeyError:
+        raise FastSimError(f"manifest port {port.name}: tuser_fields has no 'kind' (the beat kind)") from None
+    return kind.lsb, kind.width
 
 
 def signature(manifest: Mapping) -> str:
@@ -159,7 +138,7 @@ def signature(manifest: Mapping) -> str:
     sources, sinks = harness_ports(manifest)
     kinds = manifest["beat_kinds"]
     parts = [f"{p.name}:{p.tdata_width}:{p.tuser_width}:{int(p.tlast)}" for p in sources]
-    parts += [f"{p.name}:{p.tdata_width}:{p.tuser_width}:{int(p.tlast)}:{_kind_field(manifest, p)}"
+    parts += [f"{p.name}:{p.tdata_width}:{p.tuser_width}:{int(p.tlast)}:{_kind_field(p)}"
               for p in sinks]
     return f"{manifest['top']} " + " ".join(parts) + f" message={kinds['message']} eos={kinds['eos']}"
 
@@ -172,7 +151,7 @@ def harness_source(manifest: Mapping) -> str:
         f"constexpr int N_SOURCES = {len(sources)};",
         f"constexpr int N_SINKS = {len(sinks)};",
         f"constexpr size_t WORD_BYTES[N_SOURCES] = {{{', '.join(str(p.tdata_bytes) for p in sources)}}};",
-        f"constexpr size_t RECORD_BYTES[N_SINKS] = {{{', '.join(str(p.record_bytes) for p in sinks)}}};",
+        f"constexpr size_t RECORD_BYTES[N_SINKS] = {{{', '.join(str(record_bytes(p)) for p in sinks)}}};",
         f"constexpr unsigned KIND_MESSAGE = {int(kinds['message'])}, KIND_EOS = {int(kinds['eos'])};",
         f"const char* const SIGNATURE = {json.dumps(signature(manifest))};",
     ]
@@ -183,14 +162,14 @@ def harness_source(manifest: Mapping) -> str:
             + ([f"top->{p.name}_tuser = (f >> 1) & 1;"] if p.tuser_width else [])), 8)), 4))
         zero.append(f"    top->{p.name}_tvalid = 0;")
     for k, p in enumerate(sinks):
-        lsb, width = _kind_field(manifest, p)
+        lsb, width = _kind_field(p)
         td, tu = p.tdata_bytes, p.tuser_bytes
         store = [f"get(top->{p.name}_tdata, r, {td});"]
         if p.tuser_width:
             store.append(f"get(top->{p.name}_tuser, r + {td}, {tu});")
         store.append(f"r[{td + tu}] = {f'top->{p.name}_tlast' if p.tlast else '0'};")
         kind = f"bits(r + {td}, {tu}, {lsb}, {width})" if p.tuser_width else "0u"
-        ports.append(_indent(_SINK_CODE.format(k=k, n=p.name, size=p.record_bytes, cycle_at=td + tu + 1, kind=kind,
+        ports.append(_indent(_SINK_CODE.format(k=k, n=p.name, size=record_bytes(p), cycle_at=td + tu + 1, kind=kind,
                                                store=_indent("\n".join(store), 8)), 4))
         zero.append(f"    top->{p.name}_tready = 0;")
         ready.append(f"    top->{p.name}_tready = 1;")
@@ -475,7 +454,7 @@ class FastSim:
     Members
     -------
     manifest : dict
-    sources, sinks : list of HarnessPort
+    sources, sinks : list of sw.codec.Port
         In manifest order; methods accept a port's node name (``"u"``), port name (``"s_axis_u"``)
         or position.
     """
@@ -563,9 +542,10 @@ class FastSim:
         n = n if limit is None else min(n, limit)
         if not n:
             return b""
-        buffer = ctypes.create_string_buffer(n * self.sinks[k].record_bytes)
+        size = record_bytes(self.sinks[k])
+        buffer = ctypes.create_string_buffer(n * size)
         got = self._lib.fs_read(handle, k, buffer, n)
-        return buffer.raw[:got * self.sinks[k].record_bytes]
+        return buffer.raw[:got * size]
 
     def read(self, sink: str | int, limit: int | None = None) -> list[Beat]:
         """Take the waiting beats of ``sink``."""
@@ -618,9 +598,9 @@ class FastSim:
         return self._handle
 
 
-def split_records(port: HarnessPort, data: bytes) -> list[Beat]:
+def split_records(port: Port, data: bytes) -> list[Beat]:
     """Records of :meth:`FastSim.read_bytes` as :class:`Beat`s."""
-    size, td, tu = port.record_bytes, port.tdata_bytes, port.tuser_bytes
+    size, td, tu = record_bytes(port), port.tdata_bytes, port.tuser_bytes
     beats = []
     for at in range(0, len(data), size):
         record = data[at:at + size]
@@ -629,7 +609,7 @@ def split_records(port: HarnessPort, data: bytes) -> list[Beat]:
     return beats
 
 
-def _port_index(ports: list[HarnessPort], port: str | int, what: str) -> int:
+def _port_index(ports: list[Port], port: str | int, what: str) -> int:
     if isinstance(port, int):
         if 0 <= port < len(ports):
             return port
