@@ -26,10 +26,10 @@ class DataChannel(wiring.Component):
     token whenever it holds fewer than ``|q|`` and never holds more; this channel is that, cycle for
     cycle:
 
-    * ``i_stream.ready`` is high whenever ``level < capacity``, and also when the channel is full and
-      ``o_stream`` is read in the same cycle (so a full channel streams one token per cycle without
-      ever holding ``capacity + 1``). This makes ``i_stream.ready`` depend combinationally on
-      ``o_stream.ready``.
+    * ``i_stream.ready`` is exactly ``level < capacity``, a register: no combinational path runs from
+      the reader to the writer, so channels cut the timing paths between nodes (docs/fpga.md). A full
+      channel takes its next token in the cycle after a read: one token per cycle from capacity 2 up,
+      every other cycle at capacity 1.
     * ``o_stream.valid`` is exactly ``level != 0``: a token written into an empty channel is offered
       on the next cycle (latency 1), and a reader that is always ready sees one token per cycle.
 
@@ -40,9 +40,8 @@ class DataChannel(wiring.Component):
 
     Storage: capacity 1 is one register; capacities up to 4 are ``capacity`` rows of a
     :class:`~amaranth.lib.memory.Memory` read combinationally (flip-flops or LUT RAM); larger ones
-    keep ``capacity - 1`` rows behind a synchronous read-first port, which Yosys maps to block RAM,
-    and the head of the queue in the port's output register or in a bypass register that catches a
-    write into an empty memory.
+    a memory behind a synchronous read port, which Yosys maps to block RAM, and two output
+    registers, the first of which is the head: the receiver never sees the RAM's clock-to-out.
 
     Parameters
     ----------
@@ -89,7 +88,7 @@ class DataChannel(wiring.Component):
 
         m.d.comb += [
             self.o_stream.valid.eq(self.level != 0),
-            self.i_stream.ready.eq((self.level != self._capacity) | self.o_stream.ready),
+            self.i_stream.ready.eq(self.level != self._capacity),
         ]
         m.d.sync += self.level.eq(self.level + do_write - do_read)
 
@@ -129,41 +128,59 @@ class DataChannel(wiring.Component):
             m.d.sync += consume.eq(_next(consume, depth))
 
     def _block_storage(self, m, width, i_payload, o_payload, do_write):
-        """``capacity - 1`` rows behind a synchronous read-first port (block RAM), plus the head.
+        """Block RAM behind two output registers, so that the head the receiver sees is a flip-flop.
 
-        The head is the port's output register, or a bypass register that catches a write into
-        an empty memory so that the latency stays one cycle. Invariant: the memory holds
-        ``max(level - 1, 0)`` tokens and the head stage the rest.
+        The memory (synchronous read port: its data arrive one cycle after the read) holds the tokens
+        not yet moved out; ``out`` registers (0-2) hold the oldest ones, ``o_payload`` being the first.
+        A read is issued while a register will be free for its data, so a streaming reader is never
+        starved; a write goes straight into the registers (latency one cycle) when the memory holds
+        nothing older. ``level`` alone bounds the channel at ``capacity``; the memory is rounded up to
+        a power of two rows so its pointers are plain counters.
         """
-        depth = self._capacity - 1
+        depth = 1 << (self._capacity - 1).bit_length()
         m.submodules.storage = storage = Memory(shape=width, depth=depth, init=[])
         w_port = storage.write_port()
         r_port = storage.read_port(transparent_for=())
         produce = Signal(range(depth))
         consume = Signal(range(depth))
-        bypass = Signal(width, reset_less=True)
-        from_memory = Signal()
+        stored = Signal(range(self._capacity + 1))  # in the memory, not yet read out
+        pending = Signal()  # a read issued last cycle: its data are on r_port.data
+        out = Signal(range(3))
+        regs = [Signal(width, name=f"out{k}", reset_less=True) for k in range(2)]
 
-        head_free = ~self.o_stream.valid | self.o_stream.ready  # empty or being read this cycle
-        memory_empty = self.level < 2
-        to_bypass = head_free & memory_empty
-        pop = head_free & ~memory_empty
-        push = do_write & ~to_bypass
-
+        pop = self.o_stream.valid & self.o_stream.ready
+        after_pop = Signal(range(3))  # registers still held after this cycle's read
+        m.d.comb += after_pop.eq(out - pop)
+        # the data of last cycle's read go to the first free register, a write into an empty memory
+        # to the next one: two tokens may arrive in one cycle, so a register never idles while the
+        # memory holds tokens (out != 0 whenever level != 0)
+        bypass = do_write & (stored == 0) & (after_pop + pending < 2)
+        issue = (stored != 0) & (after_pop + pending < 2)
+        bypass_slot = after_pop + pending
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
-            w_port.en.eq(push),
+            w_port.en.eq(do_write & ~bypass),
             r_port.addr.eq(consume),
-            r_port.en.eq(pop),
-            o_payload.eq(Mux(from_memory, r_port.data, bypass)),
+            r_port.en.eq(issue),
+            o_payload.eq(regs[0]),
         ]
-        with m.If(push):
-            m.d.sync += produce.eq(_next(produce, depth))
+        with m.If(do_write & ~bypass):
+            m.d.sync += produce.eq(produce + 1)
+        with m.If(issue):
+            m.d.sync += consume.eq(consume + 1)
+        m.d.sync += [
+            stored.eq(stored + (do_write & ~bypass) - issue),
+            pending.eq(issue),
+            out.eq(after_pop + pending + bypass),
+        ]
         with m.If(pop):
-            m.d.sync += [consume.eq(_next(consume, depth)), from_memory.eq(1)]
-        with m.Elif(to_bypass & do_write):
-            m.d.sync += [bypass.eq(i_payload), from_memory.eq(0)]
+            m.d.sync += regs[0].eq(regs[1])
+        for k, reg in enumerate(regs):
+            with m.If(pending & (after_pop == k)):
+                m.d.sync += reg.eq(r_port.data)
+            with m.Elif(bypass & (bypass_slot == k)):
+                m.d.sync += reg.eq(i_payload)
 
 
 class ControlChannel(DataChannel):

@@ -6,10 +6,11 @@ messages by a push count, so they never fill the control channel (000 Sec. 4.3) 
 credit. The printed Alg. 4 loop is corrected as docs/semantics.md says (erratum 5 in the README).
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .gap import GapCounter
 from .params import check_integer
 from .tokens import (
     CTRL_CREDIT,
@@ -44,6 +45,8 @@ class CreditSender(wiring.Component):
     heartbeat : int or None
         ``[e]``; None: never (unsafe on a cycle, for demonstrations).
     index_width, data_width, payload_width : int
+    delta_width : int
+        Bits of the computation's ``delta`` (:func:`hdl.gap.delta_width`).
 
     Members
     -------
@@ -60,7 +63,7 @@ class CreditSender(wiring.Component):
     """
 
     def __init__(self, *, capacity, control_capacity, threshold, heartbeat, index_width, data_width,
-                 payload_width):
+                 payload_width, delta_width=1):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
         check_integer("Threshold", threshold)
@@ -71,7 +74,8 @@ class CreditSender(wiring.Component):
         self.capacity, self.threshold, self.heartbeat = capacity, threshold, heartbeat
         self.index_width = index_width
         super().__init__({
-            "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width))),
+            "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
+                                                             delta_width))),
             "o_data": Out(stream.Signature(data_layout(index_width, data_width))),
             "o_ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
@@ -79,43 +83,46 @@ class CreditSender(wiring.Component):
         })
         self._seq_width = seq_width(control_capacity)
 
-    def _gap_exceeds(self, index, last):
-        """``i - last > [e]`` in serial arithmetic (000 Alg. 4's heartbeat test)."""
-        if self.heartbeat is None:
-            return Const(0)
-        return ((index - last) & ((1 << self.index_width) - 1)) > self.heartbeat
-
     def elaborate(self, platform):
         m = Module()
         comp = self.i_comp.payload
         scb = Signal(range(self.capacity + 1))
-        last_sent = Signal(self.index_width)
-        last_recv = Signal(self.index_width)
         pushes = Signal(self._seq_width)
-
         scb1 = Signal(range(self.capacity + 2))
-        last_sent1 = Signal(self.index_width)
-        m.d.comb += [scb1.eq(scb + comp.emit), last_sent1.eq(last_sent)]
-        with m.If(comp.emit):
-            m.d.comb += last_sent1.eq(comp.index)
+        m.d.comb += scb1.eq(scb + comp.emit)
 
-        # one control message: user message (carries all credits), EOS, or a credit flush
-        credit_due = (scb1 > self.threshold) | (self._gap_exceeds(comp.index, last_recv) & (scb1 != 0))
+        # one control message: user message (carries all credits), EOS, or a credit flush. SCB <= T
+        # between computations (a push empties it), so SCB' > T is SCB = T with a token, and SCB' != 0
+        # a token or SCB != 0: equalities, no comparator on the commit path
         push = Signal()
-        kind = Signal(2)
+        credit_due = Signal()
+        dummy = Signal()
         m.d.comb += push.eq(comp.msg_valid | comp.eos | credit_due)
+        batch_full = comp.emit & (scb == self.threshold)
+        if self.heartbeat is None:
+            m.d.comb += credit_due.eq(batch_full)
+        else:
+            # 000 Alg. 4 on budgets, not indices (hdl.gap): i - LastRecv > [e], i - LastSent > [e]
+            recv = GapCounter(self.heartbeat, comp.delta, name="recv")
+            sent = GapCounter(self.heartbeat, comp.delta, name="sent")
+            recv.elaborate(m)
+            sent.elaborate(m)
+            m.d.comb += [
+                credit_due.eq(batch_full | (recv.exceeded & (comp.emit | (scb != 0)))),
+                # LastRecv := LastSent' with the control message, LastSent' = i when the token goes out
+                dummy.eq(~comp.eos & Mux(push, ~comp.emit & sent.exceeded, recv.exceeded)),
+            ]
+            with m.If(self.i_comp.valid & self.i_comp.ready):
+                sent_next = sent.advanced(comp.emit)
+                m.d.sync += [sent.budget.eq(sent_next),
+                             recv.budget.eq(Mux(dummy, self.heartbeat, Mux(push, sent_next, recv.advanced(0))))]
+        kind = Signal(2)
         with m.If(comp.eos):
             m.d.comb += kind.eq(CTRL_EOS)
         with m.Elif(comp.msg_valid):
             m.d.comb += kind.eq(CTRL_USER)
         with m.Else():
             m.d.comb += kind.eq(CTRL_CREDIT)
-        last_recv1 = Signal(self.index_width)
-        m.d.comb += last_recv1.eq(last_recv)
-        with m.If(push):
-            m.d.comb += last_recv1.eq(last_sent1)
-        dummy = Signal()
-        m.d.comb += dummy.eq(~comp.eos & self._gap_exceeds(comp.index, last_recv1))
 
         data_ok = ~comp.emit | self.o_data.ready
         ctrl_ok = ~push | self.o_ctrl.ready
@@ -128,6 +135,7 @@ class CreditSender(wiring.Component):
             self.o_ctrl.payload.kind.eq(kind),
             self.o_ctrl.payload.credits.eq(scb1),
             self.o_ctrl.payload.index.eq(comp.index),
+            self.o_ctrl.payload.with_token.eq(comp.emit),
             self.o_ctrl.payload.payload.eq(comp.msg),
         ]
 
@@ -135,12 +143,7 @@ class CreditSender(wiring.Component):
         with m.If(self.i_heartbeat_clear):
             m.d.sync += hb.valid.eq(0)
         with m.If(self.i_comp.valid & self.i_comp.ready):
-            m.d.sync += [
-                scb.eq(Mux(push, 0, scb1)),
-                last_sent.eq(last_sent1),
-                last_recv.eq(Mux(dummy, comp.index, last_recv1)),
-                pushes.eq(pushes + push),
-            ]
+            m.d.sync += [scb.eq(Mux(push, 0, scb1)), pushes.eq(pushes + push)]
             with m.If(dummy):  # a newer dummy overwrites the register (coalescing), never blocks
                 m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index), hb.seq.eq(pushes + push)]
         return m
@@ -201,39 +204,47 @@ class CreditReceiver(wiring.Component):
         with m.If(absorb):
             with m.If(ctrl.kind == CTRL_CREDIT):
                 m.d.comb += self.i_ctrl.ready.eq(1)
-                m.d.sync += pops.eq(pops + 1)
             with m.Else():
                 m.d.sync += taken.eq(1)
-        m.d.sync += rcb.eq(rcb_eff)
+        m.d.sync += [rcb.eq(rcb_eff), pops.eq(pops + (self.i_ctrl.valid & self.i_ctrl.ready))]
 
-        with m.If(rcb_eff != 0):
-            m.d.comb += [
-                head.valid.eq(self.i_data.valid),
-                head.index.eq(self.i_data.payload.index),
-                head.data.eq(self.i_data.payload.data),
-                head.is_data.eq(1),
-            ]
-            # the user message sent right after this token (same index, holding its credit) goes with it
+        # the index offered: a data token's with credit, else a control message's, else the heartbeat's
+        # (one two-level mux with no default: the valid bits say which, if any, counts)
+        has_credit = (rcb != 0) | absorb  # RCB' != 0
+        m.d.comb += [
+            head.data.eq(self.i_data.payload.data),
+            head.msg.eq(ctrl.payload),
+            head.index.eq(Mux(has_credit, self.i_data.payload.index,
+                              Mux(self.i_ctrl.valid, ctrl.index, self.i_heartbeat.index))),
+        ]
+        with m.If(has_credit):
+            m.d.comb += [head.valid.eq(self.i_data.valid), head.is_data.eq(1)]
+            # the user message sent with this token (holding its last credit) goes with it
             with_msg = ((rcb_eff == 1) & self.i_ctrl.valid & (ctrl.kind == CTRL_USER) & (taken | absorb)
-                        & (ctrl.index == self.i_data.payload.index))
-            m.d.comb += [head.is_msg.eq(with_msg), head.msg.eq(ctrl.payload)]
+                        & ctrl.with_token)
+            m.d.comb += head.is_msg.eq(with_msg)
             with m.If(self.i_consume & self.i_data.valid):
                 m.d.comb += self.i_data.ready.eq(1)
                 m.d.sync += rcb.eq(rcb_eff - 1)
                 with m.If(with_msg):
                     m.d.comb += self.i_ctrl.ready.eq(1)
-                    m.d.sync += [pops.eq(pops + 1), taken.eq(0)]  # overrides a same-cycle "taken"
+                    m.d.sync += taken.eq(0)  # overrides a same-cycle "taken"
         with m.Elif(self.i_ctrl.valid):
             with m.If(ctrl.kind == CTRL_USER):
-                m.d.comb += [head.valid.eq(1), head.index.eq(ctrl.index), head.is_msg.eq(1),
-                             head.msg.eq(ctrl.payload)]
+                m.d.comb += [head.valid.eq(1), head.is_msg.eq(1)]
                 with m.If(self.i_consume):
                     m.d.comb += self.i_ctrl.ready.eq(1)
-                    m.d.sync += [pops.eq(pops + 1), taken.eq(0)]
+                    m.d.sync += taken.eq(0)
             with m.Elif(ctrl.kind == CTRL_EOS):
                 m.d.comb += [head.valid.eq(1), head.eos.eq(1)]
-        with m.Elif(self.i_heartbeat.valid & (self.i_heartbeat.seq == pops)):
-            m.d.comb += [head.valid.eq(1), head.index.eq(self.i_heartbeat.index)]
+        # the heartbeat is current while exactly the messages pushed before it have been popped
+        current = self.i_heartbeat.valid & (self.i_heartbeat.seq == pops)
+        with m.Elif(current):
+            m.d.comb += head.valid.eq(1)
             with m.If(self.i_consume):
                 m.d.comb += self.o_heartbeat_clear.eq(1)
+        # popping a message pushed after the dummy makes the dummy obsolete (that message's tokens have
+        # larger indices): clear it, or the pop count would wrap round to its seq and offer a stale index
+        with m.If(current & self.i_ctrl.valid & self.i_ctrl.ready):
+            m.d.comb += self.o_heartbeat_clear.eq(1)
         return m

@@ -14,10 +14,11 @@ counters and the channel's level change on the same clock edge, so a token becom
 cycle after the computation that flushes it, like a token written into an unbuffered channel.
 """
 
-from amaranth.hdl import Const, Module, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .gap import GapCounter
 from .params import check_integer
 from .tokens import computation_layout, head_layout, inband_token_layout
 
@@ -74,6 +75,8 @@ class InbandSender(wiring.Component):
         them).
     propagate_mask : int or None
         Inputs in ``q``'s biconnected component (bit ``k``: input ``k``); None: all.
+    delta_width : int
+        Bits of the computation's ``delta`` (:func:`hdl.gap.delta_width`).
     flushable : bool
         Verification only: add ``i_flush`` (when ``|q|_o > 1``), a spontaneous flush such as 003 allows
         at any time (its Fig. 2 deadlock needs one). It makes every token pushed *before* this cycle
@@ -94,7 +97,7 @@ class InbandSender(wiring.Component):
     """
 
     def __init__(self, *, capacity, output_buffer, interval, algorithm, index_width, data_width, payload_width,
-                 inputs=1, propagate_mask=None, flushable=False):
+                 inputs=1, propagate_mask=None, flushable=False, delta_width=1):
         check_integer("Capacity", capacity, 1)
         check_integer("Index width", index_width, 1)
         if not isinstance(output_buffer, int) or isinstance(output_buffer, bool) \
@@ -117,7 +120,8 @@ class InbandSender(wiring.Component):
         self.algorithm, self.index_width, self.propagate_mask = algorithm, index_width, propagate_mask
         self.flushable = flushable and output_buffer > 1
         members = {
-            "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width))),
+            "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
+                                                             delta_width))),
             "i_dummy_in": In(inputs),
             "o_token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
             "o_flushed": Out(flushed_width(capacity)),
@@ -126,16 +130,13 @@ class InbandSender(wiring.Component):
             members["i_flush"] = In(1)
         super().__init__(members)
 
-    def _gap(self, index, last):
-        """``i - LastOutputIndex_q >= [q]`` in serial arithmetic (002 Alg. 2, 5)."""
-        if self.interval is None:
-            return Const(0)
-        return (index - last)[:self.index_width] >= self.interval
-
     def elaborate(self, platform):
         m = Module()
         comp = self.i_comp.payload
-        last = Signal(self.index_width)  # LastOutputIndex_q
+        # i - LastOutputIndex_q, saturated (hdl.gap); None: no interval rule
+        last = None if self.interval is None else GapCounter(self.interval - 1, comp.delta, name="last")
+        if last is not None:
+            last.elaborate(m)
         ob = self.output_buffer
         hidden = Signal(range(ob)) if ob > 1 else Const(0)  # a push reaching |q|_o hidden flushes
 
@@ -148,7 +149,7 @@ class InbandSender(wiring.Component):
         ob_full = hidden == ob - 1 if ob > 1 else Const(1)
         m.d.comb += [
             emit.eq(comp.emit & ~comp.eos),
-            gap.eq(self._gap(comp.index, last)),
+            gap.eq(0 if last is None else last.exceeded),
             push.eq(comp.eos | emit | flag),
         ]
         if self.algorithm == "propagation":
@@ -187,25 +188,29 @@ class InbandSender(wiring.Component):
             if ob > 1:
                 with m.Elif(push):
                     m.d.sync += hidden.eq(hidden + 1)
-            with m.If(set_last):
-                m.d.sync += last.eq(comp.index)
+            if last is not None:
+                m.d.sync += last.budget.eq(last.advanced(set_last))
         if self.flushable:
-            self._spontaneous_flush(m, commit & push, commit & push & flush, hidden, last, comp.index)
+            self._spontaneous_flush(m, commit, commit & push, commit & push & flush, hidden, last)
         return m
 
-    def _spontaneous_flush(self, m, pushed, flushed, hidden, last, index):
+    def _spontaneous_flush(self, m, commit, pushed, flushed, hidden, last):
         """``i_flush``: the tokens hidden before this cycle become visible; one pushed now stays hidden.
 
         Non-Propagation and Naive track visibility (``LastOutputIndex_q`` = the newest visible index),
-        so the sender remembers the index of its newest push.
+        so the sender keeps the distance to its newest push (hdl.gap), as it keeps ``LastOutputIndex_q``.
         """
-        newest = Signal(self.index_width)
-        with m.If(pushed):
-            m.d.sync += newest.eq(index)
-        with m.If(self.i_flush & ~flushed & (hidden != 0)):
+        flush = self.i_flush & ~flushed & (hidden != 0)
+        with m.If(flush):
             m.d.sync += [self.o_flushed.eq(self.o_flushed + hidden), hidden.eq(pushed)]
-            if self.algorithm != "propagation":
-                m.d.sync += last.eq(newest)
+        if self.algorithm == "propagation" or last is None:
+            return
+        newest = GapCounter(last.limit, self.i_comp.payload.delta, name="newest")  # budget since the newest push
+        newest.elaborate(m)
+        with m.If(commit):
+            m.d.sync += newest.budget.eq(newest.advanced(pushed))
+        with m.If(flush):  # LastOutputIndex_q := the newest push before this cycle
+            m.d.sync += last.budget.eq(Mux(commit, newest.advanced(0), newest.budget))
 
 
 class InbandReceiver(wiring.Component):

@@ -10,7 +10,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from .serial import serial_min_index
+from .serial import serial_min_offset
 from .tokens import head_layout
 
 __all__ = ["SFDFJoin"]
@@ -33,6 +33,8 @@ class SFDFJoin(wiring.Component):
         Every input offers EOS.
     o_index : Out(index_width)
         The computation index.
+    o_offset : Out(index_width)
+        Its distance from the previous computation's index (from 0 before the first).
     o_payloads : Out(ArrayLayout(data_width, inputs)), o_mask : Out(inputs)
         Data present at the index.
     o_at : Out(inputs)
@@ -54,6 +56,7 @@ class SFDFJoin(wiring.Component):
             "o_ready": Out(1),
             "o_eos": Out(1),
             "o_index": Out(index_width),
+            "o_offset": Out(index_width),
             "o_payloads": Out(data.ArrayLayout(data_width, inputs)),
             "o_mask": Out(inputs),
             "o_at": Out(inputs),
@@ -69,13 +72,14 @@ class SFDFJoin(wiring.Component):
         heads = [self.i_heads[k] for k in range(self.inputs)]
         offered = [h.valid for h in heads]
         live = [h.valid & ~h.eos for h in heads]
-        least, any_live = serial_min_index([h.index for h in heads], live, self.index_width, base=current)
+        least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width, base=current)
         all_offered = Signal()
         m.d.comb += [
             all_offered.eq(Cat(*offered).all()),
             self.o_ready.eq(all_offered & any_live),
             self.o_eos.eq(all_offered & ~any_live),
             self.o_index.eq(least),
+            self.o_offset.eq(offset),
         ]
         for k, h in enumerate(heads):
             at_least = live[k] & (h.index == least)

@@ -8,11 +8,12 @@ frame number, from 0) sent after that word, and ``eos`` ends its stream. A sink 
 data token (kind 0), per user message (kind 1, the message payload in ``data``) and one at EOS (kind 2).
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .credit import CreditReceiver, CreditSender
+from .gap import delta_width
 from .inband import InbandReceiver, InbandSender, flushed_width
 from .join import SFDFJoin
 from .kernels import make_kernel
@@ -121,7 +122,8 @@ class SFDFNode(wiring.Component):
         super().__init__(members)
 
     def _inputs(self, m):
-        """Receivers and join: ``(want_word, want_eos, index, payloads, mask, msg_valid, msg, last, commit)``.
+        """Receivers and join: ``(want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last,
+        commit)``; ``offset`` is the distance from the previous computation's index.
 
         The join works at the widest input; each payload is then placed by its shift.
         """
@@ -155,8 +157,8 @@ class SFDFNode(wiring.Component):
                 m.d.comb += msg.eq(join.o_msgs[k])
         payloads = [join.o_payloads[k][:e.width] << shift
                     for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts, strict=True))]
-        return join.o_ready, join.o_eos, join.o_index, payloads, join.o_mask, join.o_msg_mask.any(), msg, \
-            Const(0), join.i_commit
+        return join.o_ready, join.o_eos, join.o_index, join.o_offset, payloads, join.o_mask, \
+            join.o_msg_mask.any(), msg, Const(0), join.i_commit
 
     def _source(self, m):
         """A source's words as computations: index = words so far, EOS. Its kernel turns ``last`` into
@@ -170,16 +172,19 @@ class SFDFNode(wiring.Component):
             m.d.sync += count.eq(count + 1)
             with m.If(word.payload.eos):
                 m.d.sync += eos_pending.eq(1)
-        return (word.valid & ~eos_pending, eos_pending, count + 1, [word.payload.data], 1,
+        return (word.valid & ~eos_pending, eos_pending, count + 1, Const(1), [word.payload.data], 1,
                 None, None, word.payload.last, commit)
 
     def elaborate(self, platform):
         m = Module()
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
-        if self.in_edges:
-            want_word, want_eos, index, payloads, mask, msg_valid, msg, last, input_commit = self._inputs(m)
-        else:
-            want_word, want_eos, index, payloads, mask, msg_valid, msg, last, input_commit = self._source(m)
+        inputs = self._inputs if self.in_edges else self._source
+        want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last, input_commit = inputs(m)
+        # the step from the previous computation, saturated for the senders' interval counters (hdl.gap)
+        self._delta_width = delta_width(e.interval for e in self.out_edges)
+        delta = Signal(self._delta_width)
+        top = (1 << self._delta_width) - 1
+        m.d.comb += delta.eq(Mux(offset[self._delta_width:].any(), top, offset[:self._delta_width]))
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
@@ -210,6 +215,7 @@ class SFDFNode(wiring.Component):
                 tx = self._sender(m, j, e)
                 m.d.comb += [
                     tx.i_comp.payload.index.eq(index),
+                    tx.i_comp.payload.delta.eq(delta),
                     tx.i_comp.payload.emit.eq(kernel.o_emit[j] & data_comp & ~eos_go),
                     tx.i_comp.payload.data.eq(kernel.o_data),
                     tx.i_comp.payload.msg_valid.eq(msg_valid & ~eos_go),
@@ -246,7 +252,7 @@ class SFDFNode(wiring.Component):
                 capacity=e.capacity, output_buffer=e.output_buffer, interval=e.interval, algorithm=self.algorithm,
                 index_width=self.iw, data_width=e.width, payload_width=self.pw, inputs=inputs,
                 propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0,
-                flushable=self.flushable)
+                flushable=self.flushable, delta_width=self._delta_width)
             if tx.flushable:
                 m.d.comb += tx.i_flush.eq(getattr(self, f"out{j}_flush"))
             wiring.connect(m, tx.o_token, wiring.flipped(getattr(self, f"out{j}_token")))
@@ -256,7 +262,8 @@ class SFDFNode(wiring.Component):
             return tx
         tx = m.submodules[f"tx{j}"] = CreditSender(
             capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
-            heartbeat=e.interval, index_width=self.iw, data_width=e.width, payload_width=self.pw)
+            heartbeat=e.interval, index_width=self.iw, data_width=e.width, payload_width=self.pw,
+            delta_width=self._delta_width)
         wiring.connect(m, tx.o_data, wiring.flipped(getattr(self, f"out{j}_data")))
         wiring.connect(m, tx.o_ctrl, wiring.flipped(getattr(self, f"out{j}_ctrl")))
         m.d.comb += [

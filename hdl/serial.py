@@ -18,6 +18,7 @@ __all__ = [
     "serial_min",
     "serial_min_index",
     "serial_min_index_py",
+    "serial_min_offset",
     "serial_min_py",
 ]
 
@@ -59,12 +60,6 @@ def serial_min_py(a, b, width):
     return (b if serial_lt_py(b, a, width) else a) % (1 << width)
 
 
-def _precedes(a, b, width, base):
-    if base is None:
-        return serial_lt(a, b, width)
-    return (Value.cast(a) - base)[:width] < (Value.cast(b) - base)[:width]
-
-
 def serial_min_index(indices, valids, width, *, base=None):
     """The least valid index: a balanced tree of ``len(indices) - 1`` comparators.
 
@@ -78,7 +73,7 @@ def serial_min_index(indices, valids, width, *, base=None):
         Index width ``w >= 1``.
     base : value-like, optional
         Compare offsets from ``base`` (for example the node's last computed index) as unsigned
-        numbers instead of pairwise serial order.
+        numbers instead of pairwise serial order (:func:`serial_min_offset`).
 
     Returns
     -------
@@ -86,16 +81,39 @@ def serial_min_index(indices, valids, width, *, base=None):
         ``(index, valid)``: ``valid`` is high iff any candidate is; ``index`` is the least valid
         candidate (the earliest in the sequence among equals) and meaningless when ``valid`` is low.
     """
+    if base is not None:
+        index, _, valid = serial_min_offset(indices, valids, width, base=base)
+        return index, valid
+    (index,), valid = _min_tree([(Value.cast(index)[:width],) for index in indices], valids, width,
+                                lambda b, a: serial_lt(b[0], a[0], width))
+    return index, valid
+
+
+def serial_min_offset(indices, valids, width, *, base):
+    """The least valid index by its offset ``(index - base) mod 2 ** width``: ``(index, offset, valid)``.
+
+    Every offset is computed once, side by side, and the tree compares offsets only, so the depth is
+    one subtractor plus ``log2(len(indices))`` comparators. ``offset`` is the distance from ``base`` to
+    the least index (a node's step from its previous computation, :class:`hdl.node.SFDFNode`).
+    """
     _check_width(width)
-    if len(indices) != len(valids) or not indices:
+    pairs = [(Value.cast(index)[:width], (Value.cast(index) - base)[:width]) for index in indices]
+    (index, offset), valid = _min_tree(pairs, valids, width, lambda b, a: b[1] < a[1])
+    return index, offset, valid
+
+
+def _min_tree(candidates, valids, width, precedes):
+    """Balanced tree over tuples of values: ``(least candidate, any valid)``, earliest among equals."""
+    _check_width(width)
+    if len(candidates) != len(valids) or not candidates:
         raise ValueError(f"serial_min_index needs at least one index and one valid bit per index, "
-                         f"not {len(indices)} indices and {len(valids)} valid bits")
-    level = [(Value.cast(index)[:width], Value.cast(valid)[:1]) for index, valid in zip(indices, valids)]
+                         f"not {len(candidates)} indices and {len(valids)} valid bits")
+    level = [(tuple(candidate), Value.cast(valid)[:1]) for candidate, valid in zip(candidates, valids)]
     while len(level) > 1:
         paired = []
         for (a, a_valid), (b, b_valid) in zip(level[::2], level[1::2]):
-            take_b = b_valid & (~a_valid | _precedes(b, a, width, base))
-            paired.append((Mux(take_b, b, a), a_valid | b_valid))
+            take_b = b_valid & (~a_valid | precedes(b, a))
+            paired.append((tuple(Mux(take_b, y, x) for x, y in zip(a, b)), a_valid | b_valid))
         if len(level) % 2:
             paired.append(level[-1])
         level = paired

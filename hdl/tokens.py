@@ -27,9 +27,11 @@ def data_layout(index_width: int, data_width: int) -> data.StructLayout:
 
 def control_layout(capacity: int, index_width: int, payload_width: int) -> data.StructLayout:
     """A control message: kind, credits (at most ``|q|``, 000 Thm. 3.2), and for a user message the
-    index of the computation after which it was sent, and its payload (docs/hardware.md)."""
+    index of the computation after which it was sent, whether that computation sent a token on the edge
+    (``with_token``: the message goes with it, the last token its credits cover), and its payload
+    (docs/hardware.md)."""
     return data.StructLayout({"kind": 2, "credits": range(capacity + 1), "index": index_width,
-                              "payload": payload_width})
+                              "with_token": 1, "payload": payload_width})
 
 
 def seq_width(control_capacity: int) -> int:
@@ -45,10 +47,17 @@ def heartbeat_layout(index_width: int, control_capacity: int) -> data.StructLayo
     return data.StructLayout({"valid": 1, "index": index_width, "seq": seq_width(control_capacity)})
 
 
-def computation_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:
-    """What one computation asks of one output edge: maybe a token, maybe a message, or EOS."""
+def computation_layout(index_width: int, data_width: int, payload_width: int,
+                       delta_width: int = 1) -> data.StructLayout:
+    """What one computation asks of one output edge: maybe a token, maybe a message, or EOS.
+
+    ``delta``: the distance from the node's previous computation index (the first computation's from
+    0), saturated at ``2 ** delta_width - 1``; the senders' interval tests count with it
+    (:mod:`hdl.gap`).
+    """
     return data.StructLayout({
-        "index": index_width, "emit": 1, "data": data_width, "msg_valid": 1, "msg": payload_width, "eos": 1,
+        "index": index_width, "delta": delta_width, "emit": 1, "data": data_width, "msg_valid": 1,
+        "msg": payload_width, "eos": 1,
     })
 
 

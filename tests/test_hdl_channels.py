@@ -65,7 +65,7 @@ def _monitor(dut, levels):
         async for _, _, i_valid, i_ready, o_valid, o_ready, level in ctx.tick().sample(*signals):
             assert level == count, f"level {level}, but {count} tokens written and not read"
             assert o_valid == (count != 0), f"o_stream.valid {o_valid} with {count} tokens held"
-            expected_ready = count < dut.capacity or bool(o_ready)
+            expected_ready = count < dut.capacity
             assert i_ready == expected_ready, (
                 f"i_stream.ready {i_ready} with {count} of {dut.capacity} held, o_stream.ready {o_ready}")
             count += (i_valid and i_ready) - (o_valid and o_ready)
@@ -103,36 +103,44 @@ def check_capacity(capacity, cls=DataChannel, shape=16):
     accepted, received, levels = _run(
         dut, tokens, offer_at=lambda cycle: True,
         ready_at=lambda cycle: cycle == read_cycle or cycle >= drain_from)
-    assert _cycles(accepted) == list(range(capacity)) + [read_cycle]
+    assert _cycles(accepted) == list(range(capacity)) + [read_cycle + 1]  # ready is registered
     assert levels[capacity:read_cycle + 1] == [capacity] * (read_cycle + 1 - capacity)
-    assert levels[read_cycle + 1:drain_from + 1] == [capacity] * (drain_from - read_cycle)
+    assert levels[read_cycle + 1] == capacity - 1
+    assert levels[read_cycle + 2:drain_from + 1] == [capacity] * (drain_from - read_cycle - 1)
     assert _cycles(received) == [read_cycle] + list(range(drain_from, drain_from + capacity))
     assert _values(received) == tokens
 
 
 def check_streaming_from_empty(capacity, count=None):
-    """Always valid, always ready: a token in and a token out every cycle, latency one cycle."""
+    """Always valid, always ready: a token in and a token out every cycle (every other cycle at capacity 1,
+    whose registered ready waits for the read), latency one cycle."""
     count = count or 3 * capacity + 20
     dut = DataChannel(16, capacity)
     tokens = list(range(100, 100 + count))
     accepted, received, _ = _run(dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: True)
-    assert _cycles(accepted) == list(range(count))
-    assert _cycles(received) == list(range(1, count + 1))
+    step = 2 if capacity == 1 else 1
+    assert _cycles(accepted) == list(range(0, step * count, step))
+    assert _cycles(received) == list(range(1, step * count + 1, step))
     assert _values(received) == tokens
 
 
 def check_streaming_when_full(capacity, stall=None):
-    """Fill, then read every cycle: the full channel takes a write in the cycle of each read."""
+    """Fill, then read every cycle: ready is registered (``level < capacity``), so the full channel takes
+    a write in the cycle after the first read, then one per cycle; at capacity 1 every other cycle."""
     stall = stall or capacity + 2
     count = capacity + 40
     dut = DataChannel(16, capacity)
     tokens = list(range(count))
     accepted, received, levels = _run(
         dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: cycle >= stall)
-    assert _cycles(accepted) == list(range(capacity)) + list(range(stall, stall + count - capacity))
-    assert _cycles(received) == list(range(stall, stall + count))
-    streaming = levels[stall:stall + count - capacity]
-    assert streaming == [capacity] * len(streaming)
+    if capacity == 1:
+        assert _cycles(accepted) == [0] + [stall + 1 + 2 * k for k in range(count - 1)]
+        assert _cycles(received) == [stall + 2 * k for k in range(count)]
+    else:
+        assert _cycles(accepted) == list(range(capacity)) + list(range(stall + 1, stall + 1 + count - capacity))
+        assert _cycles(received) == list(range(stall, stall + count))
+        streaming = levels[stall + 1:stall + count - capacity]
+        assert streaming == [capacity - 1] * len(streaming)
     assert _values(received) == tokens
 
 
@@ -172,6 +180,15 @@ def test_random_backpressure(capacity):
 @pytest.mark.parametrize("capacity", CAPACITIES)
 def test_random_slow_writer(capacity):
     check_random(capacity, offer_rate=0.3, ready_rate=0.9, seed=100 + capacity)
+
+
+@pytest.mark.parametrize("capacity", [5, 8, 9])
+@pytest.mark.parametrize(("offer_rate", "ready_rate"), [(0.95, 0.95), (0.95, 0.6), (0.6, 0.95), (0.5, 0.5)])
+def test_block_storage_random(capacity, offer_rate, ready_rate):
+    """The block-RAM channel's output registers under every mix of rates: order, exact level, and the
+    head valid exactly while tokens are held (the monitor's checks)."""
+    check_random(capacity, offer_rate, ready_rate, seed=capacity * 1000 + int(100 * offer_rate + ready_rate),
+                 count=400)
 
 
 def test_capacity_exact_at_register_boundary():

@@ -1,6 +1,7 @@
 """CreditSender + CreditReceiver over real FIFOs in the Amaranth simulator (000 Alg. 1, 2, 4; Thm. 3.1)."""
 
 import gc
+import itertools
 import random
 import warnings
 
@@ -12,6 +13,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from hdl.credit import CreditReceiver, CreditSender
+from hdl.gap import delta_width
 from hdl.tokens import computation_layout, head_layout
 
 IW, DW, PW = 16, 16, 8
@@ -22,8 +24,9 @@ class Edge(wiring.Component):
 
     def __init__(self, q, qc, threshold, heartbeat):
         self.q, self.qc, self.threshold, self.heartbeat = q, qc, threshold, heartbeat
+        self.delta_width = delta_width([heartbeat])
         super().__init__({
-            "i_comp": In(stream.Signature(computation_layout(IW, DW, PW))),
+            "i_comp": In(stream.Signature(computation_layout(IW, DW, PW, self.delta_width))),
             "o_head": Out(head_layout(IW, DW, PW)),
             "i_consume": In(1),
         })
@@ -32,7 +35,7 @@ class Edge(wiring.Component):
         m = Module()
         tx = m.submodules.tx = CreditSender(capacity=self.q, control_capacity=self.qc, threshold=self.threshold,
                                             heartbeat=self.heartbeat, index_width=IW, data_width=DW,
-                                            payload_width=PW)
+                                            payload_width=PW, delta_width=self.delta_width)
         rx = m.submodules.rx = CreditReceiver(capacity=self.q, control_capacity=self.qc, index_width=IW,
                                               data_width=DW, payload_width=PW)
         for name, out, inp, depth in (("data", tx.o_data, rx.i_data, self.q), ("ctrl", tx.o_ctrl, rx.i_ctrl, self.qc)):
@@ -46,27 +49,32 @@ class Edge(wiring.Component):
 
 
 def run_edge(*, n=200, q=8, qc=None, threshold=None, heartbeat=None, emit_rate=1.0, msg_rate=0.0,
-             consume_rate=1.0, seed=1, idle_tail=40):
-    """Drive ``n`` computations (then EOS) through one edge; return what the receiving join saw."""
+             consume_rate=1.0, seed=1, idle_tail=40, emits=None):
+    """Drive ``n`` computations (then EOS) through one edge; return what the receiving join saw.
+
+    ``emits``: which computations send a token (cycled), instead of ``emit_rate``."""
     rng = random.Random(seed)
     qc = qc or 2 * 2 * q + 1
     threshold = q - 3 if threshold is None else threshold
     dut = Edge(q, qc, max(0, threshold), heartbeat)
-    plan = [(i, rng.random() < emit_rate, rng.randrange(1 << DW), rng.random() < msg_rate) for i in range(1, n + 1)]
+    plan = [(i, rng.random() < emit_rate if emits is None else emits[(i - 1) % len(emits)], rng.randrange(1 << DW),
+             rng.random() < msg_rate) for i in range(1, n + 1)]
     seen = {"data": [], "dummies": [], "msgs": [], "eos": False, "cycles": 0, "known_before_eos": 0}
     done = {"sent": False}
 
     async def producer(ctx):
-        for i, emit, value, msg in plan:
-            ctx.set(dut.i_comp.payload, {"index": i, "emit": emit, "data": value, "msg_valid": msg, "msg": i & 0xFF,
-                                         "eos": 0})
+        top = (1 << dut.delta_width) - 1
+        for i, emit, value, msg in plan:  # consecutive indices: the node's step (delta) is always 1
+            ctx.set(dut.i_comp.payload, {"index": i, "delta": min(1, top), "emit": emit, "data": value,
+                                         "msg_valid": msg, "msg": i & 0xFF, "eos": 0})
             ctx.set(dut.i_comp.valid, 1)
             await ctx.tick().until(dut.i_comp.ready)
         ctx.set(dut.i_comp.valid, 0)
         for _ in range(idle_tail):  # let heartbeats and credits reach the receiver
             await ctx.tick()
         seen["known_before_eos"] = max([d[0] for d in seen["data"]] + seen["dummies"] + [0])
-        ctx.set(dut.i_comp.payload, {"index": n + 1, "emit": 0, "data": 0, "msg_valid": 0, "msg": 0, "eos": 1})
+        ctx.set(dut.i_comp.payload, {"index": n + 1, "delta": 1, "emit": 0, "data": 0, "msg_valid": 0, "msg": 0,
+                                     "eos": 1})
         ctx.set(dut.i_comp.valid, 1)
         await ctx.tick().until(dut.i_comp.ready)
         ctx.set(dut.i_comp.valid, 0)
@@ -81,6 +89,7 @@ def run_edge(*, n=200, q=8, qc=None, threshold=None, heartbeat=None, emit_rate=1
             if head.valid and head.eos:
                 seen["eos"] = True
             elif head.valid and take:
+                seen.setdefault("order", []).append(head.index)
                 if head.is_data:
                     seen["data"].append((head.index, head.data))
                     seen.setdefault("data_cycles", []).append(cycles)
@@ -112,6 +121,8 @@ def check_edge(**kw):
     assert seen["msgs"] == sent_msgs
     # dummies only say something new: above the data before them, increasing
     assert all(a < b for a, b in zip(seen["dummies"], seen["dummies"][1:]))
+    order = seen.get("order", [])
+    assert all(a <= b for a, b in itertools.pairwise(order)), "the join was offered an index below an earlier one"
     if kw.get("heartbeat") is not None:  # Alg. 4: the receiver is never more than [e] behind
         assert seen["known_before_eos"] >= len(plan) - kw["heartbeat"]
     assert seen["eos"]
@@ -139,6 +150,15 @@ def test_back_pressure_and_small_channels(q, threshold):
 def test_filtering_with_heartbeats(heartbeat):
     seen = check_edge(n=300, q=8, heartbeat=heartbeat, emit_rate=0.2, consume_rate=0.7, seed=heartbeat)
     assert seen["dummies"], "filtering with a finite heartbeat must send dummies"
+
+
+@pytest.mark.parametrize(("run", "consume_rate", "seed"), [(12, 0.5, 0), (16, 0.3, 0), (16, 0.5, 1), (20, 0.7, 1)])
+def test_obsolete_heartbeat_never_returns(run, consume_rate, seed):
+    """A dummy the receiver never needed (a later credit message was read first) is cleared: with
+    ``|q'| = 3`` the pop count has 3 bits and wraps every 8 messages, and a heartbeat left valid through
+    a run of tokens would match it again and offer its old index (found by the random-DAG cosim)."""
+    check_edge(n=150, q=2, qc=3, threshold=0, heartbeat=1, consume_rate=consume_rate, seed=seed,
+               emits=[True] * 3 + [False] * 3 + [True] * run)
 
 
 def test_messages_are_precisely_ordered():

@@ -18,6 +18,7 @@ from gen.refmodel.channels import DATA, DUMMY, EOS, FLAGGED
 from gen.refmodel.inband import InbandNode, PropagationNode
 from gen.refmodel.link import Link
 from hdl.channels import DataChannel
+from hdl.gap import delta_width
 from hdl.inband import InbandReceiver, InbandSender, flushed_width
 from hdl.join import SFDFJoin
 from hdl.tokens import computation_layout, inband_token_layout
@@ -30,11 +31,12 @@ class Edge(wiring.Component):
 
     def __init__(self, *, q, ob, interval, algorithm, iw, inputs, mask):
         self.q, self.iw = q, iw
+        self.delta_width = delta_width([interval])
         self.tx_args = {"capacity": q, "output_buffer": ob, "interval": interval, "algorithm": algorithm,
                         "index_width": iw, "data_width": DW, "payload_width": PW, "inputs": inputs,
-                        "propagate_mask": mask}
+                        "propagate_mask": mask, "delta_width": self.delta_width}
         super().__init__({
-            "i_comp": In(stream.Signature(computation_layout(iw, DW, PW))),
+            "i_comp": In(stream.Signature(computation_layout(iw, DW, PW, self.delta_width))),
             "i_dummy_in": In(inputs),
             "o_flushed": Out(flushed_width(q)),
             "i_commit": In(1),
@@ -135,13 +137,17 @@ def run_edge(plan, *, q, ob, interval, algorithm, iw, inputs, mask, consume_rate
 
     async def producer(ctx):
         tick = 0
+        previous = 0  # the node's previous computation index (unwrapped), for the step ``delta``
         for i, emit, value, msg, bits in plan:
             while rng.random() < idle_rate:
                 ctx.set(dut.i_comp.valid, 0)
                 await ctx.tick()
                 tick += 1
-            ctx.set(dut.i_comp.payload, {"index": 0 if i is None else i % (1 << iw), "emit": emit, "data": value,
-                                         "msg_valid": msg is not None, "msg": msg or 0, "eos": i is None})
+            delta = 1 if i is None else min(i - previous, (1 << dut.delta_width) - 1)
+            previous = previous if i is None else i
+            ctx.set(dut.i_comp.payload, {"index": 0 if i is None else i % (1 << iw), "delta": delta, "emit": emit,
+                                         "data": value, "msg_valid": msg is not None, "msg": msg or 0,
+                                         "eos": i is None})
             ctx.set(dut.i_dummy_in, bits)
             while True:
                 ctx.set(dut.i_comp.valid, 0)
@@ -315,13 +321,14 @@ def test_indices_wrap():
                seed=41)
 
 
-@pytest.mark.parametrize("q", [1, 4])
-def test_one_token_per_cycle(q):
-    """No filtering, no output buffer: one computation and one token per cycle."""
+@pytest.mark.parametrize(("q", "step"), [(1, 2), (2, 1), (4, 1)])
+def test_one_token_per_cycle(q, step):
+    """No filtering, no output buffer: one computation and one token per cycle; every other cycle at
+    ``|q| = 1``, whose registered ready waits for the read (hdl.channels.DataChannel)."""
     run = check_edge(n=200, q=q, interval=3, consume_rate=1.0, seed=50)
     ticks, seen = run.rec["commit_tick"], run.rec["first_seen"]
-    assert ticks[-1] - ticks[0] == len(ticks) - 1
-    assert seen[-1] - seen[0] == len(ticks) - 1
+    assert ticks[-1] - ticks[0] == step * (len(ticks) - 1)
+    assert seen[-1] - seen[0] == step * (len(ticks) - 1)
 
 
 def test_sender_checks_parameters():

@@ -1,0 +1,59 @@
+"""Narrow distance counters for the senders' interval tests (000 Alg. 4; 002 Alg. 2, 5).
+
+Both algorithms ask, at every computation ``i`` of a node, whether ``i - last`` exceeds a constant
+(credit heartbeat: ``i - LastRecvIdx > [e]``; in-band: ``i - LastOutputIndex_q >= [q]``), where ``last``
+is an index the edge remembers. Comparing ``w``-bit indices costs two ``w``-bit carry chains per edge on
+the node's critical path. Only the comparison matters, so each edge keeps a *budget* instead,
+``limit - (prev - last)`` for the node's previous computation ``prev``, and the node computes its step
+``delta = i - prev`` once (from the join's offset, :class:`hdl.join.SFDFJoin`), saturated at
+``2 ** delta_width - 1 > limit``. At computation ``i`` the budget left is ``budget - delta``, and the
+distance exceeds ``limit`` exactly when that is negative: one subtraction of ``bits(limit) + 1`` bits
+per edge, its sign bit the test. A budget once negative is clamped at -1 (still exceeded), so it never
+wraps.
+"""
+
+from amaranth.hdl import Mux, Signal, signed
+
+__all__ = ["GapCounter", "delta_width"]
+
+
+def delta_width(intervals) -> int:
+    """Bits of a node's ``delta`` so that its saturation exceeds every edge's limit."""
+    return max([(interval + 1).bit_length() for interval in intervals if interval is not None], default=1)
+
+
+class GapCounter:
+    """The budget ``limit - (prev - last)`` of one edge, clamped at -1.
+
+    Parameters
+    ----------
+    limit : int
+        The distance ``i - last`` may reach without exceeding: ``[e]`` (credit), ``[q] - 1`` (in-band).
+    delta : Value
+        The computation's step from the previous one, saturated by the node above ``limit``.
+    name : str
+
+    Attributes
+    ----------
+    budget : Signal
+        The register, relative to the previous computation.
+    exceeded : Value
+        At this computation: ``i - last > limit``.
+    """
+
+    def __init__(self, limit, delta, *, name):
+        self.limit = limit
+        width = max(limit.bit_length(), len(delta)) + 1
+        self.budget = Signal(signed(width), init=limit, name=f"{name}_budget")
+        self._left = Signal(signed(width + 1), name=f"{name}_left")
+        self._delta = delta
+        self.exceeded = self._left[-1]
+
+    def elaborate(self, m):
+        """Drive the budget left at this computation (call once, inside the owner's module)."""
+        m.d.comb += self._left.eq(self.budget - self._delta)
+
+    def advanced(self, reset):
+        """The budget relative to this computation: ``limit`` if ``last`` becomes ``i`` (``reset``), else
+        what is left, clamped at -1."""
+        return Mux(reset, self.limit, Mux(self.exceeded, -1, self._left))
