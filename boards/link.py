@@ -128,15 +128,17 @@ class SkidBuffer(wiring.Component):
         m = Module()
         spare = Signal.like(self.i_stream.payload)
         spare_valid = Signal()
+        # the payload registers load whenever they are free, whatever i_stream.valid says: only the
+        # valid bits depend on it, so the sender's valid logic drives two flip-flops, not every
+        # payload bit's clock enable
         m.d.comb += self.i_stream.ready.eq(~spare_valid)
+        with m.If(~spare_valid):
+            m.d.sync += spare.eq(self.i_stream.payload)
         with m.If(self.o_stream.ready | ~self.o_stream.valid):
-            with m.If(spare_valid):
-                m.d.sync += [self.o_stream.payload.eq(spare), self.o_stream.valid.eq(1), spare_valid.eq(0)]
-            with m.Else():
-                m.d.sync += [self.o_stream.payload.eq(self.i_stream.payload),
-                             self.o_stream.valid.eq(self.i_stream.valid)]
+            m.d.sync += [self.o_stream.payload.eq(Mux(spare_valid, spare, self.i_stream.payload)),
+                         self.o_stream.valid.eq(spare_valid | self.i_stream.valid), spare_valid.eq(0)]
         with m.Elif(self.i_stream.valid & ~spare_valid):
-            m.d.sync += [spare.eq(self.i_stream.payload), spare_valid.eq(1)]
+            m.d.sync += spare_valid.eq(1)
         return m
 
 
