@@ -45,8 +45,11 @@ from gen.spec import load_spec
 
 OUT = ROOT / "bench" / "out" / "fpga.json"
 DOC = ROOT / "docs" / "fpga.md"
+README = ROOT / "README.md"
 BUILD = ROOT / "build" / "bench" / "fpga"
 BEGIN, END = "<!-- fpga table: bench/fpga.py writes between these markers -->", "<!-- end of fpga table -->"
+SUMMARY_BEGIN, SUMMARY_END = ("<!-- fpga summary: bench/fpga.py writes between these markers -->",
+                              "<!-- end of fpga summary -->")
 #: Targets on ECP5-85F (issue 5).
 TARGET_MHZ, TARGET_RATIO, TARGET_LUTS_PER_EDGE = 200.0, 0.85, 60
 
@@ -225,15 +228,41 @@ def targets(results: list[dict], control: list[dict]) -> list[str]:
     return lines
 
 
-def write_doc(results: list[dict], control: list[dict]) -> None:
-    text = DOC.read_text() if DOC.is_file() else f"# FPGA results\n\n{BEGIN}\n{END}\n"
-    body = f"{BEGIN}\n{table(results, control)}\n\nTargets (issue 5):\n\n" + "\n".join(targets(results, control)) \
-        + f"\n{END}"
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + body + text[text.index(END) + len(END):]
+def summary(results: list[dict], control: list[dict]) -> str:
+    """README's table: one row per design, both devices side by side."""
+    by = {(r["design"], r["board"]): r for r in results}
+    per_edge = {c["design"]: c["per_edge"] for c in control}
+    lines = ["| design | ECP5-85F Fmax MHz | vs. plain | LUT4 | control LUT4 per edge | iCE40UP5K Fmax MHz |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for design, (topology, _, _) in DESIGNS.items():
+        ecp5, ice40 = by.get((design, "ulx3s-85f")), by.get((design, "icebreaker"))
+        if ecp5 is None and ice40 is None:
+            continue
+        plain = by.get((f"{topology}-plain", "ulx3s-85f"))
+        ratio = ""
+        if ecp5 and plain and plain is not ecp5 and ecp5.get("fits", True) and plain.get("fits", True):
+            ratio = f"{ecp5['fmax_mhz'] / plain['fmax_mhz']:.2f}"
+        lines.append(f"| {design} | {_fmax(ecp5) if ecp5 else ''} | {ratio} | "
+                     f"{ecp5['luts'] if ecp5 and ecp5.get('fits', True) else ''} | {per_edge.get(design, '')} | "
+                     f"{_fmax(ice40) if ice40 else ''} |")
+    return "\n".join(lines)
+
+
+def _splice(path: Path, begin: str, end: str, body: str) -> None:
+    """Replace the text between ``begin`` and ``end`` in ``path`` (appended when the markers are missing)."""
+    text = path.read_text() if path.is_file() else ""
+    block = f"{begin}\n{body}\n{end}"
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     else:
-        text += "\n" + body + "\n"
-    DOC.write_text(text)
+        text += "\n" + block + "\n"
+    path.write_text(text)
+
+
+def write_doc(results: list[dict], control: list[dict]) -> None:
+    _splice(DOC, BEGIN, END, f"{table(results, control)}\n\nTargets (issue 5):\n\n"
+            + "\n".join(targets(results, control)))
+    _splice(README, SUMMARY_BEGIN, SUMMARY_END, summary(results, control))
 
 
 def main(argv=None) -> int:

@@ -86,10 +86,9 @@ class DataChannel(wiring.Component):
         do_write = self.i_stream.valid & self.i_stream.ready
         do_read = self.o_stream.valid & self.o_stream.ready
 
-        m.d.comb += [
-            self.o_stream.valid.eq(self.level != 0),
-            self.i_stream.ready.eq(self.level != self._capacity),
-        ]
+        m.d.comb += self.i_stream.ready.eq(self.level != self._capacity)
+        if self._capacity <= _DISTRIBUTED_MAX or Shape.cast(self._payload_shape).width == 0:
+            m.d.comb += self.o_stream.valid.eq(self.level != 0)
         m.d.sync += self.level.eq(self.level + do_write - do_read)
 
         width = Shape.cast(self._payload_shape).width
@@ -148,6 +147,7 @@ class DataChannel(wiring.Component):
         out = Signal(range(3))
         regs = [Signal(width, name=f"out{k}", reset_less=True) for k in range(2)]
 
+        m.d.comb += self.o_stream.valid.eq(out != 0)  # the same as level != 0, from a 2-bit register
         pop = self.o_stream.valid & self.o_stream.ready
         after_pop = Signal(range(3))  # registers still held after this cycle's read
         m.d.comb += after_pop.eq(out - pop)

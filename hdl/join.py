@@ -2,18 +2,30 @@
 
 Each input offers a head (:func:`hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
 every input offers one, the join picks the least index (serial-number order relative to the node's
-current index, :func:`hdl.serial.serial_min_index`), presents the payloads of the data heads with that
+current index: every ordered pair of offsets compared side by side for up to three inputs, a tree of
+:func:`hdl.serial.serial_min_offset` beyond), presents the payloads of the data heads with that
 index, and on ``i_commit`` consumes every head with that index. When every head is EOS the node is done.
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .serial import serial_min_offset
 from .tokens import head_layout
 
-__all__ = ["SFDFJoin"]
+__all__ = ["PAIRWISE_MAX", "SFDFJoin"]
+
+#: Joins of up to this many inputs compare every ordered pair of offsets side by side (``n (n - 1)``
+#: comparators); wider ones use a tree (:func:`hdl.serial.serial_min_offset`).
+PAIRWISE_MAX = 3
+
+
+def _or_all(values):
+    result = values[0]
+    for value in values[1:]:
+        result = result | value
+    return result
 
 
 class SFDFJoin(wiring.Component):
@@ -72,7 +84,12 @@ class SFDFJoin(wiring.Component):
         heads = [self.i_heads[k] for k in range(self.inputs)]
         offered = [h.valid for h in heads]
         live = [h.valid & ~h.eos for h in heads]
-        least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width, base=current)
+        if self.inputs <= PAIRWISE_MAX:
+            least, offset, any_live, ats = self._pairwise(heads, live, current)
+        else:
+            least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width,
+                                                        base=current)
+            ats = [live[k] & (h.index == least) for k, h in enumerate(heads)]
         all_offered = Signal()
         m.d.comb += [
             all_offered.eq(Cat(*offered).all()),
@@ -81,8 +98,7 @@ class SFDFJoin(wiring.Component):
             self.o_index.eq(least),
             self.o_offset.eq(offset),
         ]
-        for k, h in enumerate(heads):
-            at_least = live[k] & (h.index == least)
+        for k, (h, at_least) in enumerate(zip(heads, ats, strict=True)):
             m.d.comb += [
                 self.o_payloads[k].eq(h.data),
                 self.o_at[k].eq(at_least),
@@ -94,3 +110,19 @@ class SFDFJoin(wiring.Component):
         with m.If(self.i_commit & self.o_ready):
             m.d.sync += current.eq(least)
         return m
+
+    def _pairwise(self, heads, live, current):
+        """Few inputs: every ordered pair's offsets compared side by side, so the chosen inputs are known
+        one comparator after the subtractors (a tree then needs a mux and an equality compare)."""
+        w = self.index_width
+        offsets = [(h.index - current)[:w] for h in heads]
+        ats = []
+        for k in range(self.inputs):
+            beaten = [live[j] & (offsets[j] < offsets[k]) for j in range(self.inputs) if j != k]
+            ats.append(live[k] & ~Cat(*beaten).any() if beaten else live[k])
+        if self.inputs == 1:
+            return heads[0].index, offsets[0], live[0], ats
+        # inputs at the least index share it: OR the chosen ones
+        least = _or_all([Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
+        offset = _or_all([Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])
+        return least, offset, Cat(*live).any(), ats
