@@ -15,6 +15,7 @@ import importlib.metadata
 import logging
 import os
 import re
+import shutil
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -38,6 +39,11 @@ BUILD_ARGS = ("-Wno-fatal",)
 
 # Written in a build folder once its model is complete.
 _STAMP = ".built"
+
+#: The build cache keeps at most this many GiB of finished builds (``SFDF_COSIM_CACHE_GB`` overrides),
+#: dropping the least recently used: every change of the generated Verilog makes new folders, and at
+#: some 170 MB each they would otherwise fill the disk.
+CACHE_GB = 10
 
 #: Exit status of coreutils ``timeout`` when it had to stop the simulator.
 _TIMEOUT_STATUS = 124
@@ -248,6 +254,7 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
         runner = get_runner("verilator")
         results.built, results.build_s = _build(runner, folder, sources, toplevel, parameters, args,
                                                 bool(wave_format))
+        _prune(root, keep=folder, limit=float(os.environ.get("SFDF_COSIM_CACHE_GB", CACHE_GB)) * 2**30)
         start = time.monotonic()
         try:
             runner.test(test_module=module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
@@ -278,6 +285,7 @@ def _build(runner, folder: Path, sources: list[Path], toplevel: str, parameters:
     # even when the sources were written again (Verilator and make would redo work on newer files).
     stamp = folder / _STAMP
     if stamp.is_file() and (folder / toplevel).is_file():
+        stamp.touch()  # its modification time is the folder's last use (_prune)
         return False, 0.0
     stamp.unlink(missing_ok=True)
     start = time.monotonic()
@@ -365,6 +373,28 @@ def _sys_path(folders: list[str]) -> Iterator[None]:
     finally:
         for folder in added:
             sys.path.remove(folder)
+
+
+def _prune(root: Path, keep: Path, limit: float) -> None:
+    """Delete the least recently used finished builds under ``root`` beyond ``limit`` bytes, never ``keep``
+    nor a folder another process holds."""
+    folders = sorted((f for f in root.iterdir() if f != keep and (f / _STAMP).is_file()),
+                     key=lambda f: (f / _STAMP).stat().st_mtime)
+    sizes = {f: sum(p.stat().st_size for p in f.rglob("*") if p.is_file() and not p.is_symlink())
+             for f in [*folders, keep]}
+    total = sum(sizes.values())
+    for folder in folders:
+        if total <= limit:
+            break
+        with open(folder / ".lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # in use
+            (folder / _STAMP).unlink()
+            shutil.rmtree(folder, ignore_errors=True)
+        total -= sizes[folder]
+        log.info("dropped the least recently used build %s (cache limit %.0f GiB)", folder.name, limit / 2**30)
 
 
 @contextlib.contextmanager

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
@@ -137,3 +139,24 @@ def test_fst_support_names_the_debian_package():
     assert toolchain.FstSupport(False, ("lz4.h",)).message == (
         "FST waveforms unavailable: lz4.h not found; apt-get install liblz4-dev (waveforms fall back to VCD)")
     assert isinstance(toolchain.fst_support().available, bool)
+
+
+def test_build_cache_drops_the_least_recently_used_builds(tmp_path):
+    """Beyond the cache limit the oldest finished builds go; the one in use and unfinished ones stay."""
+
+    def folder(name, age, size):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "model").write_bytes(b"x" * size)
+        (path / runner._STAMP).write_text("")
+        os.utime(path / runner._STAMP, (1000 - age, 1000 - age))
+        return path
+
+    old, older, recent, current = folder("a-1", 50, 400), folder("a-2", 90, 400), folder("b-1", 10, 400), \
+        folder("a-3", 0, 400)
+    partial = tmp_path / "c-1"
+    partial.mkdir()
+    (partial / "model").write_bytes(b"x" * 400)  # no stamp: a build under way or failed
+    runner._prune(tmp_path, keep=current, limit=1000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-3", "b-1", "c-1"]
+    assert not old.exists() and not older.exists() and recent.exists()
