@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from boards import BOARDS
 from boards.baseline import PlainNetworkTop
-from boards.build import build, critical_path_summary, toolchain_env
+from boards.build import BuildFailed, build, critical_path_summary, toolchain_env
 from gen.analysis import check
 from gen.randomnet import network_from_pairs, random_dag
 from gen.spec import load_spec
@@ -103,7 +103,11 @@ def build_design(name: str, board_name: str) -> dict:
     network = resolved(make)
     top = PlainNetworkTop(network) if control == "plain" else None
     start = time.monotonic()
-    result = build(network, board, BUILD / f"{name}-{board_name}", clock_hz=board.fmax_probe_hz, top=top)
+    try:
+        result = build(network, board, BUILD / f"{name}-{board_name}", clock_hz=board.fmax_probe_hz, top=top)
+    except BuildFailed as failure:  # a tool's own failure: recorded, and the other builds go on
+        result = {"board": board_name, "device": board.device, "fits": False, "failed": True,
+                  "fmax_mhz": 0.0, "luts": 0, "ffs": 0, "brams": 0, "error": str(failure)}
     result.update({"design": name, "topology": topology, "control": control, "edges": len(network.edges),
                    "nodes": len(network.nodes), "wall_s": round(time.monotonic() - start, 1)})
     if result.get("critical_path"):
@@ -169,6 +173,8 @@ def control_in_fresh_process(name: str) -> dict:
 # -- report ----------------------------------------------------------------------------------------
 
 def _fmax(result):
+    if result.get("failed"):
+        return "build failed"
     if not result.get("fits", True):
         return "does not fit"
     return f"{result['fmax_mhz']:.1f}"
@@ -188,6 +194,8 @@ def table(results: list[dict], control: list[dict]) -> str:
             through += " → …"
         over = "; ".join(re.sub(r"\s+", " ", part.replace("Info:", "")).strip()
                          for part in r.get("error", "").split(";") if "%" in part)
+        if r.get("failed"):
+            over = re.sub(r"\s+", " ", r["error"].split("ERROR:")[-1].split("(logs in")[0]).strip()[:110]
         size = (f"{r['luts']} | {r['ffs']} | {r['brams']}" if r.get("fits", True) else f"– | – | – ({over})")
         lines.append(f"| {r['design']} | {r['device']} | {_fmax(r)} | {ratio} | {size} | {through} |")
     lines += ["", ("Control logic on ECP5 (Yosys `synth_ecp5 -noflatten`, LUTs mapped by `abc -lut 4`, a carry "
@@ -284,8 +292,11 @@ def main(argv=None) -> int:
     for n, (design, board) in enumerate(plan, 1):
         log.info("[%d/%d] %s on %s", n, len(plan), design, board)
         result = build_design(design, board)
-        log.info("  %s MHz, %s LUT4, %s FF, %s BRAM (%s s)%s", _fmax(result), result["luts"], result["ffs"],
-                 result["brams"], result.get("build_s"), "" if result.get("fits", True) else " DOES NOT FIT")
+        if result.get("failed"):
+            log.error("  BUILD FAILED: %s", result["error"])
+        else:
+            log.info("  %s MHz, %s LUT4, %s FF, %s BRAM (%s s)%s", _fmax(result), result["luts"], result["ffs"],
+                     result["brams"], result.get("build_s"), "" if result.get("fits", True) else " DOES NOT FIT")
         saved["builds"].append(result)
         OUT.write_text(json.dumps(saved, indent=1) + "\n")
     if not args.no_control:

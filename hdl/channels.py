@@ -145,7 +145,9 @@ class DataChannel(wiring.Component):
         stored = Signal(range(self._capacity + 1))  # in the memory, not yet read out
         pending = Signal()  # a read issued last cycle: its data are on r_port.data
         out = Signal(range(3))
-        regs = [Signal(width, name=f"out{k}", reset_less=True) for k in range(2)]
+        # with reset: as reset_less registers, yosys 0.70's synth_ecp5 gave one bit of random20's baseline
+        # two drivers (nextpnr: "multiply driven"); they are reset like every other register here
+        regs = [Signal(width, name=f"out{k}") for k in range(2)]
 
         m.d.comb += self.o_stream.valid.eq(out != 0)  # the same as level != 0, from a 2-bit register
         pop = self.o_stream.valid & self.o_stream.ready
