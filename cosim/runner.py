@@ -254,7 +254,8 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
         runner = get_runner("verilator")
         results.built, results.build_s = _build(runner, folder, sources, toplevel, parameters, args,
                                                 bool(wave_format))
-        _prune(root, keep=folder, limit=float(os.environ.get("SFDF_COSIM_CACHE_GB", CACHE_GB)) * 2**30)
+        if results.built:  # reusing a build adds nothing to the cache
+            _prune(root, keep=folder, limit=float(os.environ.get("SFDF_COSIM_CACHE_GB", CACHE_GB)) * 2**30)
         start = time.monotonic()
         try:
             runner.test(test_module=module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",

@@ -105,8 +105,6 @@ class CreditSender(wiring.Component):
             # 000 Alg. 4 on budgets, not indices (hdl.gap): i - LastRecv > [e], i - LastSent > [e]
             recv = GapCounter(self.heartbeat, comp.delta, name="recv")
             sent = GapCounter(self.heartbeat, comp.delta, name="sent")
-            recv.elaborate(m)
-            sent.elaborate(m)
             m.d.comb += [
                 credit_due.eq(batch_full | (recv.exceeded & (comp.emit | (scb != 0)))),
                 # LastRecv := LastSent' with the control message, LastSent' = i when the token goes out

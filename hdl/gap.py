@@ -45,13 +45,8 @@ class GapCounter:
         self.limit = limit
         width = max(limit.bit_length(), len(delta)) + 1
         self.budget = Signal(signed(width), init=limit, name=f"{name}_budget")
-        self._left = Signal(signed(width + 1), name=f"{name}_left")
-        self._delta = delta
+        self._left = self.budget - delta  # the budget left at this computation
         self.exceeded = self._left[-1]
-
-    def elaborate(self, m):
-        """Drive the budget left at this computation (call once, inside the owner's module)."""
-        m.d.comb += self._left.eq(self.budget - self._delta)
 
     def advanced(self, reset):
         """The budget relative to this computation: ``limit`` if ``last`` becomes ``i`` (``reset``), else

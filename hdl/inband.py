@@ -135,8 +135,6 @@ class InbandSender(wiring.Component):
         comp = self.i_comp.payload
         # i - LastOutputIndex_q, saturated (hdl.gap); None: no interval rule
         last = None if self.interval is None else GapCounter(self.interval - 1, comp.delta, name="last")
-        if last is not None:
-            last.elaborate(m)
         ob = self.output_buffer
         hidden = Signal(range(ob)) if ob > 1 else Const(0)  # a push reaching |q|_o hidden flushes
 
@@ -206,7 +204,6 @@ class InbandSender(wiring.Component):
         if self.algorithm == "propagation" or last is None:
             return
         newest = GapCounter(last.limit, self.i_comp.payload.delta, name="newest")  # budget since the newest push
-        newest.elaborate(m)
         with m.If(commit):
             m.d.sync += newest.budget.eq(newest.advanced(pushed))
         with m.If(flush):  # LastOutputIndex_q := the newest push before this cycle

@@ -7,6 +7,9 @@ current index: every ordered pair of offsets compared side by side for up to thr
 index, and on ``i_commit`` consumes every head with that index. When every head is EOS the node is done.
 """
 
+import operator
+from functools import reduce
+
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -19,13 +22,6 @@ __all__ = ["PAIRWISE_MAX", "SFDFJoin"]
 #: Joins of up to this many inputs compare every ordered pair of offsets side by side (``n (n - 1)``
 #: comparators); wider ones use a tree (:func:`hdl.serial.serial_min_offset`).
 PAIRWISE_MAX = 3
-
-
-def _or_all(values):
-    result = values[0]
-    for value in values[1:]:
-        result = result | value
-    return result
 
 
 class SFDFJoin(wiring.Component):
@@ -123,6 +119,6 @@ class SFDFJoin(wiring.Component):
         if self.inputs == 1:
             return heads[0].index, offsets[0], live[0], ats
         # inputs at the least index share it: OR the chosen ones
-        least = _or_all([Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
-        offset = _or_all([Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])
+        least = reduce(operator.or_, [Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
+        offset = reduce(operator.or_, [Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])
         return least, offset, Cat(*live).any(), ats

@@ -63,9 +63,8 @@ def run_edge(*, n=200, q=8, qc=None, threshold=None, heartbeat=None, emit_rate=1
     done = {"sent": False}
 
     async def producer(ctx):
-        top = (1 << dut.delta_width) - 1
         for i, emit, value, msg in plan:  # consecutive indices: the node's step (delta) is always 1
-            ctx.set(dut.i_comp.payload, {"index": i, "delta": min(1, top), "emit": emit, "data": value,
+            ctx.set(dut.i_comp.payload, {"index": i, "delta": 1, "emit": emit, "data": value,
                                          "msg_valid": msg, "msg": i & 0xFF, "eos": 0})
             ctx.set(dut.i_comp.valid, 1)
             await ctx.tick().until(dut.i_comp.ready)
