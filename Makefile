@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
-	@pkgs="$$($(PY) -m cosim.toolchain --missing-packages)"; if [ -n "$$pkgs" ]; then \
+	@pkgs="$$($(PY) -m sfdf.cosim.toolchain --missing-packages)"; if [ -n "$$pkgs" ]; then \
 	  (apt-get update -qq && apt-get install -y -qq $$pkgs) || echo "cosim: FST waves need $$pkgs; falling back to VCD"; fi
 	touch $(STAMP)
 
@@ -20,8 +20,8 @@ demo: install
 	@echo "== the variance network of 000 Fig. 1: deadlock analysis =="
 	$(VENV)/bin/sfdf check examples/variance.toml
 	@echo "== input: the 1,797 UCI digits (8x8) and 1,000 VERITAS-like 32x32 sparse frames =="
-	$(PY) -m sw.datasets digits build/demo/digits
-	$(PY) -m sw.datasets veritas build/demo/veritas --frames 1000
+	$(PY) -m sfdf.sw.datasets digits build/demo/digits
+	$(PY) -m sfdf.sw.datasets veritas build/demo/veritas --frames 1000
 	@echo "== the main job: Spark streams every frame through the simulated device and checks it =="
 	$(VENV)/bin/sfdf spark --input build/demo/digits --output build/demo/out-digits
 	$(VENV)/bin/sfdf spark --input build/demo/veritas --output build/demo/out-veritas

@@ -18,9 +18,9 @@ import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
-from gen.analysis import check
-from gen.analysis.cycles import undirected_cycles
-from gen.randomnet import layered_dag
+from sfdf.gen.analysis import check
+from sfdf.gen.analysis.cycles import undirected_cycles
+from sfdf.gen.randomnet import layered_dag
 
 OUT = Path(__file__).parent / "out"
 

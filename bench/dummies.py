@@ -21,9 +21,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from gen.model import Edge, Network, Node
-from gen.refmodel import simulate
-from gen.spec import load_spec
+from sfdf.gen.model import Edge, Network, Node
+from sfdf.gen.refmodel import simulate
+from sfdf.gen.spec import load_spec
 
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent

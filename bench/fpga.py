@@ -34,14 +34,13 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from boards import BOARDS
-from boards.baseline import PlainNetworkTop
-from boards.build import BuildFailed, build, critical_path_summary, toolchain_env
-from gen.analysis import check
-from gen.randomnet import network_from_pairs, random_dag
-from gen.spec import load_spec
+from sfdf.boards import BOARDS
+from sfdf.boards.baseline import PlainNetworkTop
+from sfdf.boards.build import BuildFailed, build, critical_path_summary, toolchain_env
+from sfdf.gen.analysis import check
+from sfdf.gen.randomnet import network_from_pairs, random_dag
+from sfdf.gen.spec import load_spec
 
 OUT = ROOT / "bench" / "out" / "fpga.json"
 DOC = ROOT / "docs" / "fpga.md"
@@ -120,7 +119,7 @@ def build_design(name: str, board_name: str) -> dict:
 
 def module_luts(name: str) -> dict:
     """LUT4s per module of the network alone (``synth_ecp5 -noflatten``), by module name."""
-    from gen.generate import generate
+    from sfdf.gen.generate import generate
 
     network = resolved(DESIGNS[name][2])
     with tempfile.TemporaryDirectory(prefix="sfdf-luts-") as scratch:

@@ -42,8 +42,8 @@ def sparse_frames(pixels: int, seed: int = 1, zeros: float = 0.5, longest: int =
 
 def generated(build_dir: Path) -> Path:
     """The variance network's manifest (with its Verilog beside it) under ``build_dir``."""
-    from gen.generate import generate
-    from gen.spec import load_spec
+    from sfdf.gen.generate import generate
+    from sfdf.gen.spec import load_spec
 
     return generate(load_spec(SPEC), build_dir / "variance")[1]
 
@@ -51,7 +51,7 @@ def generated(build_dir: Path) -> Path:
 def measure_fast_harness(manifest: Path, frames: list[np.ndarray], build_dir: Path, repeat: int) -> dict:
     """The harness alone, in this process: every frame queued, then one ``run`` until the last result
     (the wall time of that call only); best of ``repeat`` fresh devices."""
-    from cosim.fastsim import FastSim, build
+    from sfdf.cosim.fastsim import FastSim, build
 
     facts = json.loads(manifest.read_text())
     library = build(manifest.with_name(f"{facts['name']}.v"), facts, build_dir)
@@ -75,7 +75,7 @@ def measure_fast_harness(manifest: Path, frames: list[np.ndarray], build_dir: Pa
 def measure_fast_device(manifest: Path, frames: list[np.ndarray], build_dir: Path, window: int = 512) -> dict:
     """The device API end to end: a child process, sw.codec packets both ways, results checked
     against numpy (outside the timed part), ``window`` frames in flight."""
-    from sw.device import open_device
+    from sfdf.sw.device import open_device
 
     with open_device(manifest, build_dir=build_dir) as device:
         start = time.perf_counter()
@@ -93,8 +93,8 @@ def measure_fast_device(manifest: Path, frames: list[np.ndarray], build_dir: Pat
 def measure_cocotb(computations: int, build_dir: Path, seed: int = 1) -> dict:
     """``cosim.network.run_network`` on the same network: its cycles (the bench's own count) over the
     wall time of its one cocotb test (cocotb's results XML), reference-model checks included."""
-    from cosim.network import run_network
-    from gen.spec import load_spec
+    from sfdf.cosim.network import run_network
+    from sfdf.gen.spec import load_spec
 
     run = run_network(load_spec(SPEC), computations=computations, seed=seed, pause=0.0, max_frame=64,
                       zeros=0.5, build_dir=build_dir)
@@ -111,8 +111,8 @@ def measure_spark(master: str, frames: int, build_dir: Path, repeat: int = 2) ->
     """``sfdf spark`` on ``frames`` VERITAS-like 32x32 frames with ``master``: frames/s of the job (read,
     every frame through a device and checked, Parquet written), best of ``repeat`` after a warm-up run
     (the first job of a session also warms the JVM); session start and the harness build excluded."""
-    from sw.datasets import veritas, write_frames
-    from sw.spark import run_job, spark_session
+    from sfdf.sw.datasets import veritas, write_frames
+    from sfdf.sw.spark import run_job, spark_session
 
     data = build_dir / f"veritas{frames}"
     if not data.is_dir():

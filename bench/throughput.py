@@ -20,11 +20,11 @@ import random
 import re
 from pathlib import Path
 
-from cosim.network import run_tests, watchdog_cycles
-from gen.analysis import check
-from gen.generate import generate
-from gen.refmodel import random_words
-from gen.spec import parse_spec
+from sfdf.cosim.network import run_tests, watchdog_cycles
+from sfdf.gen.analysis import check
+from sfdf.gen.generate import generate
+from sfdf.gen.refmodel import random_words
+from sfdf.gen.spec import parse_spec
 
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent

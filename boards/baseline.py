@@ -11,11 +11,10 @@ is the problem sfdf solves; as hardware it is the floor sfdf's control logic is 
 from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-
-from gen.kernels import input_shift, result_width, word_width
-from hdl.axis import AxisSignature
-from hdl.channels import DataChannel
-from hdl.kernels import make_kernel
+from sfdf.gen.kernels import input_shift, result_width, word_width
+from sfdf.hdl.axis import AxisSignature
+from sfdf.hdl.channels import DataChannel
+from sfdf.hdl.kernels import make_kernel
 
 __all__ = ["PlainNetworkTop"]
 

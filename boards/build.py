@@ -273,8 +273,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     """
     from importlib.metadata import version
 
-    from gen.generate import generate
-    from hdl.top import NetworkTop
+    from sfdf.gen.generate import generate
+    from sfdf.hdl.top import NetworkTop
 
     clock_hz = clock_hz or board.clock_hz
     buffer_words = buffer_words or board.buffer_words

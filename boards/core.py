@@ -18,8 +18,7 @@ from amaranth import Cat, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
-
-from hdl.axis import axis_ports
+from sfdf.hdl.axis import axis_ports
 
 from .link import BeatSerializer, FrameParser, SkidBuffer
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor

@@ -20,8 +20,7 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
-
-from hdl.axis import AxisSignature
+from sfdf.hdl.axis import AxisSignature
 
 __all__ = ["BEATS_HEADER", "FRAME_HEADER", "STATUS_COMMITTED", "STATUS_DROPPED", "STATUS_HELLO", "BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer",
            "crc32_processor"]

@@ -46,8 +46,7 @@ from pathlib import Path
 from typing import NamedTuple, Self
 
 import numpy as np
-
-from sw.codec import Codec, Port
+from sfdf.sw.codec import Codec, Port
 
 from .toolchain import find_toolchain
 
@@ -368,10 +367,8 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
             (folder / "harness.cpp").write_text("".join(f"#define {d}\n" for d in defines) + harness_source(manifest))
             if pgo:
                 step([*make, "USER_CPPFLAGS=-fprofile-generate", "USER_LDFLAGS=-fprofile-generate"])
-                root = str(Path(__file__).resolve().parent.parent)
-                step([sys.executable, "-c", "import sys; from cosim.fastsim import _train; _train(*sys.argv[1:])",
-                      str(library), str(folder / "manifest.json")],
-                     {**env, "PYTHONPATH": os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))})
+                step([sys.executable, "-c", "import sys; from sfdf.cosim.fastsim import _train; _train(*sys.argv[1:])",
+                      str(library), str(folder / "manifest.json")])
                 for stale in [library, *(folder / "obj").glob("*.o"), *(folder / "obj").glob("*.a")]:
                     stale.unlink()
                 step([*make, "USER_CPPFLAGS=-fprofile-use -fprofile-partial-training -Wno-missing-profile"])

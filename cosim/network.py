@@ -14,9 +14,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from gen.analysis import check
-from gen.generate import generate
-from gen.refmodel import random_words, simulate
+from sfdf.gen.analysis import check
+from sfdf.gen.generate import generate
+from sfdf.gen.refmodel import random_words, simulate
 
 from .runner import RunResults, build_and_run
 

@@ -16,10 +16,9 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-
-from cosim.axis import AxisBus, AxisSink, AxisSource
-from cosim.scoreboard import Scoreboard, Token
-from cosim.watchdog import DeadlockError, DeadlockWatchdog
+from sfdf.cosim.axis import AxisBus, AxisSink, AxisSource
+from sfdf.cosim.scoreboard import Scoreboard, Token
+from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog
 
 
 def _pauses(rng: random.Random, busy: float):

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
-
-from cosim.network_tests import NetworkBench
+from sfdf.cosim.network_tests import NetworkBench
 
 
 @cocotb.test()

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         toolchain = find_toolchain()
     except ToolchainError as error:
-        sys.stderr.write(f"cosim.toolchain: error: {error}\n")
+        sys.stderr.write(f"sfdf.cosim.toolchain: error: {error}\n")
         return 1
     env = toolchain.env()
     sys.stdout.write(f"verilator {toolchain.version}: {toolchain.executable}\n"

@@ -34,10 +34,10 @@ def _check_ports(network) -> None:
 
 def build_manifest(network, top) -> dict:
     """The manifest of ``top`` (an :class:`hdl.top.NetworkTop`) for the resolved ``network``."""
-    from gen.refmodel.kernels import lfsr_seed
-    from hdl.axis import axis_ports
-    from hdl.kernels import filter_threshold
-    from hdl.top import PAYLOAD_WIDTH, sink_tuser_fields
+    from sfdf.gen.refmodel.kernels import lfsr_seed
+    from sfdf.hdl.axis import axis_ports
+    from sfdf.hdl.kernels import filter_threshold
+    from sfdf.hdl.top import PAYLOAD_WIDTH, sink_tuser_fields
 
     iw, dw = network.index_width, network.data_width
     ports = []
@@ -96,8 +96,8 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     UserError
         A node with no edges (it would be both a source and a sink port).
     """
-    from hdl.axis import axis_verilog
-    from hdl.top import NetworkTop
+    from sfdf.hdl.axis import axis_verilog
+    from sfdf.hdl.top import NetworkTop
 
     report = report or check(network)
     if not report.deadlock_free and not allow_unsafe:

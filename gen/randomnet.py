@@ -12,7 +12,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable
 
-from gen.model import Edge, Network, Node
+from sfdf.gen.model import Edge, Network, Node
 
 __all__ = [
     "DEFAULT_CAPACITIES",

@@ -15,11 +15,10 @@ from datetime import date, datetime, time
 from pathlib import Path
 
 import networkx as nx
-
-from gen.errors import SpecError
-from gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_output_width
-from gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
-from gen.speclines import SpecLines
+from sfdf.gen.errors import SpecError
+from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_output_width
+from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
+from sfdf.gen.speclines import SpecLines
 
 __all__ = ["load_spec", "parse_spec"]
 

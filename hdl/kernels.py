@@ -18,9 +18,8 @@ when its copies meet, which needs every message to start at the sources, which a
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
-
-from gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
-from gen.refmodel.kernels import LFSR_MASK, lfsr_seed
+from sfdf.gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
+from sfdf.gen.refmodel.kernels import LFSR_MASK, lfsr_seed
 
 __all__ = ["MESSAGE_WIDTH", "RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "filter_threshold",
            "frame_ends", "kernel_signature", "make_kernel"]

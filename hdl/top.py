@@ -11,9 +11,8 @@ is one ``DataChannel`` of ``|q|`` tokens (output buffer included) and the sender
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-
-from gen.analysis.cycles import biconnected_edge_components
-from gen.kernels import input_shift, result_width, word_width
+from sfdf.gen.analysis.cycles import biconnected_edge_components
+from sfdf.gen.kernels import input_shift, result_width, word_width
 
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel

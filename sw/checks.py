@@ -85,7 +85,7 @@ class ModelChecker:
 
     def expected(self, frames: Sequence[np.ndarray]) -> list[dict[str, list[list[int]]]]:
         """Per frame, per sink, the ``[index mod 2^w, payload]`` of its data tokens (model order)."""
-        from gen.refmodel import simulate
+        from sfdf.gen.refmodel import simulate
 
         (source,) = self.network.sources
         result = simulate(self.network, inputs={source: [np.asarray(f).tolist() for f in frames]})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 __all__ = ["DIGITS", "digits", "veritas", "write_frames"]
 
 #: The shipped digits file (64 pixels in 0..16, then the label, per line).
-DIGITS = Path(__file__).resolve().parent.parent / "data" / "digits" / "digits.csv.gz"
+DIGITS = Path(str(files("sfdf.data") / "digits" / "digits.csv.gz"))
 
 
 def digits(path: Path = DIGITS) -> list[tuple[int, np.ndarray]]:

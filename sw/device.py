@@ -491,12 +491,10 @@ class ProcessLink:
     def __init__(self, library: Path, manifest: Mapping, reset_cycles: int = RESET_CYCLES,
                  start_timeout_s: float = 120.0):
         ours, theirs = socket.socketpair()
-        root = str(Path(__file__).resolve().parent.parent)  # where sw and cosim are importable from
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
         with theirs:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", "import sys; from sw.device import _serve; _serve(int(sys.argv[1]))",
-                 str(theirs.fileno())], pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL)
+                [sys.executable, "-c", "import sys; from sfdf.sw.device import _serve; _serve(int(sys.argv[1]))",
+                 str(theirs.fileno())], pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
         self._conn = Connection(ours.detach())
         self.pid = self.process.pid
         try:
@@ -554,7 +552,7 @@ def _serve(fd: int) -> None:
     Errors of a call (bad arguments, the simulator refusing) go back to the parent; anything else is a
     bug that ends the process, which the parent reports as :class:`DeviceDied`.
     """
-    from cosim.fastsim import FastSim
+    from sfdf.cosim.fastsim import FastSim
 
     conn = Connection(fd)
     library, manifest, reset_cycles = conn.recv()
@@ -581,11 +579,11 @@ def _serve(fd: int) -> None:
 def _library(path: Path, build_dir: str | os.PathLike) -> tuple[Path, dict]:
     """The harness library and manifest of a manifest path, or of a spec generated into a scratch folder
     (the build copies what it needs, so processes opening the same spec at once never share files)."""
-    from cosim.fastsim import build
+    from sfdf.cosim.fastsim import build
 
     if path.suffix == ".toml":
-        from gen.generate import generate
-        from gen.spec import load_spec
+        from sfdf.gen.generate import generate
+        from sfdf.gen.spec import load_spec
 
         with tempfile.TemporaryDirectory(prefix="sfdf-spec-") as scratch:
             return _library(generate(load_spec(path), scratch)[1], build_dir)
@@ -643,7 +641,7 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
                           transport=transport)
     if backend != "sim":
         raise ValueError(f"backend {backend!r}: only 'sim' and 'serial:<port>' (such as serial:/dev/ttyUSB0) exist")
-    from cosim.fastsim import FastSim
+    from sfdf.cosim.fastsim import FastSim
 
     timeout_cycles = DEFAULT_TIMEOUT_CYCLES if timeout_cycles is None else timeout_cycles
 

@@ -25,18 +25,18 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
-
-from gen.errors import UserError
+from sfdf.gen.errors import UserError
 
 from .checks import ModelChecker, batch_frames, frame_problem, variance_check
 
 __all__ = ["DEFAULT_MASTER", "DEFAULT_SPEC", "Job", "prepare", "run_job", "spark_session"]
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SPEC = ROOT / "examples" / "variance.toml"
+#: The shipped main job: 000 Fig. 1, package data of :mod:`sfdf.examples`.
+DEFAULT_SPEC = Path(str(files("sfdf.examples") / "variance.toml"))
 #: ``local[*]`` with up to 4 attempts per task (local mode retries nothing unless told).
 DEFAULT_MASTER = "local[*,4]"
 #: Frames per Arrow batch handed to a partition.
@@ -91,10 +91,10 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
     UserError
         The spec is unsafe or has other than one source (the Parquet has one pixel column).
     """
-    from cosim.fastsim import build
-    from gen.analysis import check
-    from gen.generate import generate
-    from gen.spec import load_spec
+    from sfdf.cosim.fastsim import build
+    from sfdf.gen.analysis import check
+    from sfdf.gen.generate import generate
+    from sfdf.gen.spec import load_spec
 
     network = load_spec(spec)
     if len(network.sources) != 1:
@@ -106,7 +106,7 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
                         "fix the spec until sfdf check passes; the job runs safe networks only")
     v_path, j_path = generate(network, Path(work_dir) / "rtl", report=report)
     manifest = json.loads(j_path.read_text())
-    build_dir = Path(build_dir or ROOT / "build" / "fastsim")
+    build_dir = Path(build_dir or "build/fastsim")
     build(v_path, manifest, build_dir)
     (source,) = [p for p in manifest["ports"] if p["direction"] == "in"]
     sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
@@ -120,8 +120,7 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
 def process_partition(job: Job, batches):
     """``mapInArrow`` body: Arrow batches of ``frame_id, pixels`` in, result batches out (module docstring)."""
     import pyarrow as pa
-
-    from sw.device import open_device
+    from sfdf.sw.device import open_device
 
     types = {"long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(), "string": pa.string()}
     schema = pa.schema([(name, types[kind]) for name, kind in job.columns])

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-
-from gen.model import Network
-from gen.randomnet import DEFAULT_CAPACITIES, network_from_pairs
+from sfdf.gen.model import Network
+from sfdf.gen.randomnet import DEFAULT_CAPACITIES, network_from_pairs
 
 __all__ = ["dags"]
 

@@ -10,12 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from boards import BOARDS
-from boards.build import _yosys_cells, build, critical_path_summary, fusesoc_core, parse_report, toolchain_env
-from boards.pll import ecp5_pll, ice40_pll
-from gen.analysis import check
-from gen.spec import load_spec
+from sfdf.boards import BOARDS
+from sfdf.boards.build import (
+    _yosys_cells,
+    build,
+    critical_path_summary,
+    fusesoc_core,
+    parse_report,
+    toolchain_env,
+)
+from sfdf.boards.pll import ecp5_pll, ice40_pll
+from sfdf.gen.analysis import check
+from sfdf.gen.spec import load_spec
 
 pytestmark = pytest.mark.board
 

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""boards.uart and boards.link in the Amaranth simulator: the bytes are sw.codec's, both ways."""
+"""sfdf.boards.uart and boards.link in the Amaranth simulator: the bytes are sw.codec's, both ways."""
 
 import random
 import zlib
@@ -8,8 +8,7 @@ import pytest
 from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
-
-from boards.link import (
+from sfdf.boards.link import (
     STATUS_COMMITTED,
     STATUS_DROPPED,
     STATUS_HELLO,
@@ -18,9 +17,9 @@ from boards.link import (
     FrameParser,
     SkidBuffer,
 )
-from boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
-from hdl.top import sink_tuser_fields
-from sw.codec import Codec, read_packet
+from sfdf.boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
+from sfdf.hdl.top import sink_tuser_fields
+from sfdf.sw.codec import Codec, read_packet
 
 pytestmark = pytest.mark.board
 
@@ -426,7 +425,7 @@ class _StuckNetwork(wiring.Component):
     """A network that never takes a word: what a deadlock looks like from the board core."""
 
     def __init__(self):
-        from hdl.axis import AxisSignature
+        from sfdf.hdl.axis import AxisSignature
 
         super().__init__({"u": wiring.In(AxisSignature(16, 1)), "x": wiring.Out(AxisSignature(8, 34))})
 
@@ -435,7 +434,7 @@ class _StuckNetwork(wiring.Component):
 
 
 def test_watchdog_lights_the_deadlock_led_and_a_break_clears_it():
-    from boards.core import BoardCore
+    from sfdf.boards.core import BoardCore
 
     core = BoardCore(_StuckNetwork(), index_width=32, clk_hz=400, baud=100, buffer_words=16, watchdog_s=0.5)
     codec = Codec(manifest(sinks=((8, 34),)))

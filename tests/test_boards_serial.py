@@ -1,4 +1,4 @@
-"""sw.serial without a board: open_device(..., backend="serial:...") against a fake board transport.
+"""sfdf.sw.serial without a board: open_device(..., backend="serial:...") against a fake board transport.
 
 The fake speaks the board's side of sw.codec (boards/link.py): a break resets it and it says hello (an
 empty beats packet for sink 0); it checks every frame packet's CRC and drops a bad one, as the hardware
@@ -15,10 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sw.codec import Codec, FramePacket, FramingError, read_packet
-from sw.device import DeviceDied, DeviceError, FrameTimeout, ProtocolError, open_device
-from sw.serial import STATUS_COMMITTED, STATUS_DROPPED, STATUS_HELLO, board_facts
+from sfdf.sw.codec import Codec, FramePacket, FramingError, read_packet
+from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, ProtocolError, open_device
+from sfdf.sw.serial import STATUS_COMMITTED, STATUS_DROPPED, STATUS_HELLO, board_facts
 
 pytestmark = pytest.mark.board
 
@@ -30,10 +29,10 @@ BUFFER = 64
 @pytest.fixture(scope="module")
 def board_dir(tmp_path_factory):
     """The variance network's manifest and board file, as sfdf build writes them (no toolchain run)."""
-    from boards import BOARDS
-    from boards.build import build
-    from gen.analysis import check
-    from gen.spec import load_spec
+    from sfdf.boards import BOARDS
+    from sfdf.boards.build import build
+    from sfdf.gen.analysis import check
+    from sfdf.gen.spec import load_spec
 
     out = tmp_path_factory.mktemp("variance-board")
     network = check(load_spec(EXAMPLES / "variance.toml")).network
@@ -209,7 +208,7 @@ def test_no_hello_is_an_error(board_dir):
     manifest = json.loads((board_dir / "variance.json").read_text())
     board = FakeBoard(manifest, BUFFER, silent=True)
     with pytest.raises(DeviceError, match=r"no board answered on the link within 2 s of a break"):
-        from sw.serial import open_board
+        from sfdf.sw.serial import open_board
         open_board(board_dir / "variance.json", "fake", transport=board, clock=board.clock)
     assert board.closed
 

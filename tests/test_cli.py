@@ -1,4 +1,4 @@
-"""gen.cli: the ``sfdf`` commands, their exit codes, JSON shapes and one-line user errors.
+"""sfdf.cli: the ``sfdf`` commands, their exit codes, JSON shapes and one-line user errors.
 
 The first part replaces ``gen.analysis`` and ``gen.refmodel`` by fakes to pin what the CLI itself
 does; the ``real`` part runs the real modules on the shipped examples (skipped until they exist).
@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sfdf.gen.errors import InputError
 
-from gen.cli import main, read_frames
-from gen.errors import InputError
+from sfdf.cli import main, read_frames
 
 SFDF = Path(sys.executable).parent / "sfdf"
 CHECK_KEYS = {"network", "potential_deadlock", "deadlock_free", "violations", "intervals"}
@@ -28,8 +28,8 @@ def _exists(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-needs_analysis = pytest.mark.skipif(not _exists("gen.analysis"), reason="gen.analysis is not written yet")
-needs_refmodel = pytest.mark.skipif(not _exists("gen.refmodel"), reason="gen.refmodel is not written yet")
+needs_analysis = pytest.mark.skipif(not _exists("sfdf.gen.analysis"), reason="sfdf.gen.analysis is not written yet")
+needs_refmodel = pytest.mark.skipif(not _exists("sfdf.gen.refmodel"), reason="sfdf.gen.refmodel is not written yet")
 
 TWO_SOURCES = """\
 [network]
@@ -91,7 +91,7 @@ class FakeResult:
 def calls(monkeypatch):
     """Install fake ``gen.analysis`` and ``gen.refmodel``; returns the arguments they were called with."""
     calls = {}
-    analysis = types.ModuleType("gen.analysis")
+    analysis = types.ModuleType("sfdf.gen.analysis")
     analysis.check = FakeReport
     analysis.repair_output_buffers = lambda net: calls.setdefault("repair", {"uw": 1} if net.name in UNSAFE else {})
 
@@ -104,10 +104,10 @@ def calls(monkeypatch):
         return FakeResult(network, kwargs["computations"])
 
     analysis.intervals = intervals
-    refmodel = types.ModuleType("gen.refmodel")
+    refmodel = types.ModuleType("sfdf.gen.refmodel")
     refmodel.simulate = simulate
-    monkeypatch.setitem(sys.modules, "gen.analysis", analysis)
-    monkeypatch.setitem(sys.modules, "gen.refmodel", refmodel)
+    monkeypatch.setitem(sys.modules, "sfdf.gen.analysis", analysis)
+    monkeypatch.setitem(sys.modules, "sfdf.gen.refmodel", refmodel)
     return calls
 
 
@@ -388,8 +388,8 @@ def test_real_check_human(capsys, examples):
 
 @needs_analysis
 def test_real_repair_makes_ob_fig2_safe(capsys, examples):
-    from gen.analysis import check
-    from gen.spec import load_spec
+    from sfdf.gen.analysis import check
+    from sfdf.gen.spec import load_spec
 
     network = load_spec(examples / "ob_fig2.toml")
     repair = json.loads(run(capsys, "check", examples / "ob_fig2.toml", "--json", "--repair")[1])["repair"]
@@ -484,9 +484,9 @@ def _fake_build(fmax, fits=True):
     (0.0, False, 1, "variance does not fit LFE5U-85F: ICESTORM_LC 9000/5280 170%"),
 ])
 def test_build_reports_fmax_and_exit_status(capsys, examples, monkeypatch, fmax, fits, status, text):
-    import boards.build
+    import sfdf.boards.build
 
-    monkeypatch.setattr(boards.build, "build", _fake_build(fmax, fits))
+    monkeypatch.setattr(sfdf.boards.build, "build", _fake_build(fmax, fits))
     got, out, err = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f")
     assert got == status and text in out, out
     assert "building variance for ulx3s-85f (LFE5U-85F) at 25 MHz" in err

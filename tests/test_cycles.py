@@ -7,8 +7,7 @@ import networkx as nx
 import pytest
 from graphs import dags
 from hypothesis import given, settings
-
-from gen.analysis.cycles import (
+from sfdf.gen.analysis.cycles import (
     DirectedPath,
     biconnected_edge_components,
     edges_on_cycles,
@@ -17,7 +16,7 @@ from gen.analysis.cycles import (
     sender_paths,
     undirected_cycles,
 )
-from gen.randomnet import layered_dag, network_from_pairs, random_dag
+from sfdf.gen.randomnet import layered_dag, network_from_pairs, random_dag
 
 
 def net(*edges, caps=None):

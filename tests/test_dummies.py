@@ -16,22 +16,21 @@ import pytest
 from graphs import dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from gen.analysis.cycles import (
+from sfdf.gen.analysis.cycles import (
     biconnected_edge_components,
     edges_on_cycles,
     maximal_paths_on_cycle,
     sender_paths,
     undirected_cycles,
 )
-from gen.analysis.dummies import (
+from sfdf.gen.analysis.dummies import (
     _Component,
     naive_intervals,
     nonpropagation_intervals,
     propagation_intervals,
     propagation_intervals_enumerating,
 )
-from gen.randomnet import layered_dag, network_from_pairs
+from sfdf.gen.randomnet import layered_dag, network_from_pairs
 
 
 def net(*edges, caps):
@@ -292,14 +291,14 @@ def test_alg4_needs_other_out_edges_not_other_children():
 
 def simulate_inband(network, intervals, algorithm, oracle):
     """Run ``network`` in-band with the given intervals and filtering oracle (gen.refmodel)."""
-    refmodel = pytest.importorskip("gen.refmodel")
+    refmodel = pytest.importorskip("sfdf.gen.refmodel")
     concrete = replace(network.with_intervals(intervals), mode="inband", dummy_algorithm=algorithm)
     return refmodel.simulate(concrete, computations=200, filter_oracle=oracle, scheduler="round_robin")
 
 
 def thm_2_2_history(network, blockwise_forward):
     """002 Thm. 2.2's filtering history on the network's only cycle."""
-    refmodel = pytest.importorskip("gen.refmodel")
+    refmodel = pytest.importorskip("sfdf.gen.refmodel")
     (cycle,) = undirected_cycles(network)
     return refmodel.adversarial_filter_history(network, cycle, blockwise_forward=blockwise_forward)
 

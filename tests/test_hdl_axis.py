@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""hdl.axis: the AXI4-Stream signature, the stream adapters, and the Verilog top's port names."""
+"""sfdf.hdl.axis: the AXI4-Stream signature, the stream adapters, and the Verilog top's port names."""
 
 import importlib.util
 import itertools
@@ -14,8 +14,7 @@ from amaranth import Module, Shape
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
-
-from hdl.axis import (
+from sfdf.hdl.axis import (
     AxisPort,
     AxisSignature,
     AxisToStream,
@@ -25,7 +24,7 @@ from hdl.axis import (
     axis_signature,
     axis_verilog,
 )
-from hdl.channels import DataChannel
+from sfdf.hdl.channels import DataChannel
 
 
 class _Loopback(wiring.Component):

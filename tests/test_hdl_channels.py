@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""hdl.channels in the Amaranth simulator: exact capacity, order, throughput and ``level``.
+"""sfdf.hdl.channels in the Amaranth simulator: exact capacity, order, throughput and ``level``.
 
 Every run has a background monitor that checks, on every cycle, the channel against a naive count of
 the transfers: ``level`` equals the count, ``o_stream.valid`` is exactly ``level != 0`` and
@@ -13,8 +13,7 @@ import pytest
 from amaranth import unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
-
-from hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.channels import ControlChannel, DataChannel
 
 CAPACITIES = [1, 2, 3, 5, 16, 100]
 

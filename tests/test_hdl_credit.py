@@ -11,10 +11,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
-
-from hdl.credit import CreditReceiver, CreditSender
-from hdl.gap import delta_width
-from hdl.tokens import computation_layout, head_layout
+from sfdf.hdl.credit import CreditReceiver, CreditSender
+from sfdf.hdl.gap import delta_width
+from sfdf.hdl.tokens import computation_layout, head_layout
 
 IW, DW, PW = 16, 16, 8
 

@@ -12,16 +12,15 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
-
-from gen.model import Edge as SpecEdge
-from gen.refmodel.channels import DATA, DUMMY, EOS, FLAGGED
-from gen.refmodel.inband import InbandNode, PropagationNode
-from gen.refmodel.link import Link
-from hdl.channels import DataChannel
-from hdl.gap import delta_width
-from hdl.inband import InbandReceiver, InbandSender, flushed_width
-from hdl.join import SFDFJoin
-from hdl.tokens import computation_layout, inband_token_layout
+from sfdf.gen.model import Edge as SpecEdge
+from sfdf.gen.refmodel.channels import DATA, DUMMY, EOS, FLAGGED
+from sfdf.gen.refmodel.inband import InbandNode, PropagationNode
+from sfdf.gen.refmodel.link import Link
+from sfdf.hdl.channels import DataChannel
+from sfdf.hdl.gap import delta_width
+from sfdf.hdl.inband import InbandReceiver, InbandSender, flushed_width
+from sfdf.hdl.join import SFDFJoin
+from sfdf.hdl.tokens import computation_layout, inband_token_layout
 
 DW, PW = 16, 8
 

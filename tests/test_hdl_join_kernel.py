@@ -4,10 +4,9 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
-
-from gen.refmodel.kernels import lfsr_seed, lfsr_step
-from hdl.join import SFDFJoin
-from hdl.kernels import RandomFilter, filter_threshold, make_kernel
+from sfdf.gen.refmodel.kernels import lfsr_seed, lfsr_step
+from sfdf.hdl.join import SFDFJoin
+from sfdf.hdl.kernels import RandomFilter, filter_threshold, make_kernel
 
 
 def simulate(dut, bench):

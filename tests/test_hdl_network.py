@@ -5,14 +5,13 @@ from dataclasses import replace
 
 import pytest
 from amaranth.sim import Simulator
-
-from gen.analysis import resolve
-from gen.analysis.cycles import edges_on_cycles
-from gen.randomnet import random_dag
-from gen.refmodel import simulate
-from gen.spec import load_spec
-from hdl.node import BEAT_DATA, BEAT_EOS, BEAT_MESSAGE
-from hdl.top import NetworkTop
+from sfdf.gen.analysis import resolve
+from sfdf.gen.analysis.cycles import edges_on_cycles
+from sfdf.gen.randomnet import random_dag
+from sfdf.gen.refmodel import simulate
+from sfdf.gen.spec import load_spec
+from sfdf.hdl.node import BEAT_DATA, BEAT_EOS, BEAT_MESSAGE
+from sfdf.hdl.top import NetworkTop
 
 
 def frames_for(rng, sources, n_frames, zero_rate=0.3):

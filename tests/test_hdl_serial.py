@@ -1,4 +1,4 @@
-"""hdl.serial: the hardware comparators against their Python twins, and the twins against plain ints."""
+"""sfdf.hdl.serial: the hardware comparators against their Python twins, and the twins against plain ints."""
 
 import itertools
 import random
@@ -6,8 +6,7 @@ import random
 import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
-
-from hdl.serial import (
+from sfdf.hdl.serial import (
     serial_lt,
     serial_lt_py,
     serial_min,

@@ -5,11 +5,10 @@ import random
 from dataclasses import replace
 
 import pytest
-
-from gen.analysis import check, resolve
-from gen.analysis.cycles import edges_on_cycles, undirected_cycles
-from gen.randomnet import random_dag
-from gen.refmodel import adversarial_filter_history, simulate
+from sfdf.gen.analysis import check, resolve
+from sfdf.gen.analysis.cycles import edges_on_cycles, undirected_cycles
+from sfdf.gen.randomnet import random_dag
+from sfdf.gen.refmodel import adversarial_filter_history, simulate
 
 PROTOCOLS = [
     ("credit", "nonpropagation"),
@@ -86,7 +85,7 @@ def test_without_intervals_every_adversarial_cycle_deadlocks(mode):
 
 
 def test_fig3_spec_deadlocks_and_its_safe_variant_completes(examples):
-    from gen.spec import load_spec
+    from sfdf.gen.spec import load_spec
 
     net = load_spec(examples / "fig3_deadlock.toml")
     assert not check(net).deadlock_free

@@ -3,13 +3,12 @@
 from dataclasses import replace
 
 import pytest
-
-import gen.analysis
-from gen.model import Edge, Network, Node
-from gen.refmodel import FRAME_END, SimResult, adversarial_filter_history, simulate
-from gen.refmodel.adversary import cycle_marks
-from gen.refmodel.channels import MSG_DUMMY, MSG_USER, ControlChannel, DataChannel
-from gen.refmodel.kernels import RandomFilter, VarianceSource, lfsr_seed, lfsr_step, make_kernel
+import sfdf.gen.analysis
+from sfdf.gen.model import Edge, Network, Node
+from sfdf.gen.refmodel import FRAME_END, SimResult, adversarial_filter_history, simulate
+from sfdf.gen.refmodel.adversary import cycle_marks
+from sfdf.gen.refmodel.channels import MSG_DUMMY, MSG_USER, ControlChannel, DataChannel
+from sfdf.gen.refmodel.kernels import RandomFilter, VarianceSource, lfsr_seed, lfsr_step, make_kernel
 
 SCHEDULERS = ("random", "round_robin", "adversarial")
 
@@ -330,7 +329,7 @@ def test_inband_join_forwards_copies_of_one_index_once(algorithm, scheduler):
     # in that computation and forwarded once, after the frame's data.
     network = net([edge("vx", 1), edge("ux", 1), edge("uv", 1)], nodes=["u", "v", "x"], mode="inband",
                   dummy_algorithm=algorithm)
-    network = network.with_intervals(gen.analysis.intervals(network, algorithm))
+    network = network.with_intervals(sfdf.gen.analysis.intervals(network, algorithm))
     result = simulate(network, inputs={"u": [[0], [1, 2], [3]]}, scheduler=scheduler)
     assert result.outputs["x"] == [("data", 1, 0), ("control", (FRAME_END, 0)), ("data", 2, 2), ("data", 3, 4),
                                    ("control", (FRAME_END, 1)), ("data", 4, 6), ("control", (FRAME_END, 2))]
@@ -378,7 +377,7 @@ def test_inband_messages_take_no_slot_so_capacity_based_intervals_hold(scheduler
     # index 1 on uv only, then its frame end as a token of its own: uv = [1, frame end] was full, so
     # u could not send EOS on uv while v needed index 1 on uv2. Now the frame end rides on index 1.
     network = net([edge("uv", 2), edge("uv2", 1), edge("vx", 1)], mode="inband")
-    network = network.with_intervals(gen.analysis.intervals(network, "nonpropagation"))
+    network = network.with_intervals(sfdf.gen.analysis.intervals(network, "nonpropagation"))
     assert network.edge_by_name["uv2"].interval == 2
 
     def oracle(name, output, index):
@@ -394,7 +393,7 @@ def test_inband_messages_take_no_slot_so_capacity_based_intervals_hold(scheduler
 def test_inband_messages_owed_at_eos_ride_on_it(scheduler):
     # Sources with different frames: x holds b's second frame end (a never sends one) until EOS.
     network = net([edge("ax", 1), edge("bx", 1), edge("xy", 1)], mode="inband", dummy_algorithm="naive")
-    network = network.with_intervals(gen.analysis.intervals(network, "naive"))
+    network = network.with_intervals(sfdf.gen.analysis.intervals(network, "naive"))
     result = simulate(network, inputs={"a": [[1, 2]], "b": [[5], [6, 7]]}, scheduler=scheduler)
     assert result.outputs["y"] == [("data", 1, 6), ("data", 2, 8), ("control", (FRAME_END, 0)),
                                    ("data", 3, 7), ("control", (FRAME_END, 1))]
@@ -542,7 +541,7 @@ def test_auto_values_are_resolved():
 
 
 def test_auto_surviving_resolution_is_an_error(monkeypatch):
-    monkeypatch.setattr(gen.analysis, "resolve", lambda network: network)
+    monkeypatch.setattr(sfdf.gen.analysis, "resolve", lambda network: network)
     with pytest.raises(ValueError) as info:
         simulate(net([Edge("ab", "a", "b", 4, interval=3, threshold=2)]))
     assert str(info.value) == "Network 't' must have concrete values, but 'auto' survived resolution in: ab.control_capacity"

@@ -9,10 +9,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
-import gen.analysis
-from gen.refmodel import FRAME_END, simulate
-from gen.refmodel.kernels import (
+import sfdf.gen.analysis
+from sfdf.gen.refmodel import FRAME_END, simulate
+from sfdf.gen.refmodel.kernels import (
     VarianceJoin,
     VarianceMean,
     VarianceMeanSq,
@@ -20,7 +19,7 @@ from gen.refmodel.kernels import (
     make_kernel,
     unpack_variance,
 )
-from gen.spec import load_spec
+from sfdf.gen.spec import load_spec
 
 SCHEDULERS = ("random", "round_robin", "adversarial")
 
@@ -67,7 +66,7 @@ def random_frames(seed, count=12, bits=16):
 
 # -- the shipped example ---------------------------------------------------------------------------
 def test_variance_example_is_safe(variance):
-    assert gen.analysis.check(variance).deadlock_free
+    assert sfdf.gen.analysis.check(variance).deadlock_free
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
@@ -86,7 +85,7 @@ def test_random_frames_are_exact(variance, scheduler, seed):
 def test_inband_variance_is_exact(variance, algorithm):
     network = replace(variance, mode="inband", dummy_algorithm=algorithm).with_edges(
         replace(e, interval="auto") for e in variance.edges)
-    assert gen.analysis.check(network).deadlock_free
+    assert sfdf.gen.analysis.check(network).deadlock_free
     frames = random_frames(7)
     for scheduler in SCHEDULERS:
         check_results(simulate(network, inputs={"u": frames}, scheduler=scheduler, seed=1), frames)

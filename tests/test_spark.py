@@ -12,10 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from gen.errors import UserError
-from sw.datasets import digits, veritas, write_frames
-from sw.spark import check_input, run_job, spark_session
+from sfdf.gen.errors import UserError
+from sfdf.sw.datasets import digits, veritas, write_frames
+from sfdf.sw.spark import check_input, run_job, spark_session
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""gen.spec: the TOML spec format of DESIGN.md and its one-line errors (whole messages pinned)."""
+"""sfdf.gen.spec: the TOML spec format of DESIGN.md and its one-line errors (whole messages pinned)."""
 
 import itertools
 import pickle
@@ -7,10 +7,9 @@ import textwrap
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from gen.errors import SpecError, UserError
-from gen.kernels import KERNELS
-from gen.spec import load_spec, parse_spec
+from sfdf.gen.errors import SpecError, UserError
+from sfdf.gen.kernels import KERNELS
+from sfdf.gen.spec import load_spec, parse_spec
 
 # Line 1 [network], 4 and 7 [[node]], 10 [[edge]], 13 capacity; appended edge keys start at line 14.
 BASE = """\

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
-
-from gen.model import Network
+from sfdf.gen.model import Network
 
 __all__ = [
     "Cycle",

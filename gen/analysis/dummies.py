@@ -13,14 +13,14 @@ import itertools
 import math
 from collections import defaultdict, deque
 
-from gen.analysis.cycles import (
+from sfdf.gen.analysis.cycles import (
     DirectedPath,
     biconnected_edge_components,
     maximal_paths_on_cycle,
     sender_paths,
     undirected_cycles,
 )
-from gen.model import Edge, Network
+from sfdf.gen.model import Edge, Network
 
 __all__ = [
     "naive_intervals",

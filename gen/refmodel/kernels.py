@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
+from sfdf.gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
 
 __all__ = [
     "KERNELS",

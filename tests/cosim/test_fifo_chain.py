@@ -17,7 +17,7 @@ SEED = 20240601
 @pytest.fixture
 def run_fifo_chain(verilator_toolchain, cosim_build_root, fifo_chain_verilog):
     """``run(test_filter=...) -> RunResults`` on the cached build of the chain."""
-    from cosim.runner import build_and_run
+    from sfdf.cosim.runner import build_and_run
 
     def run(**kwargs):
         return build_and_run([fifo_chain_verilog], TOP, TESTS, cosim_build_root, seed=SEED, timeout_s=300,

@@ -14,11 +14,10 @@ import re
 from dataclasses import replace
 
 import pytest
-
-from cosim.network import run_network
-from gen.analysis.cycles import edges_on_cycles
-from gen.randomnet import random_dag
-from gen.spec import load_spec
+from sfdf.cosim.network import run_network
+from sfdf.gen.analysis.cycles import edges_on_cycles
+from sfdf.gen.randomnet import random_dag
+from sfdf.gen.spec import load_spec
 
 pytestmark = pytest.mark.cosim
 
@@ -132,7 +131,7 @@ def test_ob_fig2_deadlocks_where_the_model_says(examples, verilator_toolchain, c
 
 
 def test_cli_shows_the_ob_fig2_deadlock(examples, verilator_toolchain, cosim_build_root, capsys):
-    from gen.cli import main
+    from sfdf.gen.cli import main
 
     status = main(["cosim", str(examples / "ob_fig2.toml"), "--flush", "uw:4", "--no-backpressure",
                    "--computations", "100", "--frame-max", "100", "--build-dir", str(cosim_build_root)])

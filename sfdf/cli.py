@@ -14,8 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from gen.errors import InputError, UserError
-from gen.kernels import word_width
+from sfdf.gen.errors import InputError, UserError
+from sfdf.gen.kernels import word_width
 
 __all__ = ["main", "read_frames"]
 
@@ -39,7 +39,7 @@ def _read_text(path: str, argument: str) -> str:
 
 
 def _load(path: str):
-    from gen.spec import parse_spec
+    from sfdf.gen.spec import parse_spec
 
     return parse_spec(_read_text(path, "SPEC"), path)
 
@@ -106,7 +106,7 @@ def _print_json(data) -> None:
 # -- commands ---------------------------------------------------------------------------------------
 
 def _check(args) -> int:
-    from gen.analysis import check, repair_output_buffers
+    from sfdf.gen.analysis import check, repair_output_buffers
 
     network = _load(args.spec)
     report = check(network)
@@ -133,7 +133,7 @@ def _repair_lines(network, repair: dict[str, int]) -> list[str]:
 
 
 def _intervals(args) -> int:
-    from gen.analysis import intervals
+    from sfdf.gen.analysis import intervals
 
     network = _load(args.spec)
     result = intervals(network, args.algorithm)
@@ -147,7 +147,7 @@ def _intervals(args) -> int:
 
 
 def _simulate(args) -> int:
-    from gen.refmodel import simulate
+    from sfdf.gen.refmodel import simulate
 
     network = _load(args.spec)
     inputs = None
@@ -171,7 +171,7 @@ def _simulate(args) -> int:
 # -- parser -----------------------------------------------------------------------------------------
 
 def _generate(args) -> int:
-    from gen.generate import UnsafeNetwork, generate
+    from sfdf.gen.generate import UnsafeNetwork, generate
 
     network = _load(args.spec)
     try:
@@ -186,8 +186,8 @@ def _generate(args) -> int:
 
 
 def _cosim(args) -> int:
-    from cosim.network import run_network
-    from gen.analysis import check
+    from sfdf.cosim.network import run_network
+    from sfdf.gen.analysis import check
 
     network = _load(args.spec)
     flush_after = dict(args.flush)
@@ -215,7 +215,7 @@ def _cosim(args) -> int:
 
 
 def _spark(args) -> int:
-    from sw.spark import DEFAULT_SPEC, run_job
+    from sfdf.sw.spark import DEFAULT_SPEC, run_job
 
     spec = args.spec or str(DEFAULT_SPEC)
     _load(spec)  # a bad spec is a one-line error before Spark starts
@@ -235,11 +235,11 @@ def _spark(args) -> int:
 
 
 def _build(args) -> int:
-    from boards import BOARDS
-    from boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
-    from boards.pll import ecp5_pll, ice40_pll
-    from boards.uart import uart_divisor
-    from gen.analysis import check
+    from sfdf.boards import BOARDS
+    from sfdf.boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
+    from sfdf.boards.pll import ecp5_pll, ice40_pll
+    from sfdf.boards.uart import uart_divisor
+    from sfdf.gen.analysis import check
 
     board = BOARDS.get(args.board)
     if board is None:

@@ -1,0 +1,1 @@
+"""Data sets that ship with sfdf (package data): the UCI digits of the demo (digits/README.md)."""

@@ -1,0 +1,1 @@
+"""The specs and input frames that ship with sfdf (package data; README, "A tour of the spec")."""

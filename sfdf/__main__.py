@@ -1,0 +1,7 @@
+"""``python -m sfdf``: the ``sfdf`` command line."""
+
+import sys
+
+from sfdf.cli import main
+
+sys.exit(main())
