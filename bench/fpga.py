@@ -119,7 +119,7 @@ def build_design(name: str, board_name: str) -> dict:
 
 def module_luts(name: str) -> dict:
     """LUT4s per module of the network alone (``synth_ecp5 -noflatten``), by module name."""
-    from sfdf.gen.generate import generate
+    from sfdf.hdl.generate import generate
 
     network = resolved(DESIGNS[name][2])
     with tempfile.TemporaryDirectory(prefix="sfdf-luts-") as scratch:

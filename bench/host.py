@@ -42,8 +42,8 @@ def sparse_frames(pixels: int, seed: int = 1, zeros: float = 0.5, longest: int =
 
 def generated(build_dir: Path) -> Path:
     """The variance network's manifest (with its Verilog beside it) under ``build_dir``."""
-    from sfdf.gen.generate import generate
     from sfdf.gen.spec import load_spec
+    from sfdf.hdl.generate import generate
 
     return generate(load_spec(SPEC), build_dir / "variance")[1]
 

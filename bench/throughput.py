@@ -22,9 +22,9 @@ from pathlib import Path
 
 from sfdf.cosim.network import run_tests, watchdog_cycles
 from sfdf.gen.analysis import check
-from sfdf.gen.generate import generate
 from sfdf.gen.refmodel import random_words
 from sfdf.gen.spec import parse_spec
+from sfdf.hdl.generate import generate
 
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,6 +11,7 @@ is the problem sfdf solves; as hardware it is the floor sfdf's control logic is 
 from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+
 from sfdf.gen.kernels import input_shift, result_width, word_width
 from sfdf.hdl.axis import AxisSignature
 from sfdf.hdl.channels import DataChannel

@@ -273,7 +273,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     """
     from importlib.metadata import version
 
-    from sfdf.gen.generate import generate
+    from sfdf.hdl.generate import generate
     from sfdf.hdl.top import NetworkTop
 
     clock_hz = clock_hz or board.clock_hz

@@ -18,7 +18,9 @@ from amaranth import Cat, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
+
 from sfdf.hdl.axis import axis_ports
+from sfdf.hdl.manifest import BeatKind, sink_tuser_fields
 
 from .link import BeatSerializer, FrameParser, SkidBuffer
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor
@@ -156,9 +158,10 @@ class BoardCore(wiring.Component):
         # sits on the network's paths.
         src0, sink0 = getattr(inner, self.sources[0].member), getattr(inner, self.sinks[0].member)
         frame_in, frame_out, moved = Signal(), Signal(), Signal()
-        kind = sink0.tuser[self.index_width:self.index_width + 2]
+        kind_field = next(f for f in sink_tuser_fields(self.index_width) if f.name == "kind")
+        kind = sink0.tuser[kind_field.lsb:kind_field.lsb + kind_field.width]
         m.d.sync += [frame_in.eq(src0.tvalid & src0.tready & src0.tlast),
-                     frame_out.eq(sink0.tvalid & sink0.tready & (kind == 1)), moved.eq(Cat(*beats).any())]
+                     frame_out.eq(sink0.tvalid & sink0.tready & (kind == BeatKind.MESSAGE)), moved.eq(Cat(*beats).any())]
         frames_in, frames_out = Signal(16), Signal(16)
         with m.If(frame_in):
             m.d.sync += frames_in.eq(frames_in + 1)

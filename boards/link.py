@@ -1,10 +1,6 @@
 """The host link's packet engines: frame packets in (CRC-checked, store and forward), beats packets out.
 
-Both speak :mod:`sw.codec`'s bytes exactly (little-endian, CRC-32 of zlib over everything before it):
-
-    frame packet   "SF" | u8 version | u8 flags (bit 0: end of stream) | u8 source port | i64 frame id
-                   | u32 count | count words of ceil(tdata_width / 8) bytes | u32 crc
-    beats packet   "SB" | u8 version | u8 0 | u8 sink port | u32 count | count beats | u32 crc
+Both speak the packets of :mod:`sfdf.boards.packets` exactly, as :mod:`sfdf.sw.codec` does on the host.
 
 :class:`FrameParser` writes a frame's words into its source's :class:`CommitFIFO` as they arrive and
 *commits* them only when the CRC matches: a damaged or truncated packet is rolled back and never reaches
@@ -20,19 +16,19 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+
 from sfdf.hdl.axis import AxisSignature
 
-__all__ = ["BEATS_HEADER", "FRAME_HEADER", "STATUS_COMMITTED", "STATUS_DROPPED", "STATUS_HELLO", "BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer",
-           "crc32_processor"]
+from . import packets
+from .packets import VERSION, Status
+
+__all__ = ["BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer", "crc32_processor"]
 
 #: Bytes after the magic of a frame packet's header: version, flags, port, frame id (8), count (4).
-FRAME_HEADER = 15
+FRAME_HEADER = packets.FRAME_HEADER.size - len(packets.FRAME_MAGIC)
 #: Bytes of a beats packet's header, magic included.
-BEATS_HEADER = 9
-VERSION = 1
-#: Byte 3 of a status packet (an empty beats packet for sink 0), see :class:`BeatSerializer`.
-STATUS_HELLO, STATUS_COMMITTED, STATUS_DROPPED = 0, 1, 2
-_S, _F, _B = ord("S"), ord("F"), ord("B")
+BEATS_HEADER = packets.BEATS_HEADER.size
+(_S, _F), (_, _B) = packets.FRAME_MAGIC, packets.BEATS_MAGIC
 
 
 def crc32_processor():
@@ -272,8 +268,8 @@ class BeatSerializer(wiring.Component):
     little-endian, as :meth:`sw.codec.Codec.pack_beat_values` writes it. Sinks take turns.
 
     A status packet is an empty beats packet for sink 0 whose byte 3 (0 in :mod:`sw.codec`, which
-    ignores it) says what happened: :data:`STATUS_HELLO`, :data:`STATUS_COMMITTED` (a frame packet was
-    taken) or :data:`STATUS_DROPPED` (one was not). Acknowledgements go before beats, in packet order, so
+    ignores it) says what happened: :attr:`Status.HELLO`, :attr:`Status.COMMITTED` (a frame packet was
+    taken) or :attr:`Status.DROPPED` (one was not). Acknowledgements go before beats, in packet order, so
     the host knows exactly which frame a drop concerns (:mod:`sw.serial`).
 
     Parameters
@@ -345,11 +341,11 @@ class BeatSerializer(wiring.Component):
             m.d.sync += position.eq(0)
             with m.If(hello):
                 m.d.sync += [hello.eq(0), sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER),
-                             status.eq(STATUS_HELLO)]
+                             status.eq(Status.HELLO)]
             with m.Elif(self.i_ack.valid):
                 m.d.comb += self.i_ack.ready.eq(1)
                 m.d.sync += [sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER),
-                             status.eq(Mux(self.i_ack.payload, STATUS_COMMITTED, STATUS_DROPPED))]
+                             status.eq(Mux(self.i_ack.payload, Status.COMMITTED, Status.DROPPED))]
             with m.Else():
                 m.d.sync += status.eq(0)
                 for j, (d, u) in enumerate(self.sinks):

@@ -3,7 +3,7 @@ moves whole frames per call, loaded through ctypes; no Python runs per cycle.
 
 The harness (``cosim/harness/fastsim.cpp``) is filled in per manifest (:func:`harness_source`): the port
 names, ``tdata``/``tuser`` widths (any width: above 64 bits Verilator's ``VlWide``) and the position of
-the beat kind in a sink's ``tuser`` come from the manifest's ``ports`` as :class:`sw.codec.Codec` reads
+the beat kind in a sink's ``tuser`` come from the manifest's ``ports`` as :mod:`sfdf.hdl.manifest` reads
 them (DESIGN.md: cosim reads the manifest, never re-derives hardware facts). It drives AXI4-Stream as
 DESIGN.md and docs/hardware.md say: a transfer happens at a rising edge when ``tvalid && tready`` held
 before it; a source holds a word until it is taken, ``tlast`` ends a frame and ``tuser[0]`` the stream;
@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import NamedTuple, Self
 
 import numpy as np
-from sfdf.sw.codec import Codec, Port
+
+from sfdf.hdl.manifest import BeatKind, Port, read_manifest
 
 from .toolchain import find_toolchain
 
@@ -107,16 +108,17 @@ class RunResult(NamedTuple):
 
 
 def harness_ports(manifest: Mapping) -> tuple[list[Port], list[Port]]:
-    """The manifest's source (``in``) and sink (``out``) ports, in manifest order, as :class:`sw.codec.Codec`
-    reads them."""
+    """The manifest's source (``in``) and sink (``out``) ports, in manifest order (:mod:`sfdf.hdl.manifest`)."""
     try:
-        codec = Codec(manifest)
-    except ValueError as error:  # no source or no sink
+        m = read_manifest(manifest)
+    except ValueError as error:  # a key missing
         raise FastSimError(str(error)) from None
-    for port in codec.sources:
+    if not m.sources or not m.sinks:
+        raise FastSimError(f"manifest {m.name!r}: needs a source and a sink port")
+    for port in m.sources:
         if port.tdata_width < 1:
             raise FastSimError(f"manifest port {port.name}: tdata_width {port.tdata_width} < 1")
-    return list(codec.sources), list(codec.sinks)
+    return list(m.sources), list(m.sinks)
 
 
 def record_bytes(port: Port) -> int:
@@ -135,23 +137,23 @@ def _kind_field(port: Port) -> tuple[int, int]:
 def signature(manifest: Mapping) -> str:
     """The facts a compiled harness depends on, one line; the library reports its own to compare."""
     sources, sinks = harness_ports(manifest)
-    kinds = manifest["beat_kinds"]
+    message, eos = (read_manifest(manifest).code(kind) for kind in (BeatKind.MESSAGE, BeatKind.EOS))
     parts = [f"{p.name}:{p.tdata_width}:{p.tuser_width}:{int(p.tlast)}" for p in sources]
     parts += [f"{p.name}:{p.tdata_width}:{p.tuser_width}:{int(p.tlast)}:{_kind_field(p)}"
               for p in sinks]
-    return f"{manifest['top']} " + " ".join(parts) + f" message={kinds['message']} eos={kinds['eos']}"
+    return f"{manifest['top']} " + " ".join(parts) + f" message={message} eos={eos}"
 
 
 def harness_source(manifest: Mapping) -> str:
     """The C++ harness for ``manifest``: :data:`HARNESS` with its port code generated."""
     sources, sinks = harness_ports(manifest)
-    kinds = manifest["beat_kinds"]
+    message, eos = (read_manifest(manifest).code(kind) for kind in (BeatKind.MESSAGE, BeatKind.EOS))
     constants = [
         f"constexpr int N_SOURCES = {len(sources)};",
         f"constexpr int N_SINKS = {len(sinks)};",
         f"constexpr size_t WORD_BYTES[N_SOURCES] = {{{', '.join(str(p.tdata_bytes) for p in sources)}}};",
         f"constexpr size_t RECORD_BYTES[N_SINKS] = {{{', '.join(str(record_bytes(p)) for p in sinks)}}};",
-        f"constexpr unsigned KIND_MESSAGE = {int(kinds['message'])}, KIND_EOS = {int(kinds['eos'])};",
+        f"constexpr unsigned KIND_MESSAGE = {message}, KIND_EOS = {eos};",
         f"const char* const SIGNATURE = {json.dumps(signature(manifest))};",
     ]
     ports, zero, ready = [], [], []
@@ -314,7 +316,7 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     Parameters
     ----------
     verilog : path
-        ``<name>.v`` written by :func:`gen.generate.generate`.
+        ``<name>.v`` written by :func:`sfdf.hdl.generate.generate`.
     manifest : mapping or path
         Its manifest (``<name>.json``) or the parsed dict.
     build_dir : path
@@ -451,7 +453,7 @@ class FastSim:
     Members
     -------
     manifest : dict
-    sources, sinks : list of sw.codec.Port
+    sources, sinks : list of sfdf.hdl.manifest.Port
         In manifest order; methods accept a port's node name (``"u"``), port name (``"s_axis_u"``)
         or position.
     """

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sfdf.gen.analysis import check
-from sfdf.gen.generate import generate
 from sfdf.gen.refmodel import random_words, simulate
+from sfdf.hdl.generate import generate
 
 from .runner import RunResults, build_and_run
 

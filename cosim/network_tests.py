@@ -16,9 +16,11 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
 from sfdf.cosim.axis import AxisBus, AxisSink, AxisSource
 from sfdf.cosim.scoreboard import Scoreboard, Token
 from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog
+from sfdf.hdl.manifest import BeatKind, read_manifest
 
 
 def _pauses(rng: random.Random, busy: float):
@@ -44,8 +46,8 @@ class NetworkBench:
         self.dut, self.config = dut, config
         manifest = config["manifest"]
         self.index_width = manifest["index_width"]
-        kinds = manifest["beat_kinds"]
-        self.eos_kind, self.message_kind = kinds["eos"], kinds["message"]
+        codes = read_manifest(manifest)
+        self.data_kind, self.message_kind, self.eos_kind = (codes.code(kind) for kind in BeatKind)
         rng = random.Random(config["seed"])
         busy = config["pause"]
         self.sources, self.sinks = {}, {}

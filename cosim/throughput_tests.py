@@ -14,6 +14,7 @@ from pathlib import Path
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
+
 from sfdf.cosim.network_tests import NetworkBench
 
 
@@ -41,9 +42,9 @@ async def measure(dut) -> None:
             bus = sink.bus
             if int(bus.tvalid.value) and int(bus.tready.value):
                 kind = int(bus.tuser.value) >> iw
-                if kind == 2:
+                if kind == bench.eos_kind:
                     bench.finished.add(node)
-                elif kind == 0:
+                elif kind == bench.data_kind:
                     beats[node].append(cycle)
         for name in edges:
             data_in = getattr(dut.core, f"q_{name}")

@@ -11,13 +11,19 @@ from dataclasses import dataclass
 
 __all__ = [
     "KERNELS",
+    "LFSR_MASK",
+    "MESSAGE_WIDTH",
     "PIXEL_BITS",
     "REQUIRED_INPUTS",
     "VARIANCE_KERNELS",
     "KernelParam",
+    "filter_threshold",
     "input_shift",
     "kernel_input_width",
     "kernel_output_width",
+    "kernel_params",
+    "lfsr_seed",
+    "lfsr_step",
     "result_width",
     "variance_fields",
     "word_width",
@@ -62,6 +68,38 @@ KERNELS: dict[str, dict[str, KernelParam]] = {
     "variance_join": {},
 }
 
+
+def kernel_params(kernel: str | None, params) -> dict:
+    """``params`` of ``kernel`` completed with the defaults of :data:`KERNELS` (``None`` is ``random_filter``)."""
+    table = KERNELS.get(kernel or "random_filter", {})
+    return {**{name: p.default for name, p in table.items()}, **dict(params)}
+
+
+# -- random_filter's deterministic filtering, identical in the model and the hardware (docs/semantics.md) --
+#: Galois feedback mask of x^32 + x^22 + x^2 + x + 1.
+LFSR_MASK = 0x80200003
+_MASK32 = 0xFFFFFFFF
+
+
+def lfsr_seed(seed: int, output: int) -> int:
+    """Initial LFSR state of output ``output``: ``(seed * 0x9E3779B1 + (j + 1) * 0x85EBCA77) mod 2^32``, or 1."""
+    return (seed * 0x9E3779B1 + (output + 1) * 0x85EBCA77) & _MASK32 or 1
+
+
+def lfsr_step(state: int) -> int:
+    """One right-shift Galois step: ``lsb = s & 1; s >>= 1; if lsb: s ^= 0x80200003``."""
+    return (state >> 1) ^ LFSR_MASK if state & 1 else state >> 1
+
+
+def filter_threshold(rate: float) -> int:
+    """The integer threshold of a filtering ``rate``: an output filters iff ``(s >> 16) < round(rate * 65536)``."""
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"Filter rate must be in [0, 1], not {rate!r}")
+    return round(rate * 65536)
+
+
+#: Bits of a user message's payload: a source's frame ends carry the frame number mod ``2^16``.
+MESSAGE_WIDTH = 16
 
 # -- payload widths the variance kernels fix (000 Fig. 1) -----------------------------------------------
 #: Bits of a pixel: the variance source's input word (DESIGN.md: unsigned 16-bit pixels).

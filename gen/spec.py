@@ -15,8 +15,9 @@ from datetime import date, datetime, time
 from pathlib import Path
 
 import networkx as nx
+
 from sfdf.gen.errors import SpecError
-from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_output_width
+from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_output_width, kernel_params
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
 from sfdf.gen.speclines import SpecLines
 
@@ -234,7 +235,7 @@ class _Parser:
 
     def params(self, index: int, label: str, kernel: str | None, table: dict) -> dict:
         if "params" not in table:
-            return {name: p.default for name, p in KERNELS.get(kernel, {}).items()}
+            return kernel_params(kernel, {}) if kernel in KERNELS else {}
         given = table["params"]
 
         def check(key, problem, fix):

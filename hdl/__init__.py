@@ -1,5 +1,5 @@
 """sfdf hardware (Amaranth 0.5): channels, credit and in-band protocol logic, join, kernels, node, top.
 
-See docs/hardware.md. :class:`hdl.top.NetworkTop` is a whole network; ``gen.generate`` turns it into
-Verilog with AXI4-Stream ports and a manifest.
+See docs/hardware.md. :class:`sfdf.hdl.top.NetworkTop` is a whole network; :mod:`sfdf.hdl.generate`
+writes it as Verilog with AXI4-Stream ports beside its manifest (:mod:`sfdf.hdl.manifest`).
 """

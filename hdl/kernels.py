@@ -18,15 +18,20 @@ when its copies meet, which needs every message to start at the sources, which a
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
-from sfdf.gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
-from sfdf.gen.refmodel.kernels import LFSR_MASK, lfsr_seed
 
-__all__ = ["MESSAGE_WIDTH", "RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "filter_threshold",
-           "frame_ends", "kernel_signature", "make_kernel"]
+from sfdf.gen.kernels import (
+    LFSR_MASK,
+    MESSAGE_WIDTH,
+    PIXEL_BITS,
+    filter_threshold,
+    kernel_output_width,
+    kernel_params,
+    lfsr_seed,
+    variance_fields,
+)
 
-
-#: Bits of a control message's payload (a frame number for frame ends).
-MESSAGE_WIDTH = 16
+__all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_signature",
+           "make_kernel"]
 
 
 def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, index_width: int) -> dict:
@@ -53,13 +58,6 @@ def frame_ends(m: Module, kernel) -> None:
     m.d.comb += [kernel.o_msg_valid.eq(kernel.i_last), kernel.o_msg.eq(frames)]
     with m.If(kernel.i_step & kernel.i_last):
         m.d.sync += frames.eq(frames + 1)
-
-
-def filter_threshold(rate: float) -> int:
-    """The integer threshold of docs/semantics.md: filter iff ``(s >> 16) < round(rate * 65536)``."""
-    if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"Filter rate must be in [0, 1], not {rate!r}")
-    return round(rate * 65536)
 
 
 def _lfsr_step(state):
@@ -218,11 +216,12 @@ def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_wi
     ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
     ``random_filter`` wraps at (the variance kernels fix their own widths).
     """
+    params = kernel_params(name, params)
     if name in (None, "random_filter"):
         return RandomFilter(inputs=inputs, outputs=outputs, data_width=data_width, in_width=in_width,
-                            index_width=index_width, seed=params.get("seed", 1), rate=params.get("rate", 0.0))
+                            index_width=index_width, seed=params["seed"], rate=params["rate"])
     if name == "variance_source":
-        return VarianceSource(outputs=outputs, index_width=index_width, filter_zeros=params.get("filter_zeros", 1))
+        return VarianceSource(outputs=outputs, index_width=index_width, filter_zeros=params["filter_zeros"])
     if name in ("variance_mean", "variance_mean_sq"):
         return VarianceSum(squares=name == "variance_mean_sq", outputs=outputs, index_width=index_width)
     if name == "variance_join":

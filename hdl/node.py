@@ -5,7 +5,7 @@ initiation interval ``ii`` of the last *data* computation has passed: ``ii`` mod
 and a null computation (dummies only, no kernel work) costs one cycle. A source takes one word per
 computation (index = words so far, from 1); its kernel turns ``last`` into a frame end (payload: the
 frame number, from 0) sent after that word, and ``eos`` ends its stream. A sink writes one beat per
-data token (kind 0), per user message (kind 1, the message payload in ``data``) and one at EOS (kind 2).
+data token, per user message (the payload in ``data``) and one at EOS (:class:`~sfdf.hdl.manifest.BeatKind`).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -17,11 +17,10 @@ from .gap import delta_width
 from .inband import InbandReceiver, InbandSender, flushed_width
 from .join import SFDFJoin
 from .kernels import make_kernel
+from .manifest import BeatKind
 from .tokens import control_layout, data_layout, head_layout, heartbeat_layout, inband_token_layout
 
-__all__ = ["BEAT_DATA", "BEAT_EOS", "BEAT_MESSAGE", "SFDFNode", "beat_layout", "word_layout"]
-
-BEAT_DATA, BEAT_MESSAGE, BEAT_EOS = 0, 1, 2
+__all__ = ["SFDFNode", "beat_layout", "word_layout"]
 
 
 def word_layout(data_width: int) -> data.StructLayout:
@@ -31,7 +30,7 @@ def word_layout(data_width: int) -> data.StructLayout:
 
 def beat_layout(index_width: int, data_width: int) -> data.StructLayout:
     """A sink's output beat."""
-    return data.StructLayout({"data": data_width, "index": index_width, "kind": 2})
+    return data.StructLayout({"data": data_width, "index": index_width, "kind": BeatKind})
 
 
 class SFDFNode(wiring.Component):
@@ -279,14 +278,14 @@ class SFDFNode(wiring.Component):
         need_data = emit & ~data_sent
         m.d.comb += beat.payload.index.eq(index)
         with m.If(eos_go):
-            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BEAT_EOS), outputs_ready.eq(beat.ready)]
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BeatKind.EOS), outputs_ready.eq(beat.ready)]
         with m.Elif(word_go & need_data):
-            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BEAT_DATA), beat.payload.data.eq(value),
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BeatKind.DATA), beat.payload.data.eq(value),
                          outputs_ready.eq(beat.ready & ~msg_valid)]
             with m.If(beat.ready & msg_valid):
                 m.d.sync += data_sent.eq(1)
         with m.Elif(word_go & msg_valid):
-            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BEAT_MESSAGE), beat.payload.data.eq(msg),
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BeatKind.MESSAGE), beat.payload.data.eq(msg),
                          outputs_ready.eq(beat.ready)]
             with m.If(beat.ready):
                 m.d.sync += data_sent.eq(0)

@@ -11,24 +11,17 @@ is one ``DataChannel`` of ``|q|`` tokens (output buffer included) and the sender
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+
 from sfdf.gen.analysis.cycles import biconnected_edge_components
-from sfdf.gen.kernels import input_shift, result_width, word_width
+from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
 
 from .axis import AxisSignature
 from .channels import ControlChannel, DataChannel
-from .kernels import MESSAGE_WIDTH
+from .manifest import BeatKind
 from .node import SFDFNode
 from .tokens import control_layout, data_layout, inband_token_layout
 
-__all__ = ["PAYLOAD_WIDTH", "NetworkTop", "sink_tuser_fields"]
-
-#: Bits of a user message payload (a frame number for frame ends), as the kernels originate them.
-PAYLOAD_WIDTH = MESSAGE_WIDTH
-
-
-def sink_tuser_fields(index_width: int) -> list[dict]:
-    """The fields of a sink's ``tuser``, as the manifest lists them."""
-    return [{"name": "index", "lsb": 0, "width": index_width}, {"name": "kind", "lsb": index_width, "width": 2}]
+__all__ = ["NetworkTop"]
 
 
 class NetworkTop(wiring.Component):
@@ -71,14 +64,14 @@ class NetworkTop(wiring.Component):
                 in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,
                 shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
-                index_width=iw, data_width=dw, payload_width=PAYLOAD_WIDTH, mode=net.mode,
+                index_width=iw, data_width=dw, payload_width=MESSAGE_WIDTH, mode=net.mode,
                 algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges))
         for e in net.edges:
             src, dst = nodes[e.src], nodes[e.dst]
             j = net.out_edges(e.src).index(e)
             k = net.in_edges(e.dst).index(e)
             if net.mode == "inband":
-                q = m.submodules[f"q_{e.name}"] = DataChannel(inband_token_layout(iw, e.width, PAYLOAD_WIDTH),
+                q = m.submodules[f"q_{e.name}"] = DataChannel(inband_token_layout(iw, e.width, MESSAGE_WIDTH),
                                                                   e.capacity)
                 wiring.connect(m, getattr(src, f"out{j}_token"), q.i_stream)
                 wiring.connect(m, q.o_stream, getattr(dst, f"in{k}_token"))
@@ -87,7 +80,7 @@ class NetworkTop(wiring.Component):
                     m.d.comb += getattr(src, f"out{j}_flush").eq(getattr(self, f"flush_{e.name}"))
                 continue
             dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, e.width), e.capacity)
-            cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, PAYLOAD_WIDTH),
+            cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, MESSAGE_WIDTH),
                                                                e.control_capacity)
             wiring.connect(m, getattr(src, f"out{j}_data"), dq.i_stream)
             wiring.connect(m, dq.o_stream, getattr(dst, f"in{k}_data"))
@@ -112,7 +105,7 @@ class NetworkTop(wiring.Component):
                 axis.tvalid.eq(beat.valid),
                 beat.ready.eq(axis.tready),
                 axis.tdata.eq(beat.payload.data),
-                axis.tuser.eq(Cat(beat.payload.index, beat.payload.kind)),
-                axis.tlast.eq(beat.payload.kind != 0),
+                axis.tuser.eq(Cat(beat.payload.index, beat.payload.kind)),  # manifest.sink_tuser_fields
+                axis.tlast.eq(beat.payload.kind != BeatKind.DATA),
             ]
         return m

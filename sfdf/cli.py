@@ -171,7 +171,7 @@ def _simulate(args) -> int:
 # -- parser -----------------------------------------------------------------------------------------
 
 def _generate(args) -> int:
-    from sfdf.gen.generate import UnsafeNetwork, generate
+    from sfdf.hdl.generate import UnsafeNetwork, generate
 
     network = _load(args.spec)
     try:

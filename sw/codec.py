@@ -10,41 +10,24 @@ port's ``tuser_fields``; kinds come from the manifest's ``beat_kinds`` (data, me
 frame number mod ``2^payload_width`` in ``tdata``, eos). A data beat's ``tdata`` splits into the port's
 ``fields`` (the variance network: ``n``, ``sum``, ``sum_sq``; other specs: ``data``).
 
-Bytes (little-endian throughout; CRC-32 of zlib over everything before it):
-
-    frame packet   "SF" | u8 version | u8 flags (bit 0: end of stream) | u8 source port | i64 frame id
-                   | u32 count | count words of ceil(tdata_width / 8) bytes | u32 crc
-    beats packet   "SB" | u8 version | u8 0 | u8 sink port | u32 count
-                   | count beats of ceil(tdata_width / 8) + ceil(tuser_width / 8) + 1 (tlast) bytes | u32 crc
-
-Ports are numbered by their position among the manifest's ``in`` (sources) or ``out`` (sinks) ports.
+Bytes: the host link's frame and beats packets (:mod:`sfdf.boards.packets`, the one definition).
 :func:`read_packet` takes packets off the front of a byte stream, for a serial link.
 """
 
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = [
-    "BEATS_MAGIC", "FRAME_MAGIC", "VERSION", "Beat", "Codec", "Field", "FrameError", "FramePacket",
-    "FramingError", "Port", "read_packet",
-]
+from sfdf.boards import packets
+from sfdf.boards.packets import BEATS_MAGIC, END_OF_STREAM, FRAME_MAGIC, VERSION
+from sfdf.hdl.manifest import Port, read_manifest
 
-FRAME_MAGIC = b"SF"
-BEATS_MAGIC = b"SB"
-#: Version byte of both packet kinds.
-VERSION = 1
-_FRAME_HEADER = struct.Struct("<2sBBBqI")  # magic, version, flags, port, frame id (signed), count
-_BEATS_HEADER = struct.Struct("<2sBBBI")   # magic, version, 0, port, count
-_CRC = struct.Struct("<I")
-#: Frame packet flag: the stream ends after this frame (``tuser[0]`` on its last word).
-END_OF_STREAM = 1
+__all__ = ["Beat", "Codec", "FrameError", "FramePacket", "FramingError", "read_packet"]
 
 
 class FrameError(ValueError):
@@ -53,53 +36,6 @@ class FrameError(ValueError):
 
 class FramingError(ValueError):
     """Bytes that are not a valid packet (magic, version, port, length or CRC)."""
-
-
-@dataclass(frozen=True)
-class Field:
-    """Bits ``[lsb, lsb + width)`` of a value, named (a manifest ``fields`` or ``tuser_fields`` entry)."""
-
-    name: str
-    lsb: int
-    width: int
-
-    def get(self, value: int) -> int:
-        """This field of ``value``."""
-        return (value >> self.lsb) & ((1 << self.width) - 1)
-
-
-@dataclass(frozen=True)
-class Port:
-    """An AXI4-Stream port of the manifest (``ports`` entry); ``number``: its position among its direction."""
-
-    name: str
-    node: str
-    direction: str
-    number: int
-    tdata_width: int
-    tuser_width: int
-    tlast: bool
-    fields: tuple[Field, ...]
-    tuser_fields: tuple[Field, ...]
-
-    @property
-    def tdata_bytes(self) -> int:
-        return (self.tdata_width + 7) // 8
-
-    @property
-    def tuser_bytes(self) -> int:
-        return (self.tuser_width + 7) // 8
-
-    @property
-    def beat_bytes(self) -> int:
-        """One beat in a beats packet: tdata, tuser, tlast byte."""
-        return self.tdata_bytes + self.tuser_bytes + 1
-
-    def tuser_field(self, name: str) -> Field:
-        for f in self.tuser_fields:
-            if f.name == name:
-                return f
-        raise KeyError(f"port {self.name} has no tuser field {name!r}")
 
 
 class Beat(NamedTuple):
@@ -132,16 +68,18 @@ class FramePacket(NamedTuple):
 
 @dataclass
 class Codec:
-    """Everything the host needs to talk to one generated network, from its manifest (a dict).
+    """Everything the host needs to talk to one generated network, from its manifest.
 
     Members
     -------
+    manifest : Mapping
+        The manifest's JSON object (given as such, as a :class:`~sfdf.hdl.manifest.Manifest` or a path).
     name : str
     sources, sinks : tuple of Port
         The manifest's ``in`` and ``out`` ports, in manifest order.
     index_width, payload_width : int
     kinds : dict of int to str
-        ``beat_kinds`` inverted.
+        Beat kind names (``"data"``, ``"message"``, ``"eos"``) by their ``tuser`` code.
     """
 
     manifest: Mapping
@@ -153,18 +91,10 @@ class Codec:
     kinds: dict[int, str] = field(init=False)
 
     def __post_init__(self) -> None:
-        m = self.manifest
-        self.name = m["name"]
-        self.index_width, self.payload_width = m["index_width"], m.get("payload_width", 16)
-        self.kinds = {int(code): kind for kind, code in m["beat_kinds"].items()}
-        ports = {"in": [], "out": []}
-        for entry in m["ports"]:
-            group = ports[entry["direction"]]
-            group.append(Port(entry["name"], entry["node"], entry["direction"], len(group), entry["tdata_width"],
-                              entry["tuser_width"], bool(entry.get("tlast", True)),
-                              tuple(Field(f["name"], f["lsb"], f["width"]) for f in entry.get("fields", ())),
-                              tuple(Field(f["name"], f["lsb"], f["width"]) for f in entry.get("tuser_fields", ()))))
-        self.sources, self.sinks = tuple(ports["in"]), tuple(ports["out"])
+        m = read_manifest(self.manifest)
+        self.manifest, self.name, self.index_width, self.payload_width = m.json, m.name, m.index_width, m.payload_width
+        self.kinds = {code: kind.name.lower() for code, kind in m.kinds.items()}
+        self.sources, self.sinks = m.sources, m.sinks
         if not self.sources or not self.sinks:
             raise ValueError(f"manifest {self.name!r}: needs a source and a sink port")
 
@@ -231,7 +161,7 @@ class Codec:
         if not isinstance(frame_id, int) or not -(1 << 63) <= frame_id < 1 << 63:
             raise FrameError(f"frame id {frame_id!r} is not a 64-bit signed integer (Spark's long)")
         words = self.frame_words(pixels, p.number, frame_id)
-        head = _FRAME_HEADER.pack(FRAME_MAGIC, VERSION, END_OF_STREAM if end_of_stream else 0, p.number, frame_id,
+        head = packets.FRAME_HEADER.pack(FRAME_MAGIC, VERSION, END_OF_STREAM if end_of_stream else 0, p.number, frame_id,
                                   len(words) // p.tdata_bytes)
         return _sealed(head + words)
 
@@ -243,10 +173,10 @@ class Codec:
         FramingError
             Bad magic, version, port, length or CRC.
         """
-        _, _, flags, number, frame_id, count = _header(_FRAME_HEADER, packet, FRAME_MAGIC)
+        _, _, flags, number, frame_id, count = _header(packets.FRAME_HEADER, packet, FRAME_MAGIC)
         port = self._numbered(self.sources, number, "source")
-        body = _checked(packet, _FRAME_HEADER.size + count * port.tdata_bytes)
-        return FramePacket(port, frame_id, body[_FRAME_HEADER.size:], count, bool(flags & END_OF_STREAM))
+        body = _checked(packet, packets.FRAME_HEADER.size + count * port.tdata_bytes)
+        return FramePacket(port, frame_id, body[packets.FRAME_HEADER.size:], count, bool(flags & END_OF_STREAM))
 
     # -- beats -----------------------------------------------------------------------------------
     def pack_beats(self, port: str | int | None, beats: bytes) -> bytes:
@@ -254,7 +184,7 @@ class Codec:
         p = self.sink(port)
         if len(beats) % p.beat_bytes:
             raise FramingError(f"{len(beats)} bytes are not whole beats of {p.beat_bytes} bytes ({p.name})")
-        return _sealed(_BEATS_HEADER.pack(BEATS_MAGIC, VERSION, 0, p.number, len(beats) // p.beat_bytes) + beats)
+        return _sealed(packets.BEATS_HEADER.pack(BEATS_MAGIC, VERSION, 0, p.number, len(beats) // p.beat_bytes) + beats)
 
     def pack_beat_values(self, port: str | int | None, beats: Sequence[tuple[int, int, bool]]) -> bytes:
         """A beats packet of ``(tdata, tuser, tlast)`` integers."""
@@ -271,9 +201,9 @@ class Codec:
         FramingError
             Bad magic, version, port, length or CRC.
         """
-        _, _, _, number, count = _header(_BEATS_HEADER, packet, BEATS_MAGIC)
+        _, _, _, number, count = _header(packets.BEATS_HEADER, packet, BEATS_MAGIC)
         port = self._numbered(self.sinks, number, "sink")
-        body = _checked(packet, _BEATS_HEADER.size + count * port.beat_bytes)[_BEATS_HEADER.size:]
+        body = _checked(packet, packets.BEATS_HEADER.size + count * port.beat_bytes)[packets.BEATS_HEADER.size:]
         td, tu, size = port.tdata_bytes, port.tuser_bytes, port.beat_bytes
         return [self.decode_beat(port.number, int.from_bytes(body[at:at + td], "little"),
                                  int.from_bytes(body[at + td:at + td + tu], "little"), bool(body[at + td + tu]))
@@ -317,33 +247,33 @@ def read_packet(buffer: bytes | bytearray, codec: Codec, offset: int = 0) -> tup
         return None, 0
     magic = bytes(buffer[offset:offset + 2])
     if magic == FRAME_MAGIC:
-        if have < _FRAME_HEADER.size:
+        if have < packets.FRAME_HEADER.size:
             return None, 0
-        *_, number, _, count = _FRAME_HEADER.unpack_from(buffer, offset)
-        size = _FRAME_HEADER.size + count * codec._numbered(codec.sources, number, "source").tdata_bytes
+        *_, number, _, count = packets.FRAME_HEADER.unpack_from(buffer, offset)
+        size = packets.FRAME_HEADER.size + count * codec._numbered(codec.sources, number, "source").tdata_bytes
         decode = codec.unpack_frame
     elif magic == BEATS_MAGIC:
-        if have < _BEATS_HEADER.size:
+        if have < packets.BEATS_HEADER.size:
             return None, 0
-        *_, number, count = _BEATS_HEADER.unpack_from(buffer, offset)
-        size = _BEATS_HEADER.size + count * codec._numbered(codec.sinks, number, "sink").beat_bytes
+        *_, number, count = packets.BEATS_HEADER.unpack_from(buffer, offset)
+        size = packets.BEATS_HEADER.size + count * codec._numbered(codec.sinks, number, "sink").beat_bytes
         decode = codec.unpack_beats
     else:
         raise FramingError(f"no packet at the front of the stream: starts with {magic!r}, not {FRAME_MAGIC!r} "
                            f"or {BEATS_MAGIC!r}")
-    if have < size + _CRC.size:
+    if have < size + packets.CRC.size:
         return None, 0
-    return decode(bytes(buffer[offset:offset + size + _CRC.size])), size + _CRC.size
+    return decode(bytes(buffer[offset:offset + size + packets.CRC.size])), size + packets.CRC.size
 
 
 def _sealed(body: bytes) -> bytes:
-    return body + _CRC.pack(zlib.crc32(body))
+    return body + packets.CRC.pack(packets.crc32(body))
 
 
 def _header(layout: struct.Struct, packet: bytes, magic: bytes) -> tuple:
-    if len(packet) < layout.size + _CRC.size:
+    if len(packet) < layout.size + packets.CRC.size:
         raise FramingError(f"packet of {len(packet)} bytes is shorter than its header and CRC "
-                           f"({layout.size + _CRC.size})")
+                           f"({layout.size + packets.CRC.size})")
     values = layout.unpack_from(packet)
     if values[0] != magic:
         raise FramingError(f"packet starts with {values[0]!r}, not {magic!r}")
@@ -353,11 +283,11 @@ def _header(layout: struct.Struct, packet: bytes, magic: bytes) -> tuple:
 
 
 def _checked(packet: bytes, size: int) -> bytes:
-    if len(packet) != size + _CRC.size:
-        raise FramingError(f"packet is {len(packet)} bytes, its header says {size + _CRC.size}")
-    (crc,) = _CRC.unpack_from(packet, size)
-    if crc != zlib.crc32(packet[:size]):
-        raise FramingError(f"packet CRC {crc:#010x} does not match its contents ({zlib.crc32(packet[:size]):#010x})")
+    if len(packet) != size + packets.CRC.size:
+        raise FramingError(f"packet is {len(packet)} bytes, its header says {size + packets.CRC.size}")
+    (crc,) = packets.CRC.unpack_from(packet, size)
+    if crc != packets.crc32(packet[:size]):
+        raise FramingError(f"packet CRC {crc:#010x} does not match its contents ({packets.crc32(packet[:size]):#010x})")
     return packet[:size]
 
 

@@ -582,8 +582,8 @@ def _library(path: Path, build_dir: str | os.PathLike) -> tuple[Path, dict]:
     from sfdf.cosim.fastsim import build
 
     if path.suffix == ".toml":
-        from sfdf.gen.generate import generate
         from sfdf.gen.spec import load_spec
+        from sfdf.hdl.generate import generate
 
         with tempfile.TemporaryDirectory(prefix="sfdf-spec-") as scratch:
             return _library(generate(load_spec(path), scratch)[1], build_dir)
@@ -603,7 +603,7 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
     ----------
     manifest : path
         The manifest; the Verilog is ``<name>.v`` in the same folder. A spec (``*.toml``) is generated
-        first (:func:`gen.generate.generate`; an unsafe spec is refused).
+        first (:func:`sfdf.hdl.generate.generate`; an unsafe spec is refused).
     backend : {"sim", "serial:<port>"}
         ``"sim"``: the fast Verilator harness (built once per design under ``build_dir``).
         ``"serial:/dev/ttyUSB0"`` (any pyserial URL): a board ``sfdf build -o DIR`` made, ``manifest``

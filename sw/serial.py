@@ -40,25 +40,23 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from .codec import BEATS_MAGIC, VERSION, Codec, FramePacket, FramingError, read_packet
+from sfdf.boards.packets import BEATS_HEADER, BEATS_MAGIC, VERSION, Status
+
+from .codec import Codec, FramePacket, FramingError, read_packet
 from .device import Device, DeviceError, LinkDown
 
-__all__ = ["BOARD_TIMEOUT_S", "STATUS_COMMITTED", "STATUS_DROPPED", "STATUS_HELLO", "BoardLink", "SerialTransport", "Transport", "board_facts", "open_board"]
+__all__ = ["BOARD_TIMEOUT_S", "BoardLink", "SerialTransport", "Transport", "board_facts", "open_board"]
 
 log = logging.getLogger(__name__)
 
 #: Default frame budget of a board, in seconds of its clock (module docstring).
 BOARD_TIMEOUT_S = 2.0
-#: Byte 3 of the board's status packets (empty beats packets for sink 0), as boards.link sends them.
-STATUS_HELLO, STATUS_COMMITTED, STATUS_DROPPED = 0, 1, 2
 #: How long a break lasts, and how long the board may take to say hello after it.
 BREAK_S, HELLO_TIMEOUT_S = 0.05, 2.0
 #: Longest wait for bytes in one read.
 _POLL_S = 0.005
 #: Bits on the line per byte (8N1).
 _BITS_PER_BYTE = 10
-#: Bytes of a beats packet's header ("SB", version, 0, port, u32 count).
-_BEATS_HEADER = 9
 
 
 class Transport(Protocol):
@@ -170,7 +168,7 @@ class BoardLink:
         while self.clock() < deadline:
             self._rx += self.transport.read(4096)
             for sink, status, beats in self._packets():
-                if sink == 0 and not beats and status == STATUS_HELLO:
+                if sink == 0 and not beats and status == Status.HELLO:
                     self._rx.clear()  # nothing the board sends before its hello belongs to this session
                     self.dropped_bytes = 0
                     return
@@ -295,7 +293,7 @@ class BoardLink:
             raw = bytes(self._rx[at:at + used])
             number = raw[4]
             size = self.codec.sinks[number].beat_bytes
-            body = raw[_BEATS_HEADER:-4]
+            body = raw[BEATS_HEADER.size:-4]
             at += used
             yield number, raw[3], [body[k:k + size] for k in range(0, len(body), size)]
         del self._rx[:at]
@@ -303,21 +301,21 @@ class BoardLink:
     def _plausible(self, at: int) -> None:
         """A board sends beats packets of one beat, or none (its hello): a header that says otherwise is
         line noise, and waiting for the bytes it announces would stall the link."""
-        head = self._rx[at:at + _BEATS_HEADER]
-        if len(head) == _BEATS_HEADER and head[:2] == BEATS_MAGIC and (
+        head = self._rx[at:at + BEATS_HEADER.size]
+        if len(head) == BEATS_HEADER.size and head[:2] == BEATS_MAGIC and (
                 head[2] != VERSION or int.from_bytes(head[5:9], "little") > 1):
             raise FramingError(f"a beats packet header announcing {int.from_bytes(head[5:9], 'little')} beats "
                                f"(version {head[2]}) is not the board's")
 
     def _acknowledged(self, status: int) -> None:
         """The board's word on the oldest frame packet not acknowledged yet (:class:`boards.link.BeatSerializer`)."""
-        if status == STATUS_HELLO:
+        if status == Status.HELLO:
             raise LinkDown("the board reset itself (a hello in the middle of a session: power, or another host "
                            "sent a break)")
         if not self._unacknowledged:
             raise LinkDown(f"the board acknowledged a frame packet that was not sent (status {status}): line noise")
         frame_id, source = self._unacknowledged.popleft()
-        if status != STATUS_COMMITTED:
+        if status != Status.COMMITTED:
             raise LinkDown(f"the board dropped frame {frame_id!r}'s packet for {source} (damaged on the line, or no "
                            "room in its buffer); reopen the device and send again from that frame")
 

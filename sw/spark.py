@@ -29,6 +29,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
+
 from sfdf.gen.errors import UserError
 
 from .checks import ModelChecker, batch_frames, frame_problem, variance_check
@@ -93,8 +94,8 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
     """
     from sfdf.cosim.fastsim import build
     from sfdf.gen.analysis import check
-    from sfdf.gen.generate import generate
     from sfdf.gen.spec import load_spec
+    from sfdf.hdl.generate import generate
 
     network = load_spec(spec)
     if len(network.sources) != 1:
@@ -120,6 +121,7 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
 def process_partition(job: Job, batches):
     """``mapInArrow`` body: Arrow batches of ``frame_id, pixels`` in, result batches out (module docstring)."""
     import pyarrow as pa
+
     from sfdf.sw.device import open_device
 
     types = {"long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(), "string": pa.string()}

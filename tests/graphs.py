@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
+
 from sfdf.gen.model import Network
 from sfdf.gen.randomnet import DEFAULT_CAPACITIES, network_from_pairs
 

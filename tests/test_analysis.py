@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
+
 from sfdf.gen.analysis import check, intervals, repair_output_buffers, resolve
 from sfdf.gen.analysis.cycles import edges_on_cycles, maximal_paths_on_cycle, undirected_cycles
 from sfdf.gen.analysis.heartbeat import heartbeat_intervals
 from sfdf.gen.analysis.mirror import find_nonpositive_cycle, mirror_arcs, potentials
 from sfdf.gen.analysis.output_buffers import output_buffer_cycle
 from sfdf.gen.model import Edge, Network, Node
-
 from tests.graphs import dags
 
 SETTINGS = settings(max_examples=150, deadline=None)

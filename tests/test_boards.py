@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from sfdf.boards import BOARDS
 from sfdf.boards.build import (
     _yosys_cells,

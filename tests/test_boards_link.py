@@ -8,17 +8,16 @@ import pytest
 from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
+
 from sfdf.boards.link import (
-    STATUS_COMMITTED,
-    STATUS_DROPPED,
-    STATUS_HELLO,
     BeatSerializer,
     CommitFIFO,
     FrameParser,
     SkidBuffer,
 )
+from sfdf.boards.packets import Status
 from sfdf.boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
-from sfdf.hdl.top import sink_tuser_fields
+from sfdf.hdl.manifest import sink_tuser_fields
 from sfdf.sw.codec import Codec, read_packet
 
 pytestmark = pytest.mark.board
@@ -30,7 +29,7 @@ def manifest(sources=(16,), sinks=((144, 34),)):
               "fields": [{"name": "data", "lsb": 0, "width": w}],
               "tuser_fields": [{"name": "eos", "lsb": 0, "width": 1}]} for i, w in enumerate(sources)]
     ports += [{"name": f"m_axis_k{j}", "node": f"k{j}", "direction": "out", "tdata_width": d, "tuser_width": u,
-               "fields": [{"name": "data", "lsb": 0, "width": d}], "tuser_fields": sink_tuser_fields(u - 2)}
+               "fields": [{"name": "data", "lsb": 0, "width": d}], "tuser_fields": [f.to_json() for f in sink_tuser_fields(u - 2)]}
               for j, (d, u) in enumerate(sinks)]
     return {"name": "t", "index_width": sinks[0][1] - 2, "payload_width": 16,
             "beat_kinds": {"data": 0, "message": 1, "eos": 2}, "ports": ports}
@@ -418,7 +417,7 @@ def test_serializer_acknowledges_frame_packets_before_beats():
         packet, used = read_packet(received, codec, at)
         statuses.append((received[at + 3], [b.tdata for b in packet]))
         at += used
-    assert statuses == [(STATUS_HELLO, []), (STATUS_COMMITTED, []), (STATUS_DROPPED, []), (0, [0x5A])]
+    assert statuses == [(Status.HELLO, []), (Status.COMMITTED, []), (Status.DROPPED, []), (0, [0x5A])]
 
 
 class _StuckNetwork(wiring.Component):

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from sfdf.boards.packets import Status
 from sfdf.sw.codec import Codec, FramePacket, FramingError, read_packet
 from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, ProtocolError, open_device
-from sfdf.sw.serial import STATUS_COMMITTED, STATUS_DROPPED, STATUS_HELLO, board_facts
+from sfdf.sw.serial import board_facts
 
 pytestmark = pytest.mark.board
 
@@ -75,7 +77,7 @@ class FakeBoard:
         self.frames = 0
         self.held.clear()
         if not self.silent:
-            self.out += self.noise + self._status(STATUS_HELLO)
+            self.out += self.noise + self._status(Status.HELLO)
 
     def reset_input_buffer(self) -> None:
         self.out.clear()
@@ -87,7 +89,7 @@ class FakeBoard:
             try:
                 packet, used = read_packet(self.rx, self.codec, at)
             except FramingError:  # a damaged packet: dropped and acknowledged so, then the next "SF"
-                self.out += self._status(STATUS_DROPPED)
+                self.out += self._status(Status.DROPPED)
                 at = self.rx.find(b"SF", at + 1)
                 at = len(self.rx) if at < 0 else at
                 continue
@@ -115,7 +117,7 @@ class FakeBoard:
 
     def _frame(self, packet: FramePacket) -> None:
         self.packets_seen += 1
-        self.out += self._status(STATUS_COMMITTED)
+        self.out += self._status(Status.COMMITTED)
         held = sum(self.held) + packet.count
         self.most_held = max(self.most_held, held)
         assert held <= self.buffer_words, f"the host overran the board's buffer: {held} > {self.buffer_words}"

@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sfdf.gen.errors import InputError
 
 from sfdf.cli import main, read_frames
+from sfdf.gen.errors import InputError
 
 SFDF = Path(sys.executable).parent / "sfdf"
 CHECK_KEYS = {"network", "potential_deadlock", "deadlock_free", "violations", "intervals"}

@@ -7,6 +7,7 @@ import networkx as nx
 import pytest
 from graphs import dags
 from hypothesis import given, settings
+
 from sfdf.gen.analysis.cycles import (
     DirectedPath,
     biconnected_edge_components,

@@ -18,13 +18,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_fastsim import MULTI
+
 from sfdf.gen.analysis import check
-from sfdf.gen.generate import generate
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
+from sfdf.hdl.generate import generate
 from sfdf.sw.codec import Codec, FrameError, FramingError, read_packet
 from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, open_device
-from test_fastsim import MULTI
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("SFDF_FASTSIM_BUILD", REPO / "build" / "fastsim"))

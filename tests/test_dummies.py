@@ -16,6 +16,7 @@ import pytest
 from graphs import dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sfdf.gen.analysis.cycles import (
     biconnected_edge_components,
     edges_on_cycles,

@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from sfdf.cosim.fastsim import HARNESS, FastSim, FastSimError, build, harness_source, wrapper_source
 from sfdf.gen.analysis import check
-from sfdf.gen.generate import generate
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.refmodel.kernels import unpack_variance
 from sfdf.gen.spec import load_spec
+from sfdf.hdl.generate import generate
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("SFDF_FASTSIM_BUILD", REPO / "build" / "fastsim"))

@@ -5,9 +5,9 @@ import re
 import subprocess
 
 import pytest
-from sfdf.cosim.toolchain import ToolchainError, find_toolchain, verilator_env
 
 from sfdf.cli import main
+from sfdf.cosim.toolchain import ToolchainError, find_toolchain, verilator_env
 
 
 def lint(path):

@@ -14,6 +14,7 @@ from amaranth import Module, Shape
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
+
 from sfdf.hdl.axis import (
     AxisPort,
     AxisSignature,

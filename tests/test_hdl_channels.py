@@ -13,6 +13,7 @@ import pytest
 from amaranth import unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
+
 from sfdf.hdl.channels import ControlChannel, DataChannel
 
 CAPACITIES = [1, 2, 3, 5, 16, 100]

@@ -11,6 +11,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
+
 from sfdf.hdl.credit import CreditReceiver, CreditSender
 from sfdf.hdl.gap import delta_width
 from sfdf.hdl.tokens import computation_layout, head_layout

@@ -12,6 +12,7 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
+
 from sfdf.gen.model import Edge as SpecEdge
 from sfdf.gen.refmodel.channels import DATA, DUMMY, EOS, FLAGGED
 from sfdf.gen.refmodel.inband import InbandNode, PropagationNode

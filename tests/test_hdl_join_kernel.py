@@ -4,9 +4,10 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
-from sfdf.gen.refmodel.kernels import lfsr_seed, lfsr_step
+
+from sfdf.gen.kernels import filter_threshold, lfsr_seed, lfsr_step
 from sfdf.hdl.join import SFDFJoin
-from sfdf.hdl.kernels import RandomFilter, filter_threshold, make_kernel
+from sfdf.hdl.kernels import RandomFilter, make_kernel
 
 
 def simulate(dut, bench):

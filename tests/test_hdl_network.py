@@ -5,12 +5,13 @@ from dataclasses import replace
 
 import pytest
 from amaranth.sim import Simulator
+
 from sfdf.gen.analysis import resolve
 from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.randomnet import random_dag
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
-from sfdf.hdl.node import BEAT_DATA, BEAT_EOS, BEAT_MESSAGE
+from sfdf.hdl.manifest import BeatKind
 from sfdf.hdl.top import NetworkTop
 
 
@@ -53,12 +54,12 @@ def run_rtl(network, inputs, seed, source_idle=0.0, sink_stall=0.0, max_cycles=2
                 if ready and ctx.get(port.tvalid):
                     tuser, tdata = ctx.get(port.tuser), ctx.get(port.tdata)
                     kind, index = tuser >> network.index_width, tuser & mask
-                    if kind == BEAT_DATA:
+                    if kind == BeatKind.DATA:
                         logs[name].append(("data", index, tdata))
-                    elif kind == BEAT_MESSAGE:
+                    elif kind == BeatKind.MESSAGE:
                         logs[name].append(("control", ("frame_end", tdata)))
                     else:
-                        assert kind == BEAT_EOS
+                        assert kind == BeatKind.EOS
                         finished.add(name)
                         return
                 await ctx.tick()

@@ -6,6 +6,7 @@ import random
 import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
+
 from sfdf.hdl.serial import (
     serial_lt,
     serial_lt_py,

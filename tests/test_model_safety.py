@@ -5,6 +5,7 @@ import random
 from dataclasses import replace
 
 import pytest
+
 from sfdf.gen.analysis import check, resolve
 from sfdf.gen.analysis.cycles import edges_on_cycles, undirected_cycles
 from sfdf.gen.randomnet import random_dag

@@ -3,12 +3,14 @@
 from dataclasses import replace
 
 import pytest
+
 import sfdf.gen.analysis
+from sfdf.gen.kernels import lfsr_seed, lfsr_step
 from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.refmodel import FRAME_END, SimResult, adversarial_filter_history, simulate
 from sfdf.gen.refmodel.adversary import cycle_marks
 from sfdf.gen.refmodel.channels import MSG_DUMMY, MSG_USER, ControlChannel, DataChannel
-from sfdf.gen.refmodel.kernels import RandomFilter, VarianceSource, lfsr_seed, lfsr_step, make_kernel
+from sfdf.gen.refmodel.kernels import RandomFilter, VarianceSource, make_kernel
 
 SCHEDULERS = ("random", "round_robin", "adversarial")
 

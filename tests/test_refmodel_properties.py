@@ -12,13 +12,13 @@ from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sfdf.gen.analysis.cycles import has_potential_deadlock, undirected_cycles
 from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.refmodel import FRAME_END, adversarial_filter_history, random_words, simulate
 from sfdf.gen.refmodel.adversary import cycle_marks
 from sfdf.gen.refmodel.channels import DataChannel
 from sfdf.gen.refmodel.kernels import make_kernel
-
 from tests.graphs import dags
 
 SETTINGS = settings(max_examples=80, deadline=None)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 import sfdf.gen.analysis
 from sfdf.gen.refmodel import FRAME_END, simulate
 from sfdf.gen.refmodel.kernels import (

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from sfdf.gen.errors import UserError
 from sfdf.sw.datasets import digits, veritas, write_frames
 from sfdf.sw.spark import check_input, run_job, spark_session

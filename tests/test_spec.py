@@ -7,6 +7,7 @@ import textwrap
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from sfdf.gen.errors import SpecError, UserError
 from sfdf.gen.kernels import KERNELS
 from sfdf.gen.spec import load_spec, parse_spec

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
+
 from sfdf.gen.model import Network
 
 __all__ = [

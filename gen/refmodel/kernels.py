@@ -21,35 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sfdf.gen.kernels import PIXEL_BITS, kernel_output_width, variance_fields
+from sfdf.gen.kernels import (
+    PIXEL_BITS,
+    filter_threshold,
+    kernel_output_width,
+    kernel_params,
+    lfsr_seed,
+    lfsr_step,
+    variance_fields,
+)
 
 __all__ = [
     "KERNELS",
-    "LFSR_MASK",
     "RandomFilter",
     "VarianceJoin",
     "VarianceMean",
     "VarianceMeanSq",
     "VarianceSource",
-    "lfsr_seed",
-    "lfsr_step",
     "make_kernel",
     "unpack_variance",
 ]
-
-#: Galois feedback mask of x^32 + x^22 + x^2 + x + 1 (docs/semantics.md).
-LFSR_MASK = 0x80200003
-_MASK32 = 0xFFFFFFFF
-
-
-def lfsr_seed(seed: int, output: int) -> int:
-    """Initial LFSR state of output ``output``: ``(seed * 0x9E3779B1 + (j + 1) * 0x85EBCA77) mod 2^32``, or 1."""
-    return (seed * 0x9E3779B1 + (output + 1) * 0x85EBCA77) & _MASK32 or 1
-
-
-def lfsr_step(state: int) -> int:
-    """One right-shift Galois step: ``lsb = s & 1; s >>= 1; if lsb: s ^= 0x80200003``."""
-    return (state >> 1) ^ LFSR_MASK if state & 1 else state >> 1
 
 
 class _ControlBarrier:
@@ -108,10 +99,8 @@ class RandomFilter(_ControlBarrier):
     def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32, rate: float = 0.0,
                  seed: int = 1):
         super().__init__(inputs)
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"random_filter rate must be in [0, 1], not {rate!r}")
         self.mask = (1 << data_width) - 1
-        self.threshold = round(rate * 65536)
+        self.threshold = filter_threshold(rate)
         self.states = [lfsr_seed(seed, j) for j in range(outputs)]
 
     def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
@@ -266,6 +255,6 @@ def make_kernel(name: str | None, params, inputs: int, outputs: int, data_width:
     except KeyError:
         raise ValueError(f"Kernel must be one of {', '.join(sorted(KERNELS))}, not {name!r}") from None
     try:
-        return factory(inputs, outputs, data_width, index_width, **dict(params))
+        return factory(inputs, outputs, data_width, index_width, **kernel_params(name, params))
     except TypeError as exc:
         raise ValueError(f"Bad parameters {dict(params)!r} for kernel {name!r}: {exc}") from None

@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 
 from amaranth.back import verilog
+
 from sfdf.boards.core import DEFAULT_BAUD, BoardCore
 from sfdf.gen.analysis import check
-from sfdf.gen.generate import build_manifest
+from sfdf.hdl.manifest import build_manifest
 from sfdf.hdl.top import NetworkTop
 
 __all__ = ["BAUD", "BUFFER_WORDS", "CLK_HZ", "TOP", "write_board"]

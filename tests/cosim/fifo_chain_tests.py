@@ -12,6 +12,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, with_timeout
 from fifo_chain import DEPTHS
+
 from sfdf.cosim.axis import AxisBus, AxisSink, AxisSource
 from sfdf.cosim.scoreboard import Scoreboard, Token
 from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog

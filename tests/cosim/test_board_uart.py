@@ -18,6 +18,7 @@ def board_uart(verilator_toolchain, cosim_build_root, examples_dir, tmp_path_fac
     """``run(test_filter) -> RunResults`` on the cached build of the board core around variance."""
     pytest.importorskip("cocotbext.uart", reason="cocotbext-uart is not installed: make install")
     from board_uart import TOP, write_board
+
     from sfdf.cosim.network import BUILD_ARGS
     from sfdf.cosim.runner import build_and_run
     from sfdf.gen.spec import load_spec

@@ -14,6 +14,7 @@ import re
 from dataclasses import replace
 
 import pytest
+
 from sfdf.cosim.network import run_network
 from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.randomnet import random_dag

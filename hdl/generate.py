@@ -1,0 +1,64 @@
+"""``sfdf generate``: a resolved, checked network -> ``<name>.v`` and its manifest ``<name>.json``.
+
+The last step of the pipeline before cosim, sw and boards: the analysis resolves and checks the
+network, :class:`~sfdf.hdl.top.NetworkTop` elaborates it, and this module writes the Verilog with
+AXI4-Stream port names beside the manifest (:mod:`sfdf.hdl.manifest`), the contract downstream.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sfdf.gen.analysis import check
+from sfdf.gen.errors import UserError
+
+from .axis import axis_verilog
+from .manifest import write_manifest
+from .top import NetworkTop
+
+__all__ = ["UnsafeNetwork", "generate"]
+
+
+class UnsafeNetwork(Exception):
+    """The analysis found violations; ``report`` says which."""
+
+    def __init__(self, report):
+        super().__init__(f"network {report.network.name!r} is not deadlock-free")
+        self.report = report
+
+
+def _check_ports(network) -> None:
+    for node in network.nodes:
+        if len(network.nodes) > 1 and not network.in_edges(node.name) and not network.out_edges(node.name):
+            raise UserError(network.source, f'node "{node.name}"', "has no edges, so it would be both a source "
+                            "and a sink port", "connect it or remove it")
+
+
+def generate(network, outdir, allow_unsafe: bool = False, report=None,
+             flush_ports: bool = False) -> tuple[Path, Path]:
+    """Write ``<outdir>/<name>.v`` and ``<outdir>/<name>.json``; refuse an unsafe network.
+
+    ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already.
+    ``flush_ports``: verification only, a ``flush_<edge>`` input per in-band output buffer
+    (:class:`~sfdf.hdl.top.NetworkTop`), listed in the manifest's ``flush_ports``.
+
+    Raises
+    ------
+    UnsafeNetwork
+        The analysis found violations and ``allow_unsafe`` is false.
+    UserError
+        A node with no edges (it would be both a source and a sink port).
+    """
+    report = report or check(network)
+    if not report.deadlock_free and not allow_unsafe:
+        raise UnsafeNetwork(report)
+    resolved = report.network
+    _check_ports(resolved)
+    top = NetworkTop(resolved, flush_ports=flush_ports)
+    verilog = axis_verilog(top, name=resolved.name, emit_src=False)
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    v_path, j_path = out / f"{resolved.name}.v", out / f"{resolved.name}.json"
+    v_path.write_text(verilog)
+    write_manifest(j_path, resolved, top)
+    return v_path, j_path

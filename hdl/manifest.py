@@ -1,0 +1,214 @@
+"""The manifest: the contract between the generated hardware and everything downstream, written and read here.
+
+``<name>.json`` beside ``<name>.v`` lists what cosim, sw and boards need and must never re-derive: the
+AXI4-Stream ports with their ``tdata``/``tuser`` widths and fields, the beat kinds a sink writes, and
+every capacity, threshold, interval and kernel constant the hardware was built with. Keys may be added,
+never renamed (README, "The manifest").
+
+:func:`build_manifest` writes it from a :class:`~sfdf.hdl.top.NetworkTop`; :func:`read_manifest`
+reads it back as a :class:`Manifest` whose :class:`Port` objects every reader shares.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.lib import enum
+
+from sfdf.gen.kernels import MESSAGE_WIDTH, filter_threshold, kernel_params, lfsr_seed, variance_fields
+
+from .axis import axis_ports
+
+__all__ = [
+    "BeatKind", "Field", "Manifest", "ManifestError", "Port", "build_manifest", "read_manifest",
+    "sink_tuser_fields", "write_manifest",
+]
+
+
+class BeatKind(enum.IntEnum, shape=2):
+    """What a sink beat carries: ``tuser``'s ``kind`` field (:func:`sink_tuser_fields`).
+
+    ``DATA``: a data token, ``tdata`` its payload; ``MESSAGE``: a user control message (a frame end,
+    ``tdata`` the frame number mod ``2^payload_width``); ``EOS``: the end of the stream.
+    """
+
+    DATA = 0
+    MESSAGE = 1
+    EOS = 2
+
+
+class ManifestError(ValueError):
+    """A manifest that lacks a key or has one of the wrong type; the message names it."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """Bits ``[lsb, lsb + width)`` of a value, named (a manifest ``fields`` or ``tuser_fields`` entry)."""
+
+    name: str
+    lsb: int
+    width: int
+
+    def get(self, value: int) -> int:
+        """This field of ``value``."""
+        return (value >> self.lsb) & ((1 << self.width) - 1)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "lsb": self.lsb, "width": self.width}
+
+
+@dataclass(frozen=True)
+class Port:
+    """An AXI4-Stream port of the manifest (``ports`` entry); ``number``: its position among its direction."""
+
+    name: str
+    node: str
+    kernel: str
+    direction: str
+    number: int
+    tdata_width: int
+    tuser_width: int
+    tlast: bool
+    fields: tuple[Field, ...]
+    tuser_fields: tuple[Field, ...]
+
+    @property
+    def tdata_bytes(self) -> int:
+        return (self.tdata_width + 7) // 8
+
+    @property
+    def tuser_bytes(self) -> int:
+        return (self.tuser_width + 7) // 8
+
+    @property
+    def beat_bytes(self) -> int:
+        """One beat in a beats packet: tdata, tuser, tlast byte."""
+        return self.tdata_bytes + self.tuser_bytes + 1
+
+    def tuser_field(self, name: str) -> Field:
+        for f in self.tuser_fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"port {self.name} has no tuser field {name!r}")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A manifest as read (:func:`read_manifest`).
+
+    Members
+    -------
+    json : Mapping
+        The whole object, for the keys not given a member here (``nodes``, ``edges``, ``mode``, ...).
+    name, top : str
+        The network and its Verilog module.
+    index_width, payload_width : int
+        Bits of a computation index and of a user message's payload.
+    kinds : Mapping[int, BeatKind]
+        The beat kinds by their ``tuser`` code, as this manifest lists them.
+    sources, sinks : tuple of Port
+        The ``in`` and ``out`` ports, in manifest order.
+    """
+
+    json: Mapping
+    name: str
+    top: str
+    index_width: int
+    payload_width: int
+    kinds: Mapping[int, BeatKind]
+    sources: tuple[Port, ...]
+    sinks: tuple[Port, ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> Manifest:
+        """The manifest of the JSON object ``data``.
+
+        Raises
+        ------
+        ManifestError
+            A key is missing or names no beat kind.
+        """
+        try:
+            kinds = {int(code): BeatKind[kind.upper()] for kind, code in data["beat_kinds"].items()}
+            ports = {"in": [], "out": []}
+            for entry in data["ports"]:
+                group = ports[entry["direction"]]
+                group.append(Port(
+                    entry["name"], entry["node"], entry.get("kernel", "random_filter"), entry["direction"],
+                    len(group), entry["tdata_width"], entry["tuser_width"], bool(entry.get("tlast", True)),
+                    tuple(Field(f["name"], f["lsb"], f["width"]) for f in entry.get("fields", ())),
+                    tuple(Field(f["name"], f["lsb"], f["width"]) for f in entry.get("tuser_fields", ()))))
+            return cls(data, data["name"], data.get("top", data["name"]), data["index_width"],
+                       data.get("payload_width", 16), kinds, tuple(ports["in"]), tuple(ports["out"]))
+        except KeyError as error:
+            raise ManifestError(f"manifest {data.get('name', '?')!r}: no {error} key or beat kind") from None
+
+    def code(self, kind: BeatKind) -> int:
+        """The ``tuser`` code of ``kind`` in this manifest."""
+        return next(code for code, k in self.kinds.items() if k is kind)
+
+
+def read_manifest(source: Manifest | Mapping | str | os.PathLike) -> Manifest:
+    """A :class:`Manifest` from a path to ``<name>.json``, its JSON object, or a manifest already read."""
+    if isinstance(source, Manifest):
+        return source
+    if not isinstance(source, Mapping):
+        source = json.loads(Path(source).read_text())
+    return Manifest.from_json(source)
+
+
+def sink_tuser_fields(index_width: int) -> list[Field]:
+    """A sink's ``tuser`` as :class:`~sfdf.hdl.top.NetworkTop` drives it: the index low, the :class:`BeatKind` above."""
+    return [Field("index", 0, index_width), Field("kind", index_width, BeatKind.as_shape().width)]
+
+
+def build_manifest(network, top) -> dict:
+    """The manifest of ``top`` (a :class:`~sfdf.hdl.top.NetworkTop`) for the resolved ``network``."""
+    iw = network.index_width
+    ports = []
+    for port in axis_ports(top):
+        kernel = network.node_by_name[port.member].kernel
+        tuser = [Field("eos", 0, 1)] if port.direction == "in" else sink_tuser_fields(iw)
+        if kernel == "variance_join":
+            fields = [Field(name, lsb, width) for name, (lsb, width) in
+                      sorted(variance_fields(iw).items(), key=lambda item: -item[1][0])]
+        else:
+            fields = [Field("pixel" if kernel == "variance_source" else "data", 0, port.tdata_width)]
+        ports.append({
+            "name": port.name, "node": port.member, "kernel": kernel or "random_filter",
+            "direction": port.direction, "tdata_width": port.tdata_width, "tuser_width": port.tuser_width,
+            "tlast": port.tlast, "fields": [f.to_json() for f in fields], "tuser_fields": [f.to_json() for f in tuser],
+        })
+    nodes = {}
+    filtering = kernel_params("random_filter", {})  # written for every node, as random_filter would filter
+    for node in network.nodes:
+        outputs = len(network.out_edges(node.name)) or 1
+        rate, seed = (node.params.get(key, filtering[key]) for key in ("rate", "seed"))
+        nodes[node.name] = {
+            "kernel": node.kernel or "random_filter", "params": dict(node.params), "ii": node.ii,
+            "inputs": [e.name for e in network.in_edges(node.name)],
+            "outputs": [e.name for e in network.out_edges(node.name)] or ["m_axis"],
+            "filter_threshold": filter_threshold(rate),
+            "lfsr_seeds": [lfsr_seed(seed, j) for j in range(outputs)],
+        }
+    edges = {e.name: {"from": e.src, "to": e.dst, "capacity": e.capacity, "control_capacity": e.control_capacity,
+                      "threshold": e.threshold, "interval": e.interval, "output_buffer": e.output_buffer,
+                      "width": e.width} for e in network.edges}
+    return {
+        "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": network.mode,
+        "index_width": iw, "data_width": network.data_width, "payload_width": MESSAGE_WIDTH,
+        "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
+        "ports": ports, "nodes": nodes, "edges": edges,
+        "flush_ports": {e: f"flush_{e}" for e in top.flush_edges},
+    }
+
+
+def write_manifest(path: str | os.PathLike, network, top) -> Path:
+    """Write :func:`build_manifest` to ``path``; returns it."""
+    path = Path(path)
+    path.write_text(json.dumps(build_manifest(network, top), indent=2) + "\n")
+    return path
