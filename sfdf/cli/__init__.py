@@ -1,0 +1,161 @@
+"""The ``sfdf`` command line (README, "The command line"): ``check``, ``intervals``, ``simulate``, ``generate``,
+``cosim``, ``spark`` and ``build``.
+
+Exit status: 0 safe / completed, 1 unsafe / deadlocked, 2 for any user mistake (an invalid spec,
+a missing file, a malformed ``--input`` file, a bad option), reported as one line
+``sfdf: error: ...`` on stderr without a traceback. The CLI sits on top of every layer and nothing
+imports it (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sfdf.gen.errors import UserError
+
+from . import commands as run
+from .commands import DEFAULT_COMPUTATIONS, DEFAULT_COSIM
+from .inputs import WORD, read_frames
+
+__all__ = ["main", "read_frames"]
+
+_ALGORITHMS = ("naive", "propagation", "nonpropagation", "heartbeat")
+_SCHEDULERS = ("random", "round_robin", "adversarial")
+
+
+def _flush(text: str) -> tuple[str, int]:
+    edge, _, index = text.partition(":")
+    if not edge or not WORD.match(index):
+        raise argparse.ArgumentTypeError(f"must be EDGE:INDEX, such as uw:4, not {text!r}")
+    return edge, int(index)
+
+
+def _count(text: str) -> int:
+    if not WORD.match(text):
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
+    return int(text)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sfdf", description="Deadlock-free streaming hardware for filtering dataflow networks.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="validate a spec and analyse its deadlock safety",
+                                description="Exit status: 0 safe, 1 unsafe, 2 invalid.")
+    check.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--repair", action="store_true",
+                       help="also propose output buffer sizes that make the network safe (003)")
+    check.set_defaults(run=run.check)
+
+    intervals = commands.add_parser("intervals", help="compute dummy or heartbeat intervals",
+                                    description="Exit status: 0, or 2 for an invalid spec.")
+    intervals.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    intervals.add_argument("--algorithm", required=True, choices=_ALGORITHMS,
+                           help="naive, propagation, nonpropagation (002) or heartbeat (000)")
+    intervals.add_argument("--json", action="store_true", help="print the intervals as JSON")
+    intervals.set_defaults(run=run.intervals)
+
+    simulate = commands.add_parser("simulate", help="run the reference model",
+                                   description="Exit status: 0 completed, 1 deadlocked, 2 invalid.")
+    simulate.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    simulate.add_argument("--computations", type=_count, metavar="N",
+                          help=f"computations per source (default {DEFAULT_COMPUTATIONS}, "
+                               "or the number of words in --input)")
+    simulate.add_argument("--input", metavar="FILE",
+                          help="frames for every source: one per line, whitespace-separated unsigned integers")
+    simulate.add_argument("--seed", type=int, default=1, metavar="S", help="scheduler seed (default 1)")
+    simulate.add_argument("--scheduler", choices=_SCHEDULERS, default="random",
+                          help="order in which ready nodes fire (default random)")
+    simulate.add_argument("--json", action="store_true", help="print the result as JSON")
+    simulate.set_defaults(run=run.simulate)
+
+    generate = commands.add_parser("generate", help="write the Verilog top and its manifest",
+                                   description="Exit status: 0 written, 1 unsafe, 2 invalid.")
+    generate.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    generate.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    generate.add_argument("--allow-unsafe", action="store_true",
+                          help="generate even when the analysis finds a possible deadlock")
+    generate.set_defaults(run=run.generate)
+
+    cosim = commands.add_parser("cosim", help="cocotb on Verilator against the reference model",
+                                description="Exit status: 0 pass, 1 mismatch or deadlock, 2 invalid.")
+    cosim.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    cosim.add_argument("--computations", type=_count, metavar="N",
+                       help=f"words per source (default {DEFAULT_COSIM})")
+    cosim.add_argument("--seed", type=int, default=1, metavar="S", help="stimulus and pause seed (default 1)")
+    cosim.add_argument("--pause", type=float, default=0.3, metavar="P",
+                       help="probability that a driver idles or back-pressures in a cycle (default 0.3)")
+    cosim.add_argument("--no-backpressure", action="store_true", help="drivers never pause")
+    cosim.add_argument("--frame-max", type=_count, default=8, metavar="N",
+                       help="longest input frame in words (default 8; frame ends carry credits)")
+    cosim.add_argument("--flush", type=_flush, action="append", default=[], metavar="EDGE:INDEX",
+                       help="in-band: flush EDGE's output buffer right after it carries INDEX (003 Fig. 2's "
+                            "adversary; a verification-only port)")
+    cosim.add_argument("--waves", action="store_true", help="record waveforms (FST, or VCD without liblz4-dev)")
+    cosim.add_argument("--build-dir", default="build/cosim", metavar="DIR", help="build cache (default build/cosim)")
+    cosim.set_defaults(run=run.cosim)
+
+    spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device, every result "
+                                "checked", description="Exit status: 0 all outputs checked, 1 mismatch, 2 invalid "
+                                "input.")
+    spark.add_argument("--input", required=True, metavar="DIR", help="Parquet frames: frame_id long, pixels array<int>")
+    spark.add_argument("--output", required=True, metavar="DIR", help="results/, summary.json, summary.png")
+    spark.add_argument("--spec", metavar="SPEC", help="topology spec (default: examples/variance.toml)")
+    spark.add_argument("--stream", action="store_true", help="Structured Streaming over the input folder")
+    spark.add_argument("--checkpoint", metavar="DIR", help="streaming checkpoint (default OUTPUT/checkpoint)")
+    spark.add_argument("--master", default="local[*,4]", metavar="URL",
+                       help="Spark master (default local[*,4]: all cores, 4 attempts per task)")
+    spark.add_argument("--partitions", type=_count, metavar="N",
+                       help="spread the frames over N partitions, one device each (default: Spark's split of the input files)")
+    spark.add_argument("--timeout-cycles", type=_count, default=1_000_000, metavar="N",
+                       help="simulated cycles a frame may take (default 1000000)")
+    spark.add_argument("--json", action="store_true", help="print the summary as JSON")
+    spark.set_defaults(run=run.spark)
+
+    board = commands.add_parser("build", help="bitstream, Fmax and utilisation for a board (Yosys and nextpnr from "
+                                "YoWASP)", description="Exit status: 0 built and the clock met, 1 unsafe, does not "
+                                "fit, misses the clock or a tool failed, 2 invalid.")
+    board.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    board.add_argument("--board", required=True, metavar="B",
+                       help="ulx3s-85f, ulx3s-45f, ulx3s-25f, ulx3s-12f or icebreaker")
+    board.add_argument("-o", "--output", metavar="DIR", help="output directory (default build/boards/<name>-<board>)")
+    board.add_argument("--clock", type=float, metavar="MHZ",
+                       help="design clock, made by the board's PLL (default: the board's, docs/fpga.md)")
+    board.add_argument("--baud", type=_count, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
+    board.add_argument("--buffer-words", type=_count, metavar="N",
+                       help="words buffered per source: the longest frame (default: the board's)")
+    board.add_argument("--seed", type=int, default=1, metavar="S", help="nextpnr placer seed (default 1)")
+    board.add_argument("--report", metavar="FILE", help="also write nextpnr's JSON report there")
+    board.add_argument("--program", action="store_true", help="program the board (openFPGALoader or iceprog)")
+    board.add_argument("--no-build", action="store_true",
+                       help="write the Verilog, manifest, core file and build tree; run no tool")
+    board.add_argument("--json", action="store_true", help="print the result as JSON")
+    board.set_defaults(run=run.build)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``sfdf`` with ``argv`` (default ``sys.argv[1:]``) and return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments without the program name.
+
+    Returns
+    -------
+    int
+        0 safe / completed, 1 unsafe / deadlocked, 2 user mistake.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, already printed by argparse)
+        return exc.code if isinstance(exc.code, int) else 0
+    try:
+        return args.run(args)
+    except UserError as exc:
+        print(f"sfdf: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,221 @@
+"""The ``sfdf`` commands: each takes the parsed arguments and returns the exit status.
+
+Each layer is imported by the command that needs it, so ``sfdf check`` starts without loading
+Amaranth, cocotb or Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sfdf.gen.errors import UserError
+from sfdf.gen.kernels import word_width
+
+from .inputs import load_spec_file as _load
+from .inputs import read_frames
+
+__all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "generate", "intervals", "simulate",
+           "spark"]
+
+DEFAULT_COSIM = 200
+DEFAULT_COMPUTATIONS = 1000
+
+
+# -- output -----------------------------------------------------------------------------------------
+
+def _table(headers: list[str], rows: list[list]) -> list[str]:
+    """Aligned plain-text table: numbers right-aligned, text left-aligned."""
+    cells = [[str(c) for c in headers]] + [["inf" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [bool(rows) and all(isinstance(row[i], int) or row[i] is None for row in rows)
+               for i in range(len(headers))]
+    lines = []
+    for row in cells:
+        parts = [c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  " + "  ".join(parts).rstrip())
+    return lines
+
+
+def _print_json(data) -> None:
+    print(json.dumps(data, indent=2))
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+def check(args) -> int:
+    from sfdf.gen.analysis import check, repair_output_buffers
+
+    network = _load(args.spec)
+    report = check(network)
+    repair = repair_output_buffers(network) if args.repair else None
+    if args.json:
+        data = report.to_json()
+        if repair is not None:
+            data["repair"] = repair
+        _print_json(data)
+    else:
+        print("\n".join(report.summary_lines()))
+        if repair is not None:
+            print(*_repair_lines(network, repair), sep="\n")
+    return 0 if report.deadlock_free else 1
+
+
+def _repair_lines(network, repair: dict[str, int]) -> list[str]:
+    if not repair:
+        return ["repair: no output buffer needs to change"]
+    edges = network.edge_by_name
+    rows = [[name, edges[name].capacity, edges[name].output_buffer, size] for name, size in repair.items()]
+    return ["repair (output buffers that make the network safe):",
+            *_table(["edge", "capacity", "output_buffer", "repaired"], rows)]
+
+
+def intervals(args) -> int:
+    from sfdf.gen.analysis import intervals
+
+    network = _load(args.spec)
+    result = intervals(network, args.algorithm)
+    if args.json:
+        _print_json({"algorithm": args.algorithm, "intervals": dict(result)})
+        return 0
+    rows = [[e.name, e.src, e.dst, e.capacity, result.get(e.name)] for e in network.edges]
+    print(f"{network.name}: {args.algorithm} intervals (inf: no dummies or heartbeats needed)")
+    print("\n".join(_table(["edge", "from", "to", "capacity", "interval"], rows)))
+    return 0
+
+
+def simulate(args) -> int:
+    from sfdf.gen.refmodel import simulate
+
+    network = _load(args.spec)
+    inputs = None
+    computations = args.computations
+    if args.input is not None:
+        frames = read_frames(args.input, min(word_width(network, s) for s in network.sources))
+        inputs = {source: frames for source in network.sources}
+        if computations is None:
+            computations = sum(len(frame) for frame in frames)
+    if computations is None:
+        computations = DEFAULT_COMPUTATIONS
+    result = simulate(network, computations=computations, inputs=inputs, seed=args.seed,
+                      scheduler=args.scheduler)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print("\n".join(result.summary_lines()))
+    return 1 if result.to_json()["deadlocked"] else 0
+
+
+def generate(args) -> int:
+    from sfdf.hdl.generate import UnsafeNetwork, generate
+
+    network = _load(args.spec)
+    try:
+        v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe)
+    except UnsafeNetwork as exc:
+        print("\n".join(exc.report.summary_lines()), file=sys.stderr)
+        print("sfdf: refusing to generate an unsafe network (pass --allow-unsafe to watch it deadlock)",
+              file=sys.stderr)
+        return 1
+    print(f"wrote {v_path} and {j_path}")
+    return 0
+
+
+def cosim(args) -> int:
+    from sfdf.cosim.network import run_network
+    from sfdf.gen.analysis import check
+
+    network = _load(args.spec)
+    flush_after = dict(args.flush)
+    for edge in flush_after:
+        e = network.edge_by_name.get(edge)
+        if e is None or network.mode != "inband" or e.output_buffer < 2:
+            raise UserError(args.spec, f"--flush {edge}", "names no in-band edge with an output buffer of 2 or "
+                            "more", "name such an edge (a spontaneous flush only affects an output buffer, 003)")
+    report = check(network)
+    if not report.deadlock_free:
+        print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
+              "simulating anyway so the deadlock can be watched", file=sys.stderr)
+    run = run_network(network, report=report, computations=args.computations or DEFAULT_COSIM, seed=args.seed,
+                      pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
+                      build_dir=args.build_dir, max_frame=args.frame_max, flush_after=flush_after)
+    results = run.results
+    print(f"{network.name}: model {'DEADLOCKED on ' + ' -> '.join(run.blocking_cycle) if run.model_deadlocked else 'completed'}"
+          f"; RTL {'passed' if results.passed else 'FAILED'} ({results.summary(0).splitlines()[0]})")
+    for name in results.failed:
+        message = results.tests[name].message or ""
+        print(("RTL deadlock: " if "deadlock" in message else "RTL mismatch: ") + message)
+    if results.waves:
+        print(f"waves: {results.waves}")
+    return 0 if results.passed else 1
+
+
+def spark(args) -> int:
+    from sfdf.sw.spark import DEFAULT_SPEC, run_job
+
+    spec = args.spec or str(DEFAULT_SPEC)
+    _load(spec)  # a bad spec is a one-line error before Spark starts
+    summary = run_job(spec, args.input, args.output, master=args.master, stream=args.stream,
+                      checkpoint=args.checkpoint, partitions=args.partitions, timeout_cycles=args.timeout_cycles)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"spark ({summary['mode']}, {summary['master']}): {summary['frames']} frames, {summary['checked']} "
+              f"checked, {summary['mismatches']} mismatches, {summary['quarantined']} quarantined (bad input), "
+              f"{summary['duplicates']} duplicates")
+        print(f"{summary['frames_per_s']} frames/s over {summary['wall_s']} s; "
+              f"{summary['cycles_per_frame_mean']:.1f} simulated cycles per frame (mean)")
+        print(f"results: {Path(args.output) / 'results'}; summary: {Path(args.output) / 'summary.json'}, "
+              f"{Path(args.output) / 'summary.png'}")
+    return 0 if summary["mismatches"] == 0 and summary["duplicates"] == 0 else 1
+
+
+def build(args) -> int:
+    from sfdf.boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
+    from sfdf.boards.settings import build_settings
+    from sfdf.gen.analysis import check
+
+    settings = build_settings(args.spec, args.board, args.clock, args.baud, args.buffer_words)
+    board, clock_hz = settings.board, settings.clock_hz
+    network = _load(args.spec)
+    report = check(network)
+    if not report.deadlock_free:
+        print("\n".join(report.summary_lines()), file=sys.stderr)
+        print("sfdf: refusing to build an unsafe network", file=sys.stderr)
+        return 1
+    outdir = args.output or f"build/boards/{report.network.name}-{board.name}"
+    if not args.no_build:
+        print(f"sfdf: building {report.network.name} for {board.name} ({board.device}) at {clock_hz / 1e6:g} MHz: "
+              "yosys, nextpnr, packer (minutes)...", file=sys.stderr)
+    try:
+        result = build(report.network, board, outdir, clock_hz=clock_hz, baud=args.baud, buffer_words=settings.buffer_words,
+                       do_build=not args.no_build, program=args.program, seed=args.seed, report=args.report)
+    except (ToolchainMissing, BuildFailed) as error:
+        print(f"sfdf: error: {error}", file=sys.stderr)
+        return 1
+    path = result.pop("critical_path", [])
+    if path:
+        result["critical_path_summary"] = critical_path_summary(path)
+    ok = not result["built"] or (result["fits"] and result["timing_met"] and result.get("programmed", True))
+    if args.json:
+        _print_json(result)
+        return 0 if ok else 1
+    if not result["built"]:
+        print(f"wrote {outdir}: {report.network.name}.v, .json, .core, .board.json and the {board.name} build tree "
+              f"(no tool run)")
+        return 0
+    if not result["fits"]:
+        print(f"{report.network.name} does not fit {board.device}: {result['error']}")
+        return 1
+    used = result["utilisation"]
+    print(f"{report.network.name} on {board.name} ({board.device}): Fmax {result['fmax_mhz']:.1f} MHz "
+          f"({'meets' if result['timing_met'] else 'MISSES'} {result['clock_mhz']:g} MHz); {result['luts']} LUT4, "
+          f"{result['ffs']} FF, {result['brams']} block RAM"
+          + "".join(f"; {cell} {u}/{a}" for cell, (u, a) in used.items() if u and cell not in ("TRELLIS_IO", "SB_IO")))
+    if not result["timing_met"]:
+        print(f"critical path: {result['critical_path_summary']}")
+    print(f"bitstream: {result['bitstream']}; nextpnr report: {args.report or result['report']}")
+    if "programmed" in result:
+        print("programmed" if result["programmed"] else f"programming failed: {result['program_error']}")
+    return 0 if ok else 1

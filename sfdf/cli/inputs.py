@@ -1,0 +1,70 @@
+"""What the ``sfdf`` commands read: a spec file, and ``--input`` frame files (one frame per line)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from sfdf.gen.errors import InputError
+from sfdf.gen.spec import parse_spec
+
+__all__ = ["WORD", "load_spec_file", "read_frames"]
+
+#: An unsigned decimal integer.
+WORD = re.compile(r"[0-9]+\Z")
+_FRAMES_FIX = "write unsigned decimal integers separated by spaces, one frame per line"
+
+
+def _read_text(path: str, argument: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, argument, f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8") from None
+    except OSError as exc:
+        raise InputError(path, argument, f"cannot read: {exc.strerror}", "check the path") from None
+
+
+def load_spec_file(path: str):
+    """The validated network of the spec at ``path`` (a one-line :class:`UserError` when it is not valid)."""
+    return parse_spec(_read_text(path, "SPEC"), path)
+
+
+def read_frames(path: str, width: int) -> list[list[int]]:
+    """Read an input frame file: one frame per line, whitespace-separated unsigned integers.
+
+    Blank lines and lines starting with ``#`` are skipped.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    width : int
+        Bits per word (the sources' port width): every word must be below ``2**width``.
+
+    Returns
+    -------
+    list of list of int
+        The frames in file order, each of at least one word.
+
+    Raises
+    ------
+    InputError
+        For an unreadable file, a word that is not an unsigned integer or does not fit, or no frames.
+    """
+    frames = []
+    for number, line in enumerate(_read_text(path, "--input").splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        for position, word in enumerate(words, 1):
+            if not WORD.match(word):
+                raise InputError(path, f"word {position}", f"{json.dumps(word)} is not an unsigned integer",
+                                 _FRAMES_FIX, number)
+            if int(word) >> width:
+                raise InputError(path, f"word {position}", f"{word} does not fit in {width} bits",
+                                 f"use words below 2**{width} (the source port's width)", number)
+        frames.append([int(word) for word in words])
+    if not frames:
+        raise InputError(path, "--input", "no frames", _FRAMES_FIX)
+    return frames
