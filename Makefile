@@ -30,7 +30,8 @@ demo: install
 	$(VENV)/bin/sfdf simulate examples/fig3_deadlock.toml --computations 2000 || echo "(exit $$?: deadlocked, as expected)"
 
 test: install
-	$(VENV)/bin/ruff check gen hdl cosim sw boards tests bench
+	$(VENV)/bin/ruff check gen hdl cosim sw boards sfdf tests bench
+	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m pytest -q
 
 bench: install

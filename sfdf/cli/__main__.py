@@ -1,4 +1,4 @@
-"""``python -m sfdf``: the ``sfdf`` command line."""
+"""``python -m sfdf.cli``: the ``sfdf`` command line."""
 
 import sys
 
