@@ -132,7 +132,7 @@ def test_ob_fig2_deadlocks_where_the_model_says(examples, verilator_toolchain, c
 
 
 def test_cli_shows_the_ob_fig2_deadlock(examples, verilator_toolchain, cosim_build_root, capsys):
-    from sfdf.gen.cli import main
+    from sfdf.cli import main
 
     status = main(["cosim", str(examples / "ob_fig2.toml"), "--flush", "uw:4", "--no-backpressure",
                    "--computations", "100", "--frame-max", "100", "--build-dir", str(cosim_build_root)])
