@@ -19,6 +19,7 @@ __all__ = [
     "KernelParam",
     "filter_threshold",
     "input_shift",
+    "kernel_defaults",
     "kernel_input_width",
     "kernel_output_width",
     "kernel_params",
@@ -69,10 +70,14 @@ KERNELS: dict[str, dict[str, KernelParam]] = {
 }
 
 
+def kernel_defaults(kernel: str | None) -> dict:
+    """The default parameters of ``kernel`` (``None`` is ``random_filter``): the one home of every default."""
+    return {name: p.default for name, p in KERNELS.get(kernel or "random_filter", {}).items()}
+
+
 def kernel_params(kernel: str | None, params) -> dict:
     """``params`` of ``kernel`` completed with the defaults of :data:`KERNELS` (``None`` is ``random_filter``)."""
-    table = KERNELS.get(kernel or "random_filter", {})
-    return {**{name: p.default for name, p in table.items()}, **dict(params)}
+    return {**kernel_defaults(kernel), **dict(params)}
 
 
 # -- random_filter's deterministic filtering, identical in the model and the hardware (docs/semantics.md) --

@@ -17,7 +17,7 @@ from pathlib import Path
 import networkx as nx
 
 from sfdf.gen.errors import SpecError
-from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_output_width, kernel_params
+from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_defaults, kernel_output_width
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
 from sfdf.gen.speclines import SpecLines
 
@@ -235,7 +235,7 @@ class _Parser:
 
     def params(self, index: int, label: str, kernel: str | None, table: dict) -> dict:
         if "params" not in table:
-            return kernel_params(kernel, {}) if kernel in KERNELS else {}
+            return kernel_defaults(kernel) if kernel in KERNELS else {}
         given = table["params"]
 
         def check(key, problem, fix):
@@ -246,7 +246,7 @@ class _Parser:
         if kernel is None and given:
             check(("params",), "parameters need a kernel", 'add kernel = "random_filter" or remove params')
         allowed = KERNELS.get(kernel, {})
-        params = {name: p.default for name, p in allowed.items()}
+        params = kernel_defaults(kernel) if allowed else {}
         for key, value in given.items():
             if key not in allowed:
                 fix = _suggest(key, allowed) if allowed else "this kernel takes no parameters: remove it"

@@ -24,6 +24,7 @@ from sfdf.gen.kernels import (
     MESSAGE_WIDTH,
     PIXEL_BITS,
     filter_threshold,
+    kernel_defaults,
     kernel_output_width,
     kernel_params,
     lfsr_seed,
@@ -32,6 +33,9 @@ from sfdf.gen.kernels import (
 
 __all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_signature",
            "make_kernel"]
+
+#: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
+_FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
 
 
 def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, index_width: int) -> dict:
@@ -85,7 +89,8 @@ class RandomFilter(wiring.Component):
     gets it iff ``o_emit[j]`` (combinational, from the stepped LFSR states).
     """
 
-    def __init__(self, *, inputs, outputs, data_width, seed=1, rate=0.0, in_width=None, index_width=32):
+    def __init__(self, *, inputs, outputs, data_width, seed=_FILTER["seed"], rate=_FILTER["rate"], in_width=None,
+                 index_width=32):
         self.inputs, self.outputs, self.data_width = inputs, outputs, data_width
         self.seeds = [lfsr_seed(seed, j) for j in range(outputs)]
         self.threshold = filter_threshold(rate)
@@ -128,7 +133,7 @@ class VarianceSource(wiring.Component):
     As :func:`kernel_signature` with one 16-bit input and 17-bit ``o_data``.
     """
 
-    def __init__(self, *, outputs, index_width=32, filter_zeros=1):
+    def __init__(self, *, outputs, index_width=32, filter_zeros=_SOURCE["filter_zeros"]):
         self.outputs, self.filter_zeros = outputs, filter_zeros
         super().__init__(kernel_signature(1, outputs, PIXEL_BITS, PIXEL_BITS + 1, index_width))
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from sfdf.gen.kernels import (
     PIXEL_BITS,
     filter_threshold,
+    kernel_defaults,
     kernel_output_width,
     kernel_params,
     lfsr_seed,
@@ -41,6 +42,9 @@ __all__ = [
     "make_kernel",
     "unpack_variance",
 ]
+
+#: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
+_FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
 
 
 class _ControlBarrier:
@@ -96,8 +100,8 @@ class RandomFilter(_ControlBarrier):
 
     __slots__ = ("mask", "states", "threshold")
 
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32, rate: float = 0.0,
-                 seed: int = 1):
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32,
+                 rate: float = _FILTER["rate"], seed: int = _FILTER["seed"]):
         super().__init__(inputs)
         self.mask = (1 << data_width) - 1
         self.threshold = filter_threshold(rate)
@@ -136,7 +140,8 @@ class VarianceSource(RandomFilter):
 
     __slots__ = ("keep_zeros",)
 
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32, filter_zeros: int = 1):
+    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32,
+                 filter_zeros: int = _SOURCE["filter_zeros"]):
         super().__init__(inputs, outputs, PIXEL_BITS + 1)
         self.keep_zeros = not filter_zeros
 
