@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from graphs import dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -15,7 +16,6 @@ from sfdf.gen.analysis.heartbeat import heartbeat_intervals
 from sfdf.gen.analysis.mirror import find_nonpositive_cycle, mirror_arcs, potentials
 from sfdf.gen.analysis.output_buffers import output_buffer_cycle
 from sfdf.gen.model import Edge, Network, Node
-from tests.graphs import dags
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

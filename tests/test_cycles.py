@@ -1,6 +1,8 @@
 """Undirected cycles, bridges and biconnected components (002 Sec. 2, 3.2) against brute force."""
 
 import random
+from collections import Counter
+from dataclasses import replace
 from itertools import combinations
 
 import networkx as nx
@@ -8,9 +10,11 @@ import pytest
 from graphs import dags
 from hypothesis import given, settings
 
+from sfdf.gen.analysis import ALGORITHMS, check, intervals
 from sfdf.gen.analysis.cycles import (
     DirectedPath,
     biconnected_edge_components,
+    cycle_structure,
     edges_on_cycles,
     has_potential_deadlock,
     maximal_paths_on_cycle,
@@ -18,6 +22,8 @@ from sfdf.gen.analysis.cycles import (
     undirected_cycles,
 )
 from sfdf.gen.randomnet import layered_dag, network_from_pairs, random_dag
+from sfdf.gen.refmodel import simulate
+from sfdf.gen.spec import load_spec
 
 
 def net(*edges, caps=None):
@@ -154,6 +160,72 @@ def test_deadlock_bridges_components_match_cycles(network):
     # Conversely, two edges share a component only if some simple cycle holds both.
     for a, b in combinations(network.edge_by_name, 2):
         assert (component[a] == component[b]) == any({a, b} <= c for c in cycles)
+
+
+# -- one cycle structure per topology ------------------------------------------------------------
+
+
+@pytest.fixture
+def derivations(monkeypatch):
+    """Counts the runs of the two expensive derivations: biconnected components, cycle enumeration."""
+    calls = Counter()
+
+    def spy(name, real):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return counted
+
+    for name in ("biconnected_component_edges", "simple_cycles"):
+        monkeypatch.setattr(nx, name, spy(name, getattr(nx, name)))
+    return calls
+
+
+@pytest.mark.parametrize("spec, enumerates", [("variance.toml", False), ("blast.toml", True)])
+def test_each_entry_point_derives_the_cycle_structure_once(examples, derivations, spec, enumerates):
+    network = load_spec(examples / spec)
+    assert cycle_structure(network).potential_deadlock
+    derivations.clear()
+    check(network)  # resolution, then the safety check of the resolved network: one topology
+    # credit mode checks by the mirror graph and never needs the cycles themselves (000 Sec. 4.2)
+    assert derivations == Counter(biconnected_component_edges=1, simple_cycles=enumerates)
+    for algorithm in ALGORITHMS:
+        derivations.clear()
+        intervals(network, algorithm)
+        assert max(derivations.values(), default=0) == (algorithm != "naive"), algorithm
+
+
+def test_a_shared_structure_is_derived_once_for_every_pass(examples, derivations):
+    network = load_spec(examples / "blast.toml")
+    cycles = cycle_structure(network)
+    check(network, cycles=cycles)
+    for algorithm in ALGORITHMS:
+        intervals(network, algorithm, cycles=cycles)
+    # the same topology under another protocol: resolution and Propagation's components reuse it
+    assert not simulate(replace(network, dummy_algorithm="propagation"), 20, cycles=cycles).deadlocked
+    assert derivations == {"biconnected_component_edges": 1, "simple_cycles": 1}
+
+
+def test_a_structure_serves_only_its_own_topology():
+    cycles = cycle_structure(DIAMOND)
+    resized = DIAMOND.with_edges(replace(e, capacity=7, interval=3) for e in DIAMOND.edges)
+    assert cycle_structure(resized, cycles) is cycles
+    with pytest.raises(ValueError, match=r"^The cycle structure passed for network 'random' must come from a "
+                                         r"network with the same nodes and edges, not from 'random'$"):
+        cycle_structure(TWO_DIAMONDS, cycles)
+
+
+def test_cycles_are_enumerated_once_and_only_as_far_as_read(derivations):
+    cycles = cycle_structure(TWO_DIAMONDS)
+    expected = [(c, maximal_paths_on_cycle(TWO_DIAMONDS, c)) for c in undirected_cycles(TWO_DIAMONDS)]
+    derivations.clear()
+    first = cycles.cycles()
+    assert next(first) == expected[0]
+    assert cycles._found == expected[:1]  # the second cycle is not enumerated yet
+    assert list(cycles.cycles()) == expected  # a second walk finishes the enumeration ...
+    assert list(first) == expected[1:]  # ... and the first one reads on from the shared list
+    assert derivations == {"simple_cycles": 1}
 
 
 # -- the random networks themselves -------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .control import index_width_report
-from .cycles import edges_on_cycles
+from .cycles import CycleStructure, cycle_structure
 from .safety import Violation, violations
 
 __all__ = ["CheckReport", "check"]
@@ -92,15 +92,19 @@ class CheckReport:
         return lines
 
 
-def check(network) -> CheckReport:
-    """Resolve ``"auto"`` and analyse deadlock safety (``sfdf check``)."""
+def check(network, *, cycles: CycleStructure | None = None) -> CheckReport:
+    """Resolve ``"auto"`` and analyse deadlock safety (``sfdf check``).
+
+    The network's :class:`~gen.analysis.cycles.CycleStructure` (``cycles``, derived here unless the
+    caller has it) serves resolution and the safety check alike: resolving keeps the topology.
+    """
     from . import resolve
 
-    on_cycles = edges_on_cycles(network)
-    resolved = resolve(network, on_cycles)
+    cycles = cycle_structure(network, cycles)
+    resolved = resolve(network, cycles=cycles)
     return CheckReport(
         network=resolved,
-        potential_deadlock=bool(on_cycles),
-        violations=tuple(violations(resolved, on_cycles)),
+        potential_deadlock=cycles.potential_deadlock,
+        violations=tuple(violations(resolved, cycles=cycles)),
         index_width=index_width_report(resolved, {e.name: e.interval for e in resolved.edges}),
     )

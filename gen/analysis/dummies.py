@@ -13,13 +13,7 @@ import itertools
 import math
 from collections import defaultdict, deque
 
-from sfdf.gen.analysis.cycles import (
-    DirectedPath,
-    biconnected_edge_components,
-    maximal_paths_on_cycle,
-    sender_paths,
-    undirected_cycles,
-)
+from sfdf.gen.analysis.cycles import CycleStructure, DirectedPath, cycle_structure, sender_paths
 from sfdf.gen.model import Edge, Network
 
 __all__ = [
@@ -63,7 +57,7 @@ def naive_intervals(network: Network) -> Intervals:
     return {e.name: 1 for e in network.edges}
 
 
-def propagation_intervals_enumerating(network: Network) -> Intervals:
+def propagation_intervals_enumerating(network: Network, *, cycles: CycleStructure | None = None) -> Intervals:
     """Propagation intervals by cycle enumeration (002, Alg. 3, corrected: see seeds/README.md erratum 1).
 
     For every undirected cycle and every sender ``u`` on it, with maximal directed paths ``p1`` and
@@ -73,20 +67,21 @@ def propagation_intervals_enumerating(network: Network) -> Intervals:
     The printed ``[uv1] <- min(|p1|, [uv1])`` bounds a channel by its own path and can deadlock.
 
     Exponential time: the reference for :func:`propagation_intervals`. Edges that are not the first
-    channel of a maximal path on some cycle get ``None``.
+    channel of a maximal path on some cycle get ``None``. ``cycles``: the network's
+    :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     intervals = _infinite(network)
-    for cycle in undirected_cycles(network):
-        for _, p1, p2 in sender_paths(maximal_paths_on_cycle(network, cycle)):
+    for _, paths in cycle_structure(network, cycles).cycles():
+        for _, p1, p2 in sender_paths(paths):
             _tighten(intervals, p1.edges[0], _length(network, p2))
             _tighten(intervals, p2.edges[0], _length(network, p1))
     return intervals
 
 
-def _components(network: Network) -> list[list[Edge]]:
+def _components(network: Network, cycles: CycleStructure) -> list[list[Edge]]:
     """The edges of each biconnected component (002 Sec. 3.2), in spec order."""
     members: dict[int, list[Edge]] = defaultdict(list)
-    component_of = biconnected_edge_components(network)
+    component_of = cycles.components
     for e in network.edges:
         members[component_of[e.name]].append(e)
     return list(members.values())
@@ -179,7 +174,7 @@ def _bound_siblings(component: _Component, first: Edge, siblings: list[Edge], in
             heapq.heappush(heap, (weight + e.capacity, next(tie), nodes + (e.dst,)))
 
 
-def propagation_intervals(network: Network) -> Intervals:
+def propagation_intervals(network: Network, *, cycles: CycleStructure | None = None) -> Intervals:
     """Propagation intervals without cycle enumeration (002, Alg. 4, corrected: see seeds/README.md erratum 1).
 
     For each node ``u`` and each out-edge ``uv1``, directed paths ``p1`` starting with ``uv1`` are
@@ -197,10 +192,11 @@ def propagation_intervals(network: Network) -> Intervals:
     (a further erratum; tests/test_dummies.py shows it).
 
     Equal to :func:`propagation_intervals_enumerating` on every network; directed paths may still
-    be exponentially many, but the search stops as soon as every sibling is bounded.
+    be exponentially many, but the search stops as soon as every sibling is bounded. ``cycles``: the
+    network's :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     intervals = _infinite(network)
-    for edges in _components(network):
+    for edges in _components(network, cycle_structure(network, cycles)):
         component = _Component(edges)
         for outs in component.out_edges.values():
             if len(outs) < 2:
@@ -211,7 +207,7 @@ def propagation_intervals(network: Network) -> Intervals:
     return intervals
 
 
-def nonpropagation_intervals(network: Network) -> Intervals:
+def nonpropagation_intervals(network: Network, *, cycles: CycleStructure | None = None) -> Intervals:
     """Non-Propagation intervals (002, Alg. 6, corrected: see seeds/README.md erratum 2).
 
     For every undirected cycle and every sender on it, with maximal directed paths ``p1`` (``m``
@@ -220,15 +216,13 @@ def nonpropagation_intervals(network: Network) -> Intervals:
     than the buffer total of its sibling path, which is what the proof of Thm. 3.3 needs. The
     printed algorithm bounds ``uw1`` twice, never ``uv1``, and divides ``|p1|`` by ``m`` on ``p2``.
 
-    Cycles are enumerated (exponential, as in the paper) one biconnected component at a time; every
-    edge on no cycle gets ``None``.
+    Cycles are enumerated (exponential, as in the paper; networkx searches one biconnected component
+    at a time); every edge on no cycle gets ``None``. ``cycles``: the network's
+    :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     intervals = _infinite(network)
-    for edges in _components(network):
-        if len(edges) < 2:
-            continue
-        for cycle in undirected_cycles(network.with_edges(edges)):
-            for _, p1, p2 in sender_paths(maximal_paths_on_cycle(network, cycle)):
-                _bound_path(intervals, p1, math.ceil(_length(network, p2) / len(p1.edges)))
-                _bound_path(intervals, p2, math.ceil(_length(network, p1) / len(p2.edges)))
+    for _, paths in cycle_structure(network, cycles).cycles():
+        for _, p1, p2 in sender_paths(paths):
+            _bound_path(intervals, p1, math.ceil(_length(network, p2) / len(p1.edges)))
+            _bound_path(intervals, p2, math.ceil(_length(network, p1) / len(p2.edges)))
     return intervals

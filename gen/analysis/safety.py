@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .control import required_control_capacity
-from .cycles import edges_on_cycles, maximal_paths_on_cycle, undirected_cycles
+from .cycles import CycleStructure, cycle_structure
 from .mirror import Arc, find_nonpositive_cycle, mirror_arcs
 from .output_buffers import hidden_amounts
 
@@ -97,10 +97,10 @@ def _credit(network, on_cycles) -> list[Violation]:
     return out
 
 
-def _cycle_sum_violation(network, cycle, first_only: bool) -> Violation | None:
-    """Check one undirected cycle both ways round (proofs of 002 Thm. 3.2 / 3.3)."""
+def _cycle_sum_violation(network, cycle, paths, first_only: bool) -> Violation | None:
+    """Check one undirected cycle, split into its maximal ``paths``, both ways round (proofs of 002
+    Thm. 3.2 / 3.3)."""
     edges = network.edge_by_name
-    paths = maximal_paths_on_cycle(network, cycle)
     walked_forward = {name for name, fwd in cycle if fwd}
     big = _big(network)
 
@@ -126,7 +126,7 @@ def _cycle_sum_violation(network, cycle, first_only: bool) -> Violation | None:
     return None
 
 
-def _inband(network, on_cycles) -> list[Violation]:
+def _inband(network, cycles: CycleStructure) -> list[Violation]:
     if not network.filtering:
         cycle = find_nonpositive_cycle(mirror_arcs(network, hidden_amounts(network)))
         return [] if cycle is None else [
@@ -136,25 +136,24 @@ def _inband(network, on_cycles) -> list[Violation]:
     if not first_only:
         big = _big(network)
         hidden = {e.name: (big if e.interval is None else e.interval - 1) for e in network.edges}
-        cycle = find_nonpositive_cycle(mirror_arcs(network, hidden, on_cycles))
+        cycle = find_nonpositive_cycle(mirror_arcs(network, hidden, cycles.on_cycles))
         if cycle is None:
             return []
         if len({a.edge for a in cycle}) > 1:
             return [_mirror_violation("interval_cycle", cycle, "sum([q] - 1)", "proof of 002 Thm. 3.3")]
-    for cycle in undirected_cycles(network):
-        v = _cycle_sum_violation(network, cycle, first_only)
+    for cycle, paths in cycles.cycles():
+        v = _cycle_sum_violation(network, cycle, paths, first_only)
         if v is not None:
             return [v]
     return []
 
 
-def violations(network, on_cycles=None) -> list[Violation]:
+def violations(network, *, cycles: CycleStructure | None = None) -> list[Violation]:
     """Every deadlock-safety violation of a resolved network (no ``"auto"`` left).
 
-    ``on_cycles``: the edges on undirected cycles, when the caller has them already.
+    ``cycles``: the network's :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
-    if on_cycles is None:
-        on_cycles = edges_on_cycles(network)
+    cycles = cycle_structure(network, cycles)
     if network.mode == "credit":
-        return _credit(network, on_cycles)
-    return _inband(network, on_cycles)
+        return _credit(network, cycles.on_cycles)
+    return _inband(network, cycles)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..kernels import input_shift
 from ..model import AUTO
@@ -14,6 +15,9 @@ from .kernels import make_kernel
 from .link import COUNTERS, Link
 from .result import SimResult
 from .scheduler import make_scheduler
+
+if TYPE_CHECKING:
+    from ..analysis.cycles import CycleStructure
 
 __all__ = ["FRAME_END", "random_words", "simulate"]
 
@@ -26,7 +30,8 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
              seed: int = 1, scheduler: str = "random",
              filter_oracle: Callable[[str, str, int], bool | None] | None = None,
              flush_oracle: Callable[[str, int, int], bool] | None = None,
-             max_steps: int | None = None, frame_length: int | None = None) -> SimResult:
+             max_steps: int | None = None, frame_length: int | None = None, *,
+             cycles: CycleStructure | None = None) -> SimResult:
     """Run ``network`` with the semantics of docs/semantics.md until it finishes or deadlocks.
 
     Parameters
@@ -54,6 +59,9 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
         Stop with ``RuntimeError`` after this many actions (a guard; a run always terminates).
     frame_length : int, optional
         For random words: a frame ends every ``frame_length`` words and after the last word.
+    cycles : gen.analysis.cycles.CycleStructure, optional
+        The network's cycle structure, when the caller has it: resolution and Propagation's
+        biconnected components (002 Sec. 3.2) read it (derived here when needed and not given).
 
     Returns
     -------
@@ -66,14 +74,18 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
     RuntimeError
         ``max_steps`` exceeded.
     """
-    network = _concrete(network)
+    if cycles is not None or (network.mode == "inband" and network.dummy_algorithm == "propagation"):
+        from ..analysis.cycles import cycle_structure  # scipy-heavy: imported only when needed
+
+        cycles = cycle_structure(network, cycles)  # resolution and a Propagation run read it
+    network = _concrete(network, cycles)
     if not isinstance(computations, int) or computations < 0:
         raise ValueError(f"Computations must be a non-negative integer, not {computations!r}")
     if frame_length is not None and (not isinstance(frame_length, int) or frame_length < 1):
         raise ValueError(f"Frame length must be a positive integer, not {frame_length!r}")
     sources = _source_streams(network, computations, inputs or {}, seed, frame_length)
     sched = make_scheduler(scheduler, len(network.nodes), seed)
-    links, nodes = _build(network, sources, sched, filter_oracle, flush_oracle or sched.flush_oracle)
+    links, nodes = _build(network, sources, sched, filter_oracle, flush_oracle or sched.flush_oracle, cycles)
     steps = _run(network.name, nodes, sched, max_steps)
     _confirm_blocked(nodes)
     cycle = blocking_cycle(nodes)
@@ -109,7 +121,7 @@ def random_words(seed: int, source: str, count: int) -> list[int]:
     return [rng.getrandbits(16) for _ in range(count)]
 
 
-def _concrete(network):
+def _concrete(network, cycles):
     """``network`` with every ``"auto"`` the protocol needs resolved (docs/semantics.md)."""
     fields = ("interval", "threshold", "control_capacity") if network.mode == "credit" else ("interval",)
     if network.mode not in ("credit", "inband"):
@@ -117,7 +129,8 @@ def _concrete(network):
     if any(getattr(e, f) == AUTO for e in network.edges for f in fields):
         from ..analysis import resolve  # scipy-heavy: imported only when needed
 
-        network = resolve(network)
+        # plain resolve(network) when there is nothing to hand down (stand-ins take one argument)
+        network = resolve(network) if cycles is None else resolve(network, cycles=cycles)
     left = [f"{e.name}.{f}" for e in network.edges for f in fields if getattr(e, f) == AUTO]
     if left:
         raise ValueError(f"Network {network.name!r} must have concrete values, but 'auto' survived "
@@ -151,7 +164,7 @@ def _source_streams(network, computations, inputs, seed, frame_length) -> dict[s
     return streams
 
 
-def _build(network, sources, sched, filter_oracle, flush_oracle) -> tuple[list[Link], list]:
+def _build(network, sources, sched, filter_oracle, flush_oracle, cycles) -> tuple[list[Link], list]:
     """The links (spec order) and nodes (topological order) of a run."""
     credit = network.mode == "credit"
     propagation = not credit and network.dummy_algorithm == "propagation"
@@ -160,9 +173,7 @@ def _build(network, sources, sched, filter_oracle, flush_oracle) -> tuple[list[L
                   input_shift(by_name[e.dst].kernel, by_name[e.src].kernel, network.index_width))
              for p, e in enumerate(network.edges)]
     if propagation:
-        from ..analysis.cycles import biconnected_edge_components
-
-        components = biconnected_edge_components(network)
+        components = cycles.components
         for link in links:
             link.bicomp = components[link.name]
     if flush_oracle is not None:
