@@ -543,7 +543,7 @@ def test_auto_values_are_resolved():
 
 
 def test_auto_surviving_resolution_is_an_error(monkeypatch):
-    monkeypatch.setattr(sfdf.gen.analysis, "resolve", lambda network: network)
+    monkeypatch.setattr(sfdf.gen.analysis, "resolve", lambda network, cycles=None: network)
     with pytest.raises(ValueError) as info:
         simulate(net([Edge("ab", "a", "b", 4, interval=3, threshold=2)]))
     assert str(info.value) == "Network 't' must have concrete values, but 'auto' survived resolution in: ab.control_capacity"

@@ -19,7 +19,7 @@ from sfdf.gen.refmodel import FRAME_END, adversarial_filter_history, random_word
 from sfdf.gen.refmodel.adversary import cycle_marks
 from sfdf.gen.refmodel.channels import DataChannel
 from sfdf.gen.refmodel.kernels import make_kernel
-from tests.graphs import dags
+from graphs import dags
 
 SETTINGS = settings(max_examples=80, deadline=None)
 SCHEDULERS = ("random", "round_robin", "adversarial")

@@ -129,8 +129,7 @@ def _concrete(network, cycles):
     if any(getattr(e, f) == AUTO for e in network.edges for f in fields):
         from ..analysis import resolve  # scipy-heavy: imported only when needed
 
-        # plain resolve(network) when there is nothing to hand down (stand-ins take one argument)
-        network = resolve(network) if cycles is None else resolve(network, cycles=cycles)
+        network = resolve(network, cycles=cycles)
     left = [f"{e.name}.{f}" for e in network.edges for f in fields if getattr(e, f) == AUTO]
     if left:
         raise ValueError(f"Network {network.name!r} must have concrete values, but 'auto' survived "
