@@ -10,6 +10,7 @@ from dataclasses import replace
 from itertools import accumulate, islice
 from unittest import mock
 
+from graphs import dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,6 @@ from sfdf.gen.refmodel import FRAME_END, adversarial_filter_history, random_word
 from sfdf.gen.refmodel.adversary import cycle_marks
 from sfdf.gen.refmodel.channels import DataChannel
 from sfdf.gen.refmodel.kernels import make_kernel
-from graphs import dags
 
 SETTINGS = settings(max_examples=80, deadline=None)
 SCHEDULERS = ("random", "round_robin", "adversarial")
