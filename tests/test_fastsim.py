@@ -1,5 +1,6 @@
-"""The fast simulated device (cosim/fastsim.py): the compiled harness against the reference model, token by
-token, on the variance network (000 Fig. 1; results also against numpy) and the filtering diamond (002 Fig. 1).
+"""The fast simulated device (cosim/fastsim.py, harness.py, fastbuild.py): the compiled harness against the
+reference model, token by token, on the variance network (000 Fig. 1; results also against numpy) and the
+filtering diamond (002 Fig. 1).
 
 Each network is generated and built once per module; builds are cached in ``build/fastsim`` (override
 with ``SFDF_FASTSIM_BUILD``), so only the first run after a change compiles. A missing toolchain fails.
@@ -18,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfdf.cosim.fastsim import HARNESS, FastSim, FastSimError, build, harness_source, wrapper_source
+from sfdf.cosim.fastsim import FastSim, FastSimError, build
+from sfdf.cosim.harness import HARNESS, harness_source, wrapper_source
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.refmodel.kernels import unpack_variance
