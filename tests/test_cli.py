@@ -61,7 +61,7 @@ interval = "inf"
 # -- fakes ----------------------------------------------------------------------------------------------
 
 class FakeReport:
-    def __init__(self, network):
+    def __init__(self, network, cycles=None):
         self.network = network
         self.deadlock_free = network.name not in UNSAFE
 
@@ -93,7 +93,8 @@ def calls(monkeypatch):
     calls = {}
     analysis = types.ModuleType("sfdf.gen.analysis")
     analysis.check = FakeReport
-    analysis.repair_output_buffers = lambda net: calls.setdefault("repair", {"uw": 1} if net.name in UNSAFE else {})
+    analysis.cycle_structure = lambda net: None
+    analysis.repair_output_buffers = lambda net, cycles=None: calls.setdefault("repair", {"uw": 1} if net.name in UNSAFE else {})
 
     def intervals(net, algorithm):
         calls["algorithm"] = algorithm

@@ -45,11 +45,12 @@ def _print_json(data) -> None:
 # -- commands ---------------------------------------------------------------------------------------
 
 def check(args) -> int:
-    from sfdf.gen.analysis import check, repair_output_buffers
+    from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers
 
     network = _load(args.spec)
-    report = check(network)
-    repair = repair_output_buffers(network) if args.repair else None
+    cycles = cycle_structure(network)  # one derivation for the check and the repair
+    report = check(network, cycles=cycles)
+    repair = repair_output_buffers(network, cycles=cycles) if args.repair else None
     if args.json:
         data = report.to_json()
         if repair is not None:
