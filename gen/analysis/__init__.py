@@ -24,7 +24,8 @@ from .dummies import naive_intervals, nonpropagation_intervals, propagation_inte
 from .heartbeat import heartbeat_intervals
 from .output_buffers import repair_output_buffers as _repair
 
-__all__ = ["ALGORITHMS", "CheckReport", "check", "intervals", "repair_output_buffers", "resolve"]
+__all__ = ["ALGORITHMS", "CheckReport", "CycleStructure", "check", "cycle_structure", "intervals", "repair_output_buffers",
+           "resolve"]
 
 ALGORITHMS = ("naive", "propagation", "nonpropagation", "heartbeat")
 
