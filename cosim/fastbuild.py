@@ -3,7 +3,10 @@
 :func:`build` compiles a generated network with the harness for its manifest (:mod:`cosim.harness`) into
 ``<build_dir>/<build_key>/libfastsim.so``. The key covers the Verilog, the manifest, the harness source,
 the flags, the Verilator version and the code of the build steps, so a second open of the same design
-is instant (a lock per folder, the ``.built`` stamp once finished).
+is a lookup. The folder is a :class:`cosim.cache.BuildCache` entry, as the cocotb builds are (a lock,
+the ``.built`` stamp, least recently used pruning to ``SFDF_COSIM_CACHE_GB`` after each new build), and
+:func:`build` holds the folder it returns for as long as the process lives, so that no other process's
+pruning removes a library this one loads.
 
 Speed (bench/host.py: about 5 million cycles per second on the variance network, one thread): the
 wrapper (:func:`cosim.harness.wrapper_source`) registers every input, so Verilator evaluates the whole
@@ -14,7 +17,6 @@ the build is GCC profile-guided (:func:`_train`).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import inspect
 import json
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cache import BuildCache
 from .harness import WRAPPER, FastSimError, harness_source, load_manifest, wrapper_source
 from .toolchain import Toolchain, find_toolchain
 
@@ -54,7 +57,6 @@ FLAGS = (*VERILATOR_FLAGS, *CXX_FLAGS, *MAKE_VARIABLES)
 
 #: The shared library in a build folder.
 LIBRARY = "libfastsim.so"
-_STAMP = ".built"
 #: Cycles of the profile-guided optimisation's training run.
 TRAINING_CYCLES = 200_000
 #: The definition of Verilator's evaluation loop that the harness calls directly when present.
@@ -83,7 +85,9 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     Steps (``build.log`` has every command): Verilator writes the model's C++; the harness is written
     with the shortcuts this Verilator's output allows (:func:`_shortcuts`); ``make`` compiles. With
     ``pgo``, that build is instrumented, runs :data:`TRAINING_CYCLES` cycles of random frames
-    (:func:`_train`) and is compiled again with the profile (GCC profile-guided optimisation).
+    (:func:`_train`) and is compiled again with the profile (GCC profile-guided optimisation). A new
+    build prunes the cache (:meth:`cosim.cache.BuildCache.prune`); the folder returned is held while
+    this process lives (:meth:`cosim.cache.BuildCache.hold`).
 
     Parameters
     ----------
@@ -114,20 +118,21 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     manifest = load_manifest(manifest)
     text = Path(verilog).read_bytes()
     harness = harness_source(manifest) + wrapper_source(manifest) + ("pgo" if pgo else "")
-    folder = Path(build_dir).resolve() / build_key(text, manifest, harness)
-    library = folder / LIBRARY
-    if (folder / _STAMP).is_file() and library.is_file():
-        return library
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two processes opening the same design take turns
-        if (folder / _STAMP).is_file() and library.is_file():
-            return library
-        start = time.monotonic()
-        _compile(folder, toolchain, manifest, text, jobs, pgo)
-        (folder / _STAMP).write_text(f"{time.monotonic() - start:.1f} s\n")
-        log.info("%s: fast harness built in %.1f s in %s", manifest["top"], time.monotonic() - start, folder)
-    return library
+    cache = BuildCache(build_dir)
+    folder = cache.folder(build_key(text, manifest, harness))
+    while not (cache.hold(folder) and cache.reuse(folder, LIBRARY)):
+        with cache.lock(folder):  # two processes opening the same design take turns
+            built = not cache.reuse(folder, LIBRARY)
+            if built:
+                cache.start(folder)
+                start = time.monotonic()
+                _compile(folder, toolchain, manifest, text, jobs, pgo)
+                cache.finish(folder, f"{time.monotonic() - start:.1f} s")
+                log.info("%s: fast harness built in %.1f s in %s", manifest["top"], time.monotonic() - start,
+                         folder)
+        if built:
+            cache.prune(keep=folder)
+    return folder / LIBRARY
 
 
 def _compile(folder: Path, toolchain: Toolchain, manifest: dict, verilog: bytes, jobs: int | None,

@@ -3,19 +3,19 @@
 Everything goes through :func:`cocotb_tools.runner.get_runner` (cocotb's Makefiles reject the wheel's
 version string). The build folder is named after a hash of everything that changes the compiled
 model (sources, top, parameters, build arguments, waveform format, Verilator and cocotb versions), so
-a second run of the same design skips Verilator and the C++ compiler entirely.
+a second run of the same design skips Verilator and the C++ compiler entirely. The folders are a
+:class:`cosim.cache.BuildCache` (``build/cosim`` by default): a run holds its folder's lock from the
+build to the end of the simulation, and a new build prunes the cache to ``SFDF_COSIM_CACHE_GB``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import logging
 import os
 import re
-import shutil
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from cocotb_tools.runner import get_runner
 
+from .cache import BuildCache
 from .toolchain import find_toolchain, fst_support
 
 __all__ = ["BUILD_ARGS", "BuildError", "RunResults", "TestResult", "build_and_run", "design_key"]
@@ -36,14 +37,6 @@ log = logging.getLogger(__name__)
 #: 2 cores, ``-CFLAGS -O0`` saves 1-2 s of a cold build (7.4 s instead of 8.7 s; 1.7 s instead of
 #: 1.9 s once ccache holds the run-time library) but makes the simulation 25 % slower.
 BUILD_ARGS = ("-Wno-fatal",)
-
-# Written in a build folder once its model is complete.
-_STAMP = ".built"
-
-#: The build cache keeps at most this many GiB of finished builds (``SFDF_COSIM_CACHE_GB`` overrides),
-#: dropping the least recently used: every change of the generated Verilog makes new folders, and at
-#: some 170 MB each they would otherwise fill the disk.
-CACHE_GB = 10
 
 #: Exit status of coreutils ``timeout`` when it had to stop the simulator.
 _TIMEOUT_STATUS = 124
@@ -238,24 +231,24 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
     module, module_dirs = _test_module(test_module)
     wave_format = _wave_format(waves)
     args = [*BUILD_ARGS, *build_args, *(["--trace-fst"] if wave_format == "fst" else [])]
-    root = Path(build_dir).resolve()
-    folder = root / f"{toplevel}-{design_key(sources, toplevel, parameters, args, wave_format)}"
+    cache = BuildCache(build_dir)
+    folder = cache.folder(f"{toplevel}-{design_key(sources, toplevel, parameters, args, wave_format)}")
     run_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", module + (f"-{test_filter}" if test_filter else ""))
     test_dir = folder / f"run-{run_name[:80]}"
     results = RunResults(results_xml=test_dir / "results.xml", build_dir=folder, test_dir=test_dir)
     env = {**toolchain.env(), **(extra_env or {})}
     if toolchain.ccache is not None and "CCACHE_DIR" not in os.environ:
-        env["CCACHE_DIR"] = str(root / ".ccache")  # shared by every design under this root
+        env["CCACHE_DIR"] = str(cache.root / ".ccache")  # shared by every design under this root
     if timeout_s is not None:
         env["SIM_CMD_PREFIX"] = f"timeout --kill-after=5 {timeout_s:g}"  # read by the cocotb runner
 
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / ".lock"), _environ(env), _sys_path(module_dirs):
+    # Two processes building or running the same design (pytest-xdist, two shells) take turns.
+    with cache.lock(folder), _environ(env), _sys_path(module_dirs):
         runner = get_runner("verilator")
-        results.built, results.build_s = _build(runner, folder, sources, toplevel, parameters, args,
+        results.built, results.build_s = _build(runner, cache, folder, sources, toplevel, parameters, args,
                                                 bool(wave_format))
         if results.built:  # reusing a build adds nothing to the cache
-            _prune(root, keep=folder, limit=float(os.environ.get("SFDF_COSIM_CACHE_GB", CACHE_GB)) * 2**30)
+            cache.prune(keep=folder)
         start = time.monotonic()
         try:
             runner.test(test_module=module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
@@ -280,15 +273,13 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
     return results
 
 
-def _build(runner, folder: Path, sources: list[Path], toplevel: str, parameters: dict[str, object],
-           args: list[str], waves: bool) -> tuple[bool, float]:
+def _build(runner, cache: BuildCache, folder: Path, sources: list[Path], toplevel: str,
+           parameters: dict[str, object], args: list[str], waves: bool) -> tuple[bool, float]:
     # The folder is named after the design's contents, so a finished build in it is the right one,
     # even when the sources were written again (Verilator and make would redo work on newer files).
-    stamp = folder / _STAMP
-    if stamp.is_file() and (folder / toplevel).is_file():
-        stamp.touch()  # its modification time is the folder's last use (_prune)
+    if cache.reuse(folder, toplevel):
         return False, 0.0
-    stamp.unlink(missing_ok=True)
+    cache.start(folder)
     start = time.monotonic()
     try:
         runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=folder, parameters=parameters,
@@ -297,7 +288,7 @@ def _build(runner, folder: Path, sources: list[Path], toplevel: str, parameters:
         raise BuildError(f"{toplevel}: Verilator build failed ({error}); tail of {folder / 'build.log'}:\n"
                          + "\n".join(_tail(folder / "build.log", 30))) from None
     elapsed = time.monotonic() - start
-    stamp.write_text(" ".join(args) + "\n")
+    cache.finish(folder, " ".join(args))
     log.info("%s: built in %.1f s in %s", toplevel, elapsed, folder)
     return True, elapsed
 
@@ -374,36 +365,3 @@ def _sys_path(folders: list[str]) -> Iterator[None]:
     finally:
         for folder in added:
             sys.path.remove(folder)
-
-
-def _prune(root: Path, keep: Path, limit: float) -> None:
-    """Delete the least recently used finished builds under ``root`` beyond ``limit`` bytes, never ``keep``
-    nor a folder another process holds."""
-    folders = sorted((f for f in root.iterdir() if f != keep and (f / _STAMP).is_file()),
-                     key=lambda f: (f / _STAMP).stat().st_mtime)
-    sizes = {f: sum(p.stat().st_size for p in f.rglob("*") if p.is_file() and not p.is_symlink())
-             for f in [*folders, keep]}
-    total = sum(sizes.values())
-    for folder in folders:
-        if total <= limit:
-            break
-        with open(folder / ".lock", "w") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # in use
-            (folder / _STAMP).unlink()
-            shutil.rmtree(folder, ignore_errors=True)
-        total -= sizes[folder]
-        log.info("dropped the least recently used build %s (cache limit %.0f GiB)", folder.name, limit / 2**30)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    # Two processes building the same design (pytest-xdist, two shells) take turns.
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,15 +1,22 @@
-"""The cosim pieces that need no simulator: scoreboard messages, level tables, build keys, toolchain."""
+"""The cosim pieces that need no simulator: scoreboard messages, level tables, build keys, toolchain, and the
+build cache (cosim/cache.py) as the cocotb runner and the fast harness's build use it."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import threading
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
 
-from sfdf.cosim import runner, toolchain
+from sfdf.cosim import fastbuild, runner, toolchain
 from sfdf.cosim.axis import AxisBeat
+from sfdf.cosim.cache import BuildCache, _flock
 from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token
 from sfdf.cosim.watchdog import DeadlockWatchdog, format_levels
 
@@ -148,8 +155,8 @@ def test_build_cache_drops_the_least_recently_used_builds(tmp_path):
         path = tmp_path / name
         path.mkdir()
         (path / "model").write_bytes(b"x" * size)
-        (path / runner._STAMP).write_text("")
-        os.utime(path / runner._STAMP, (1000 - age, 1000 - age))
+        (path / BuildCache.STAMP).write_text("")
+        os.utime(path / BuildCache.STAMP, (1000 - age, 1000 - age))
         return path
 
     old, older, recent, current = folder("a-1", 50, 400), folder("a-2", 90, 400), folder("b-1", 10, 400), \
@@ -157,6 +164,140 @@ def test_build_cache_drops_the_least_recently_used_builds(tmp_path):
     partial = tmp_path / "c-1"
     partial.mkdir()
     (partial / "model").write_bytes(b"x" * 400)  # no stamp: a build under way or failed
-    runner._prune(tmp_path, keep=current, limit=1000)
+    BuildCache(tmp_path).prune(keep=current, limit=1000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-3", "b-1", "c-1"]
     assert not old.exists() and not older.exists() and recent.exists()
+
+
+def finished(cache: BuildCache, key: str, size: int, age: float) -> Path:
+    """A finished build of ``size`` bytes last used ``age`` seconds before 1000 s after the epoch."""
+    with cache.lock(cache.folder(key)) as folder:
+        (folder / "model").write_bytes(b"x" * size)
+        cache.finish(folder)
+    os.utime(folder / BuildCache.STAMP, (1000 - age, 1000 - age))
+    return folder
+
+
+def test_build_cache_spares_folders_locked_or_held(tmp_path):
+    """A folder another user has locked (a build, a cocotb run) or holds (a loaded library) is not pruned;
+    once let go, it is."""
+    cache = BuildCache(tmp_path)
+    locked, held, spare = (finished(cache, key, 400, age) for key, age in (("l", 30), ("h", 20), ("s", 10)))
+    with cache.lock(locked):
+        assert cache.hold(held)
+        assert cache.prune(limit=100) == [spare]
+    assert locked.is_dir() and held.is_dir()
+    assert cache.prune(limit=100) == [locked]
+    cache.release(held)
+    assert cache.prune(limit=100) == [held]
+
+
+def test_build_cache_limit_reads_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("SFDF_COSIM_CACHE_GB", raising=False)
+    assert BuildCache(tmp_path).limit == 10 * 2**30
+    monkeypatch.setenv("SFDF_COSIM_CACHE_GB", "0.5")
+    assert BuildCache(tmp_path).limit == 2**29
+    assert BuildCache(tmp_path, limit_gb=2).limit == 2 * 2**30
+
+
+def test_build_cache_lock_survives_its_folder_being_pruned(tmp_path):
+    """A process waiting for a folder's lock while another prunes the folder gets a lock on a new folder,
+    not on the deleted lock file."""
+    cache = BuildCache(tmp_path)
+    folder = finished(cache, "k", 10, 0)
+    pruner = _flock(folder / BuildCache.LOCK, fcntl.LOCK_EX)
+    seen = []
+
+    def builder():
+        with cache.lock(folder):
+            seen.append((folder / BuildCache.LOCK).is_file() and not cache.reuse(folder))
+
+    thread = threading.Thread(target=builder)
+    thread.start()
+    thread.join(0.2)
+    assert thread.is_alive()  # waiting for the pruner
+    shutil.rmtree(folder)
+    pruner.close()
+    thread.join(10)
+    assert seen == [True]
+    assert _flock(folder / BuildCache.LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB) is not None  # and it let go
+
+
+def test_runner_reuses_only_finished_builds(tmp_path):
+    """A build folder without its stamp (a build cut short) is built again; a finished one is reused."""
+
+    class Runner:
+        builds = 0
+
+        def build(self, *, build_dir, hdl_toplevel, **_):
+            self.builds += 1
+            (build_dir / hdl_toplevel).write_text("model")
+
+    fake, cache = Runner(), BuildCache(tmp_path)
+    folder = cache.folder("top-0123")
+    with cache.lock(folder):
+        assert runner._build(fake, cache, folder, [], "top", {}, [], False)[0]
+        assert runner._build(fake, cache, folder, [], "top", {}, [], False) == (False, 0.0)
+        (folder / BuildCache.STAMP).unlink()
+        assert runner._build(fake, cache, folder, [], "top", {}, [], False)[0]
+    assert fake.builds == 2 and (folder / BuildCache.STAMP).is_file()
+
+
+#: The smallest manifest the fast harness takes: one source, one sink.
+FAST_MANIFEST = {
+    "name": "t", "top": "t", "index_width": 8, "beat_kinds": {"data": 0, "message": 1, "eos": 2},
+    "ports": [
+        {"name": "s_axis_u", "node": "u", "direction": "in", "tdata_width": 8, "tuser_width": 1},
+        {"name": "m_axis_x", "node": "x", "direction": "out", "tdata_width": 8, "tuser_width": 10,
+         "tuser_fields": [{"name": "index", "lsb": 0, "width": 8}, {"name": "kind", "lsb": 8, "width": 2}]},
+    ],
+}
+
+
+@pytest.fixture
+def fast_build(tmp_path, monkeypatch):
+    """:func:`cosim.fastbuild.build` into ``tmp_path / "fastsim"`` with Verilator and the compiler faked: each
+    build writes a 600-byte library; the list holds the build folders compiled. Yields ``(build, compiled)``,
+    ``build(name)`` building a design of its own Verilog."""
+    compiled = []
+    root = tmp_path / "fastsim"
+
+    def compile_(folder, toolchain, manifest, verilog, jobs, pgo):
+        compiled.append(folder)
+        (folder / fastbuild.LIBRARY).write_bytes(b"x" * 600)
+
+    def build(name: str) -> Path:
+        verilog = tmp_path / f"{name}.v"
+        verilog.write_text(f"module t; // {name}\nendmodule\n")
+        return fastbuild.build(verilog, FAST_MANIFEST, root)
+
+    monkeypatch.setattr(fastbuild, "find_toolchain", lambda: SimpleNamespace(version="0-test"))
+    monkeypatch.setattr(fastbuild, "_compile", compile_)
+    yield build, compiled
+    for folder in root.iterdir() if root.is_dir() else ():
+        BuildCache(root).release(folder)
+
+
+def test_fast_build_prunes_its_cache_but_not_what_is_in_use(fast_build, monkeypatch):
+    """A new fast build prunes build/fastsim to the budget as the cocotb runner does build/cosim; the build
+    just made and those this process holds (it may have loaded them) stay."""
+    build, compiled = fast_build
+    monkeypatch.setenv("SFDF_COSIM_CACHE_GB", str(1000 / 2**30))  # room for one build
+    first = build("a")
+    second = build("b")
+    assert first.is_file() and second.is_file()  # over the budget, but both in use here
+    BuildCache(first.parent.parent).release(first.parent)  # their user gone
+    third = build("c")
+    assert not first.parent.exists() and second.is_file() and third.is_file()
+    assert compiled == [first.parent, second.parent, third.parent]
+    assert build("b") == second and len(compiled) == 3  # reused
+
+
+def test_fast_build_does_not_reuse_an_unfinished_build(fast_build):
+    """A folder with a library but no stamp (a build cut short, a failed training run) is built again."""
+    build, compiled = fast_build
+    library = build("a")
+    assert build("a") == library and len(compiled) == 1
+    (library.parent / BuildCache.STAMP).unlink()
+    assert build("a") == library and len(compiled) == 2
+    assert (library.parent / BuildCache.STAMP).is_file()
