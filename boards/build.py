@@ -5,7 +5,7 @@ What one build writes in ``DIR`` (``-o``, default ``build/boards/<name>-<board>`
 * ``<name>.v``, ``<name>.json`` (the manifest, as ``sfdf generate``) and ``<name>.core`` (FuseSoC CAPI2,
   so the network drops into other flows as IP);
 * ``<name>.board.json``: what the host needs to talk to the board (:mod:`sw.serial`): board, clock,
-  baud, buffered words per source;
+  baud, buffered words per source (:mod:`.facts` writes and reads it);
 * ``<board>/``: Amaranth's build tree (the top's RTLIL, Yosys log ``top.rpt``, nextpnr log ``top.tim``),
   the bitstream (``top.bit`` on ECP5, ``top.bin`` on iCE40) and nextpnr's JSON report ``top.report.json``.
 
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .core import DEFAULT_BAUD
+from .facts import write_board_facts
 from .top import Board, BoardTop
 
 __all__ = ["TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
@@ -290,7 +291,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     host = {"board": board.name, "device": board.device, "network": name, "manifest": j_path.name,
             "clk_hz": clock_hz, "baud": baud, "buffer_words": buffer_words, "sources": sources,
             "bitstream": f"{board.name}/{TOP}.{'bit' if board.family == 'ecp5' else 'bin'}"}
-    (out / f"{name}.board.json").write_text(json.dumps(host, indent=2) + "\n")
+    write_board_facts(out, name, host)
 
     build_dir = out / board.name
     platform = board.platform()
