@@ -1,24 +1,13 @@
-"""The board device: :mod:`sw.device`'s API over a serial link to a board that ``sfdf build`` made.
+"""The board device: :mod:`sfdf.sw.device`'s API over a serial link to a board that ``sfdf build`` made.
 
     with open_device("build/boards/variance-ulx3s-85f/variance.json", backend="serial:/dev/ttyUSB0") as device:
         device.send_frames(enumerate(frames))
         for result in device.results():
             print(result.frame_id, result.fields)
 
-The link speaks :mod:`sw.codec`'s packets in both directions (:mod:`boards.link` is the hardware side).
-Opening sends a UART *break*, which resets the board's network and link, and waits for the board's hello
-(an empty beats packet): frame numbering starts at 0 again, whatever the board did before.
-
-Acknowledgements. The board answers every frame packet with a status packet (an empty beats packet for
-sink 0 whose byte 3, 0 in :mod:`sw.codec` and ignored by it, is 1: taken, or 2: dropped because it
-arrived damaged or found no room). A dropped frame would shift every later result onto the wrong frame,
-so it ends the session: :class:`sw.device.DeviceDied` names it and hands over what was answered before;
-reopening resets the board, and the frames can be sent again from that one.
-
-Flow control. A UART has no back-pressure, so the board keeps each frame in a buffer of ``buffer_words``
-words per source (it checks the CRC before the network sees a word). The link keeps at most that many
-words of each source sent and unanswered; it sends the rest as results come back. A frame longer than
-the buffer is refused (:class:`sw.device.DeviceError`, nothing sent).
+:func:`open_board` reads ``<name>.board.json`` beside the manifest (:mod:`sfdf.boards.facts`), opens the
+port at the board's baud rate and resets the board (:class:`sfdf.sw.boardlink.BoardLink`: the link, its
+acknowledgements, flow control and clock).
 
 Time. The device API counts cycles; a board's are its clock's, read from the wall clock
 (``clk_hz`` of ``<name>.board.json``): ``timeout_cycles`` is a budget of board clock cycles after a
@@ -26,47 +15,31 @@ frame's last byte has left the host (its transmission time at the baud rate incl
 two seconds' worth, because USB serial adapters hold bytes back for up to 16 ms.
 
 Transports share LiteX's small interface (``read``, ``write``, ``send_break``, ``reset_input_buffer``,
-``close``): :class:`SerialTransport` over pyserial (any ``serial_for_url`` URL), or a fake in tests.
+``close``; :class:`sfdf.sw.boardlink.Transport`): :class:`SerialTransport` over pyserial (any
+``serial_for_url`` URL), or a fake in tests.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
-from sfdf.boards.packets import BEATS_HEADER, BEATS_MAGIC, VERSION, Status
+from sfdf.boards.facts import read_board_facts
 
-from .codec import Codec, FramePacket, FramingError, read_packet
-from .device import Device, DeviceError, LinkDown
+from .boardlink import BoardLink, Transport
+from .codec import Codec
+from .results import DeviceError
+from .session import Device
 
-__all__ = ["BOARD_TIMEOUT_S", "BoardLink", "SerialTransport", "Transport", "board_facts", "open_board"]
-
-log = logging.getLogger(__name__)
+__all__ = ["BOARD_TIMEOUT_S", "SerialTransport", "open_board"]
 
 #: Default frame budget of a board, in seconds of its clock (module docstring).
 BOARD_TIMEOUT_S = 2.0
-#: How long a break lasts, and how long the board may take to say hello after it.
-BREAK_S, HELLO_TIMEOUT_S = 0.05, 2.0
 #: Longest wait for bytes in one read.
 _POLL_S = 0.005
-#: Bits on the line per byte (8N1).
-_BITS_PER_BYTE = 10
-
-
-class Transport(Protocol):
-    """A byte pipe to the board (LiteX's comm interface)."""
-
-    def read(self, size: int) -> bytes: ...          # up to ``size`` bytes, after a short wait at most
-    def write(self, data: bytes) -> None: ...
-    def send_break(self, duration: float) -> None: ...
-    def reset_input_buffer(self) -> None: ...
-    def close(self) -> None: ...
 
 
 class SerialTransport:
@@ -98,238 +71,9 @@ class SerialTransport:
         self._serial.close()
 
 
-def board_facts(manifest_path: Path) -> dict:
-    """``<name>.board.json`` beside the manifest (``sfdf build`` writes both).
-
-    Raises
-    ------
-    FileNotFoundError
-        No such file: the manifest was not written by ``sfdf build``.
-    """
-    facts = json.loads(manifest_path.read_text())
-    path = manifest_path.with_name(f"{facts['name']}.board.json")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: a board device needs the files sfdf build -o DIR "
-                                "writes (DIR/<name>.json and DIR/<name>.board.json)")
-    return json.loads(path.read_text())
-
-
-class BoardLink:
-    """A :class:`sw.device.Device` link to a board: ``push`` and ``step`` as :class:`sw.device.SimLink`.
-
-    Parameters
-    ----------
-    transport : Transport
-    codec : Codec
-    board : mapping
-        ``clk_hz``, ``baud`` and ``buffer_words`` (``<name>.board.json``).
-    clock : callable
-        Seconds, monotonic (tests may pass their own).
-    """
-
-    def __init__(self, transport: Transport, codec: Codec, board: Mapping, clock: Callable[[], float] = time.monotonic):
-        self.transport = transport
-        self.codec = codec
-        self.clk_hz = float(board["clk_hz"])
-        self.baud = int(board["baud"])
-        self.buffer_words = int(board["buffer_words"])
-        self.clock = clock
-        self.pid = None
-        self.dropped_bytes = 0            # bytes skipped to find the next packet (line noise)
-        self._rx = bytearray()
-        self._queue: deque[tuple[int, FramePacket, bytes]] = deque()    # (frame, packet, bytes) unsent
-        self._unanswered: deque[tuple[int, int, int]] = deque()        # (frame, source, words) sent
-        self._outstanding = [0] * len(codec.sources)
-        self._queued = [0] * len(codec.sources)                         # frame packets queued per source
-        self._ends = [0] * len(codec.sinks)
-        self._unacknowledged: deque[tuple[int, str]] = deque()          # (frame id, source) sent
-        self._taken: deque[tuple[float, int]] = deque()                 # (time its last byte is out, source)
-        self._line_free = 0.0                                          # when the host's bytes are all out
-        self._start = clock()
-        self.reset()
-
-    # -- the link's clock ------------------------------------------------------------------------
-    def _cycles(self, at: float | None = None) -> int:
-        return int(((self.clock() if at is None else at) - self._start) * self.clk_hz)
-
-    # -- reset -----------------------------------------------------------------------------------
-    def reset(self, timeout_s: float = HELLO_TIMEOUT_S) -> None:
-        """Break, then wait for the board's hello (module docstring).
-
-        Raises
-        ------
-        sw.device.DeviceError
-            No hello within ``timeout_s``.
-        """
-        self.transport.reset_input_buffer()
-        self.transport.send_break(BREAK_S)
-        self._rx.clear()
-        deadline = self.clock() + timeout_s
-        while self.clock() < deadline:
-            self._rx += self.transport.read(4096)
-            for sink, status, beats in self._packets():
-                if sink == 0 and not beats and status == Status.HELLO:
-                    self._rx.clear()  # nothing the board sends before its hello belongs to this session
-                    self.dropped_bytes = 0
-                    return
-        raise DeviceError(f"no board answered on {getattr(self.transport, 'port', 'the link')} within "
-                          f"{timeout_s:g} s of a break (is the bitstream loaded, the baud {self.baud}?)")
-
-    # -- Device's calls --------------------------------------------------------------------------
-    def call(self, method: str, *args):
-        return getattr(self, f"_{method}")(*args)
-
-    def _push(self, packets: bytes) -> None:
-        at, batch = 0, []
-        while at < len(packets):
-            packet, used = read_packet(packets, self.codec, at)
-            if not isinstance(packet, FramePacket):
-                raise DeviceError(f"push: bytes {at}..{len(packets)} are not a whole frame packet")
-            if packet.count > self.buffer_words:
-                raise DeviceError(f"frame {packet.frame_id!r} has {packet.count} words for {packet.port.node}; the "
-                                  f"board buffers {self.buffer_words} per source (sfdf build --buffer-words)",
-                                  packet.frame_id)
-            batch.append((packet, packets[at:at + used]))
-            at += used
-        for packet, raw in batch:
-            number = packet.port.number
-            self._queue.append((self._queued[number], packet, raw))
-            self._queued[number] += 1
-        self._send()
-
-    def _send(self) -> None:
-        """Write queued packets while each source's window has room."""
-        out = bytearray()
-        while self._queue:
-            frame, packet, raw = self._queue[0]
-            number = packet.port.number
-            if self._outstanding[number] + packet.count > self.buffer_words:
-                break
-            self._queue.popleft()
-            self._outstanding[number] += packet.count
-            self._unanswered.append((frame, number, packet.count))
-            self._unacknowledged.append((packet.frame_id, packet.port.node))
-            now = self.clock()
-            self._line_free = max(self._line_free, now) + len(raw) * _BITS_PER_BYTE / self.baud
-            self._taken.append((self._line_free, number))
-            out += raw
-        if out:
-            try:
-                self.transport.write(bytes(out))
-            except OSError as error:
-                raise LinkDown(f"writing to the board failed: {error}") from None
-
-    def _step(self, max_cycles: int, frames: int) -> dict:
-        start = self._cycles()
-        deadline = start + max_cycles
-        packets: list[list[bytes]] = [[] for _ in self.codec.sinks]
-        cycles: list[list[int]] = [[] for _ in self.codec.sinks]
-        frame_ends: list[list[int]] = [[] for _ in self.codec.sources]
-        last_accept = 0
-        reason = "cycles"
-        while True:
-            try:
-                data = self.transport.read(4096)
-            except OSError as error:
-                raise LinkDown(f"reading from the board failed: {error}") from None
-            now = self._cycles()
-            self._rx += data
-            for sink, status, beats in self._packets():
-                if not beats:
-                    self._acknowledged(status)
-                    continue
-                port = self.codec.sinks[sink]
-                for beat in beats:
-                    packets[sink].append(beat)
-                    cycles[sink].append(now)
-                    if beat[port.tdata_bytes + port.tuser_bytes] and self._kind(port, beat) == "message":
-                        self._ends[sink] += 1
-                self._answered()
-            while self._taken and self._cycles(self._taken[0][0]) <= now:
-                at, number = self._taken.popleft()
-                frame_ends[number].append(self._cycles(at))
-                last_accept = max(last_accept, self._cycles(at))
-            self._send()
-            if frames and min(self._ends) >= frames:
-                reason = "messages"
-                break
-            if now >= deadline:
-                break
-        return {"cycles": self._cycles() - start, "reason": reason, "now": self._cycles(),
-                "packets": [self.codec.pack_beats(n, b"".join(p)) for n, p in enumerate(packets)],
-                "beat_cycles": cycles, "frame_ends": frame_ends, "last_accept": last_accept}
-
-    def _set_pause(self, port: str, probability: float, seed: int, sink: bool) -> None:
-        raise DeviceError("a board has no back-pressure or idle patterns (backpressure and idle are for 'sim')")
-
-    def close(self) -> None:
-        self.transport.close()
-
-    # -- bytes from the board --------------------------------------------------------------------
-    def _kind(self, port, beat: bytes) -> str:
-        tuser = int.from_bytes(beat[port.tdata_bytes:port.tdata_bytes + port.tuser_bytes], "little")
-        return self.codec.kinds.get(port.tuser_field("kind").get(tuser), "?")
-
-    def _packets(self):
-        """Whole beats packets at the front of the received bytes: ``(sink number, status, [raw beat])``."""
-        at = 0
-        while True:
-            try:
-                self._plausible(at)
-                packet, used = read_packet(self._rx, self.codec, at)
-            except FramingError as error:
-                skip = self._rx.find(BEATS_MAGIC, at + 1)
-                skip = len(self._rx) - 1 if skip < 0 else skip
-                log.warning("board link: skipping %d byte(s) that are no packet (%s)", skip - at, error)
-                self.dropped_bytes += skip - at
-                at = skip
-                continue
-            if packet is None:
-                break
-            if isinstance(packet, FramePacket):  # the board never sends frames: line noise that looks like one
-                self.dropped_bytes += used
-                at += used
-                continue
-            raw = bytes(self._rx[at:at + used])
-            number = raw[4]
-            size = self.codec.sinks[number].beat_bytes
-            body = raw[BEATS_HEADER.size:-4]
-            at += used
-            yield number, raw[3], [body[k:k + size] for k in range(0, len(body), size)]
-        del self._rx[:at]
-
-    def _plausible(self, at: int) -> None:
-        """A board sends beats packets of one beat, or none (its hello): a header that says otherwise is
-        line noise, and waiting for the bytes it announces would stall the link."""
-        head = self._rx[at:at + BEATS_HEADER.size]
-        if len(head) == BEATS_HEADER.size and head[:2] == BEATS_MAGIC and (
-                head[2] != VERSION or int.from_bytes(head[5:9], "little") > 1):
-            raise FramingError(f"a beats packet header announcing {int.from_bytes(head[5:9], 'little')} beats "
-                               f"(version {head[2]}) is not the board's")
-
-    def _acknowledged(self, status: int) -> None:
-        """The board's word on the oldest frame packet not acknowledged yet (:class:`boards.link.BeatSerializer`)."""
-        if status == Status.HELLO:
-            raise LinkDown("the board reset itself (a hello in the middle of a session: power, or another host "
-                           "sent a break)")
-        if not self._unacknowledged:
-            raise LinkDown(f"the board acknowledged a frame packet that was not sent (status {status}): line noise")
-        frame_id, source = self._unacknowledged.popleft()
-        if status != Status.COMMITTED:
-            raise LinkDown(f"the board dropped frame {frame_id!r}'s packet for {source} (damaged on the line, or no "
-                           "room in its buffer); reopen the device and send again from that frame")
-
-    def _answered(self) -> None:
-        """Frames every sink has ended free their words in the window."""
-        done = min(self._ends)
-        while self._unanswered and self._unanswered[0][0] < done:
-            _, number, words = self._unanswered.popleft()
-            self._outstanding[number] -= words
-
-
 def open_board(manifest: str | os.PathLike, port: str, *, timeout_cycles: int | None = None,
                transport: Transport | None = None, clock: Callable[[], float] = time.monotonic) -> Device:
-    """A :class:`sw.device.Device` on the board behind ``port`` (``open_device(..., backend="serial:PORT")``).
+    """A :class:`~sfdf.sw.session.Device` on the board behind ``port`` (``open_device(..., backend="serial:PORT")``).
 
     Parameters
     ----------
@@ -346,7 +90,7 @@ def open_board(manifest: str | os.PathLike, port: str, *, timeout_cycles: int | 
     ------
     FileNotFoundError
         The manifest or its board file is missing.
-    sw.device.DeviceError
+    sfdf.sw.results.DeviceError
         The port does not open, or no board says hello.
     """
     path = Path(manifest)
@@ -354,7 +98,7 @@ def open_board(manifest: str | os.PathLike, port: str, *, timeout_cycles: int | 
         raise ValueError(f"{path}: a board device opens the manifest sfdf build wrote (DIR/<name>.json), "
                          "not a spec")
     facts = json.loads(path.read_text())
-    board = board_facts(path)
+    board = read_board_facts(path)
     codec = Codec(facts)
     transport = transport or SerialTransport(port, int(board["baud"]))
     try:

@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sfdf.boards.facts import read_board_facts
 from sfdf.boards.packets import Status
 from sfdf.sw.codec import Codec, FramePacket, FramingError, read_packet
 from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, ProtocolError, open_device
-from sfdf.sw.serial import board_facts
+from sfdf.sw.link import Link
 
 pytestmark = pytest.mark.board
 
@@ -160,9 +161,17 @@ def check_variance(results, frames, ids):
 
 
 def test_board_file_is_written_beside_the_manifest(board_dir):
-    facts = board_facts(board_dir / "variance.json")
+    facts = read_board_facts(board_dir / "variance.json")
     assert facts["board"] == "ulx3s-85f" and facts["baud"] == 1_000_000 and facts["buffer_words"] == BUFFER
     assert facts["sources"] == {"u": 16}
+
+
+def test_the_board_link_is_a_link_without_pause_knobs(board_dir):
+    _board, device = open_fake(board_dir)
+    with device:
+        assert isinstance(device.link, Link) and device.link.pid is None
+        with pytest.raises(DeviceError, match="a board has no back-pressure or idle patterns"):
+            device.link.set_pause("x", 0.5, 1, sink=True)
 
 
 def test_frames_round_trip_with_a_window(board_dir):

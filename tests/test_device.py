@@ -3,7 +3,9 @@
 Codec: hypothesis round trips of frames, beats and byte packets for any port width (above 64 bits too),
 a byte stream cut anywhere, and corrupted packets. Device: the variance network against numpy and the
 diamond against the reference model, through the child process and in-process; a frame over its cycle
-budget and a killed simulator give errors that name the frame and lose no answered result.
+budget and a killed simulator give errors that name the frame and lose no answered result. Links: the
+in-process and child-process links are both a sw.link.Link and report the same steps; the child takes
+typed calls only and answers anything else with an error, serving on.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import json
 import os
 import random
 import signal
+import socket
+import threading
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +25,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fastsim import MULTI
 
+from sfdf.cosim.fastsim import FastSim
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.generate import generate
 from sfdf.sw.codec import Codec, FrameError, FramingError, read_packet
-from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, open_device
+from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, harness_library, open_device
+from sfdf.sw.link import Link, StepResult
+from sfdf.sw.process import BadRequest, Call, ProcessLink, Reply, request, serve
+from sfdf.sw.simlink import RESET_CYCLES, SimLink
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("SFDF_FASTSIM_BUILD", REPO / "build" / "fastsim"))
@@ -323,3 +332,94 @@ def test_open_from_spec(tmp_path):
     with open_device(REPO / "examples" / "variance.toml", build_dir=BUILD, process=False) as device:
         device.send(0, [3, 4])
         assert device.results()[0].fields == {"n": 2, "sum": 7, "sum_sq": 25}
+
+
+# -- the links -------------------------------------------------------------------------------------
+def test_process_link_and_sim_link_are_links_that_agree(variance_manifest):
+    library, facts = harness_library(variance_manifest, BUILD)
+    codec = Codec(facts)
+    frames = pixel_frames(3, 12)
+    packets = b"".join(codec.pack_frame(k, frame) for k, frame in enumerate(frames))
+    runs = []
+    for link in (SimLink(FastSim(library, facts, RESET_CYCLES), codec), ProcessLink(library, facts)):
+        try:
+            assert isinstance(link, Link)
+            link.set_pause("x", 0.3, 5, sink=True)
+            link.set_pause("u", 0.2, 6, sink=False)
+            link.push(packets)
+            runs.append([link.step(300, 0), link.step(10**6, 5), link.step(10**6, len(frames))])
+        finally:
+            link.close()
+    in_process, in_child = runs
+    assert all(isinstance(step, StepResult) for step in in_child)
+    assert in_child == in_process
+    assert [step.reason for step in in_process] == ["budget", "target", "target"]
+    assert sum(len(ends) for step in in_process for ends in step.frame_ends) == len(frames)
+
+
+def test_the_child_refuses_a_bad_call_and_serves_on(variance_manifest):
+    library, facts = harness_library(variance_manifest, BUILD)
+    ours, theirs = socket.socketpair()
+    child = threading.Thread(target=serve, args=(theirs.detach(),))
+    child.start()
+    conn = Connection(ours.detach())
+
+    def answer():
+        assert conn.poll(60), "the server thread did not answer"
+        return conn.recv()
+
+    try:
+        conn.send((str(library), facts, RESET_CYCLES))
+        assert answer()[0] == Reply.READY.value
+        for bad in [("reboot", (), {}), ("_step", (10, 0), {}), ("close",), "step", None,
+                    (Call.STEP.value, (10,), {}), (Call.SET_PAUSE.value, ("x", 0.5, 1, True), {})]:
+            conn.send(bad)
+            status, message = answer()
+            assert (status, message.split(":")[0]) == (Reply.ERROR.value, "BadRequest"), bad
+        packet = Codec(facts).pack_frame(1, [3, 4])
+        conn.send((Call.PUSH.value, (packet[:-1],), {}))  # a call the simulator refuses
+        refusal = f"ValueError: push: bytes 0..{len(packet) - 1} are not a whole frame packet"
+        assert answer() == (Reply.ERROR.value, refusal)
+        conn.send((Call.PUSH.value, (packet,), {}))
+        assert answer() == (Reply.OK.value, None)
+        conn.send((Call.STEP.value, (10**5, 1), {}))
+        status, step = answer()
+        assert status == Reply.OK.value and step.reason == "target"
+        conn.send((Call.CLOSE.value, (), {}))
+        child.join(30)
+        assert not child.is_alive()
+    finally:
+        conn.close()
+        child.join(30)
+
+
+@pytest.mark.parametrize(("message", "error"), [
+    (("reboot", (), {}), "not a request"),
+    ((Call.STEP.value, (1, 0)), "not a request"),
+    ((Call.STEP.value, 5, {}), "not a request"),
+    ((Call.STEP.value, (1, 0, 2), {}), "step: too many positional arguments"),
+    ((Call.SET_PAUSE.value, ("x", 0.5, 1), {"sink": True, "source": 1}), "set_pause: got an unexpected keyword"),
+    ((Call.SET_PAUSE.value, ("x", 0.5, 1, True), {}), "set_pause: too many positional arguments"),
+])
+def test_requests_are_checked_before_any_call(message, error):
+    with pytest.raises(BadRequest, match=error):
+        request(message)
+
+
+def test_requests_name_their_call():
+    assert request((Call.STEP.value, [5, 1], {})) == (Call.STEP, (5, 1), {})
+    assert request((Call.SET_PAUSE.value, ("u", 0.1, 3), {"sink": False})) == (Call.SET_PAUSE, ("u", 0.1, 3),
+                                                                              {"sink": False})
+    assert request((Call.CLOSE.value, (), {})) == (Call.CLOSE, (), {})
+
+
+def test_a_refused_call_leaves_the_child_serving(variance_manifest):
+    library, facts = harness_library(variance_manifest, BUILD)
+    link = ProcessLink(library, facts)
+    try:
+        with pytest.raises(DeviceError, match=r"simulator process: FramingError: no packet at the front"):
+            link.push(b"bad packet")
+        link.push(Codec(facts).pack_frame(9, [1, 2]))
+        assert link.step(10**5, 1).reason == "target"
+    finally:
+        link.close()
