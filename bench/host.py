@@ -51,7 +51,8 @@ def generated(build_dir: Path) -> Path:
 def measure_fast_harness(manifest: Path, frames: list[np.ndarray], build_dir: Path, repeat: int) -> dict:
     """The harness alone, in this process: every frame queued, then one ``run`` until the last result
     (the wall time of that call only); best of ``repeat`` fresh devices."""
-    from sfdf.cosim.fastsim import FastSim, build
+    from sfdf.cosim.fastbuild import build
+    from sfdf.cosim.fastsim import FastSim
 
     facts = json.loads(manifest.read_text())
     library = build(manifest.with_name(f"{facts['name']}.v"), facts, build_dir)

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .cache import BuildCache
+from .fastsim import FastSim
 from .harness import WRAPPER, FastSimError, harness_source, load_manifest, wrapper_source
 from .toolchain import Toolchain, find_toolchain
 
@@ -170,8 +171,6 @@ def _compile(folder: Path, toolchain: Toolchain, manifest: dict, verilog: bytes,
 def _train(library: str, manifest: str) -> None:
     """The training run of a ``pgo`` build, in its own process (the profile is written at exit): frames
     of 1..64 random words, half of them zero, on every source, for :data:`TRAINING_CYCLES` cycles."""
-    from .fastsim import FastSim  # the run time sits above the build (it opens through build)
-
     rng = np.random.default_rng(1)
     with FastSim(library, manifest) as sim:
         for port in sim.sources:

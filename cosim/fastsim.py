@@ -5,12 +5,13 @@ by Verilator into a shared library (:func:`cosim.fastbuild.build`, cached by con
 loads it and moves whole frames per call, so no Python runs per cycle. Byte strings are copied into
 signals as they lie in memory: the host must be little-endian (x86, Arm).
 
-    sim = FastSim.open("out/variance.v", "out/variance.json")
+    sim = FastSim(build("out/variance.v", "out/variance.json"), "out/variance.json")
     sim.push("u", [3, 0, 5], tlast=[0, 0, 1])
     sim.run(10_000, until_messages=1)
     beats = sim.read("x")          # [Beat(tdata, tuser, tlast, cycle), ...]
 
-``from sfdf.cosim.fastsim import FastSim, build`` gives the device and its build.
+The build sits above the run time: ``build`` comes from :mod:`sfdf.cosim.fastbuild`, whose profile
+training runs a :class:`FastSim`.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ import numpy as np
 
 from sfdf.hdl.manifest import Port
 
-from .fastbuild import build
 from .harness import FastSimError, harness_ports, load_manifest, record_bytes, signature
 
-__all__ = ["Beat", "FastSim", "FastSimError", "RunResult", "build", "split_records"]
+__all__ = ["Beat", "FastSim", "FastSimError", "RunResult", "split_records"]
 
 #: What ``fs_frame_end_cycle`` answers for a frame not ended yet.
 _NOT_YET = (1 << 64) - 1
@@ -82,12 +82,6 @@ class FastSim:
         if not self._handle:
             raise FastSimError(f"{library}: fs_create failed")
         self._counters = (ctypes.c_uint64 * (2 + 4 * len(self.sources) + 3 * len(self.sinks)))()
-
-    @classmethod
-    def open(cls, verilog: str | os.PathLike, manifest: str | os.PathLike | Mapping,
-             build_dir: str | os.PathLike = "build/fastsim", **kwargs) -> FastSim:
-        """:func:`build` (or reuse) and load; ``kwargs`` go to the constructor."""
-        return cls(build(verilog, manifest, build_dir), manifest, **kwargs)
 
     # -- ports -----------------------------------------------------------------------------------
     def source_index(self, port: str | int) -> int:

@@ -25,7 +25,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from sfdf.cosim.fastsim import FastSim, build
+from sfdf.cosim.fastbuild import build
+from sfdf.cosim.fastsim import FastSim
 
 from .codec import Codec
 from .process import ProcessLink

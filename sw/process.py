@@ -84,7 +84,7 @@ class ProcessLink:
     Parameters
     ----------
     library : path
-        The harness library (:func:`sfdf.cosim.fastsim.build`).
+        The harness library (:func:`sfdf.cosim.fastbuild.build`).
     manifest : mapping
         Its manifest.
     reset_cycles : int

@@ -92,7 +92,7 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
     UserError
         The spec is unsafe or has other than one source (the Parquet has one pixel column).
     """
-    from sfdf.cosim.fastsim import build
+    from sfdf.cosim.fastbuild import build
     from sfdf.gen.analysis import check
     from sfdf.gen.spec import load_spec
     from sfdf.hdl.generate import generate

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfdf.cosim.fastsim import FastSim, FastSimError, build
+from sfdf.cosim.fastbuild import build
+from sfdf.cosim.fastsim import FastSim, FastSimError
 from sfdf.cosim.harness import HARNESS, harness_source, wrapper_source
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import simulate
