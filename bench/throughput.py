@@ -44,7 +44,7 @@ threshold = {t}
 
 
 def run_measurement(network, inputs, build_dir, folder_name=None):
-    """Run ``network`` on ``inputs`` (frames per source) under :mod:`cosim.throughput_tests`.
+    """Run ``network`` on ``inputs`` (frames per source) under :mod:`sfdf.cosim.throughput_tests`.
 
     Returns the raw figures and the generated Verilog's path.
     """

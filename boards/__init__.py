@@ -1,6 +1,6 @@
-"""sfdf boards layer (DESIGN.md): one file per board, the UART host link around a network, ``sfdf build``.
+"""sfdf boards layer (docs/architecture.md): one file per board, the UART host link around a network, ``sfdf build``.
 
-:data:`BOARDS` maps the names ``sfdf build --board`` takes to :class:`boards.top.Board`.
+:data:`BOARDS` maps the names ``sfdf build --board`` takes to :class:`sfdf.boards.top.Board`.
 """
 
 from .icebreaker import ICEBREAKER

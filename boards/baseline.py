@@ -1,8 +1,8 @@
 """The no-control baseline: a network's topology, FIFOs and kernels with nothing of sfdf's protocols.
 
 What a user would otherwise build (bench/fpga.py compares Fmax and size with it): every edge a
-:class:`hdl.channels.DataChannel` of ``|q|`` payloads (no computation index), every node firing when all
-its inputs hold a token and all its outputs have room, the same kernel as :class:`hdl.top.NetworkTop`
+:class:`sfdf.hdl.channels.DataChannel` of ``|q|`` payloads (no computation index), every node firing when all
+its inputs hold a token and all its outputs have room, the same kernel as :class:`sfdf.hdl.top.NetworkTop`
 fed by a local computation counter. No credits, heartbeats, dummies, join or control messages: when a
 node filters, such a network can deadlock (000 Fig. 3) or join tokens of different computations, which
 is the problem sfdf solves; as hardware it is the floor sfdf's control logic is measured against.
@@ -21,7 +21,7 @@ __all__ = ["PlainNetworkTop"]
 
 
 class PlainNetworkTop(wiring.Component):
-    """``network``'s topology without control (module docstring), with :class:`hdl.top.NetworkTop`'s ports.
+    """``network``'s topology without control (module docstring), with :class:`sfdf.hdl.top.NetworkTop`'s ports.
 
     Members
     -------

@@ -4,12 +4,12 @@ What one build writes in ``DIR`` (``-o``, default ``build/boards/<name>-<board>`
 
 * ``<name>.v``, ``<name>.json`` (the manifest, as ``sfdf generate``) and ``<name>.core`` (FuseSoC CAPI2,
   so the network drops into other flows as IP);
-* ``<name>.board.json``: what the host needs to talk to the board (:mod:`sw.serial`): board, clock,
+* ``<name>.board.json``: what the host needs to talk to the board (:mod:`sfdf.sw.serial`): board, clock,
   baud, buffered words per source (:mod:`.facts` writes and reads it);
 * ``<board>/``: Amaranth's build tree (the top's RTLIL, Yosys log ``top.rpt``, nextpnr log ``top.tim``),
   the bitstream (``top.bit`` on ECP5, ``top.bin`` on iCE40) and nextpnr's JSON report ``top.report.json``.
 
-:func:`build` returns DESIGN.md's ``{"board", "fmax_mhz", "luts", "ffs", "brams"}`` with more keys: the
+:func:`build` returns docs/architecture.md's ``{"board", "fmax_mhz", "luts", "ffs", "brams"}`` with more keys: the
 clock asked for and whether it was met, the device's capacity, every cell type's use, the critical path.
 ``luts`` counts LUT4s: on ECP5 nextpnr's ``TRELLIS_COMB`` cells (logic, carry halves and distributed-RAM
 logic), on iCE40 Yosys's ``SB_LUT4`` cells (nextpnr's ``ICESTORM_LC`` packs a LUT and a flip-flop).
@@ -249,7 +249,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     clock_hz : float, optional
         Design clock (default ``board.clock_hz``); nextpnr is constrained to it, and its Fmax reported.
     baud, buffer_words
-        The host link (:class:`boards.core.BoardCore`); ``buffer_words`` defaults to the board's.
+        The host link (:class:`sfdf.boards.core.BoardCore`); ``buffer_words`` defaults to the board's.
     do_build : bool
         False: elaborate and write every file (Verilog, manifest, core file, the build tree and script)
         but run no tool.
@@ -257,7 +257,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
         Program the board afterwards (the board's programmer; ``OPENFPGALOADER``/``ICEPROG`` override).
     top : wiring.Component, optional
         Another network top with the same ports (bench/fpga.py's baselines); default
-        :class:`hdl.top.NetworkTop` of ``network``.
+        :class:`sfdf.hdl.top.NetworkTop` of ``network``.
     seed : int
         nextpnr's placer seed.
     report : path, optional

@@ -1,8 +1,8 @@
 """The board's logic around a network, without the board: UART host link, buffers, watchdog, LEDs.
 
-:class:`BoardCore` is what :mod:`boards.top` puts between the board's pins and clock, and what the UART
-cosimulation (tests/cosim/test_board_uart.py) runs on Verilator: ``rx``/``tx`` carry :mod:`sw.codec`'s
-packets (:mod:`boards.link`), a UART break resets the network and the link, and 8 LEDs show the state.
+:class:`BoardCore` is what :mod:`sfdf.boards.top` puts between the board's pins and clock, and what the UART
+cosimulation (tests/cosim/test_board_uart.py) runs on Verilator: ``rx``/``tx`` carry :mod:`sfdf.sw.codec`'s
+packets (:mod:`sfdf.boards.link`), a UART break resets the network and the link, and 8 LEDs show the state.
 
 LEDs (``leds`` bit: meaning; boards with fewer LEDs combine them, see each board file):
 
@@ -54,7 +54,7 @@ class BoardCore(wiring.Component):
     Parameters
     ----------
     network : wiring.Component
-        The network's top (:class:`hdl.top.NetworkTop`, or a baseline with the same ports): AXI4-Stream
+        The network's top (:class:`sfdf.hdl.top.NetworkTop`, or a baseline with the same ports): AXI4-Stream
         members, sources ``In``, sinks ``Out``, sinks' ``tuser`` = ``{kind, index}`` (kind above
         ``index_width`` bits).
     index_width : int

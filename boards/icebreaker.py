@@ -1,8 +1,8 @@
 """iCEBreaker (Lattice iCE40UP5K, SG48): 12 MHz oscillator, FT2232H UART, a red and a green LED.
 
-The design clock comes from an ``SB_PLL40_PAD`` on the oscillator pin (:mod:`boards.pll`) unless it is
+The design clock comes from an ``SB_PLL40_PAD`` on the oscillator pin (:mod:`sfdf.boards.pll`) unless it is
 the oscillator's 12 MHz. Each source buffers 256 words (the UP5K has 30 block RAMs of 4 kbit). Green: the link is receiving or sending; red: a framing error, a dropped
-packet or a deadlock (:data:`boards.core.LED_MEANINGS` bits 3-5) since the last reset.
+packet or a deadlock (:data:`sfdf.boards.core.LED_MEANINGS` bits 3-5) since the last reset.
 """
 
 from amaranth import Const, Signal

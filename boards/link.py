@@ -6,7 +6,7 @@ Both speak the packets of :mod:`sfdf.boards.packets` exactly, as :mod:`sfdf.sw.c
 *commits* them only when the CRC matches: a damaged or truncated packet is rolled back and never reaches
 the network (the host learns it from the acknowledgement, see :class:`BeatSerializer`). A frame therefore
 has to fit the source's buffer; the host keeps at most that many words of each source unanswered
-(:mod:`sw.serial`), because a UART has no back-pressure. :class:`BeatSerializer` sends every sink beat
+(:mod:`sfdf.sw.serial`), because a UART has no back-pressure. :class:`BeatSerializer` sends every sink beat
 as a beats packet of one beat; an empty beats packet for sink 0 (count 0) after every reset is the
 host's sign that the board is up and its frame numbering restarts at 0, and one per frame packet says
 whether it was taken.
@@ -265,12 +265,12 @@ class BeatSerializer(wiring.Component):
     acknowledgement per frame packet.
 
     A beat is ``tdata`` (``ceil(w / 8)`` bytes), ``tuser`` (``ceil(u / 8)`` bytes) and a ``tlast`` byte,
-    little-endian, as :meth:`sw.codec.Codec.pack_beat_values` writes it. Sinks take turns.
+    little-endian, as :meth:`sfdf.sw.codec.Codec.pack_beat_values` writes it. Sinks take turns.
 
-    A status packet is an empty beats packet for sink 0 whose byte 3 (0 in :mod:`sw.codec`, which
+    A status packet is an empty beats packet for sink 0 whose byte 3 (0 in :mod:`sfdf.sw.codec`, which
     ignores it) says what happened: :attr:`Status.HELLO`, :attr:`Status.COMMITTED` (a frame packet was
     taken) or :attr:`Status.DROPPED` (one was not). Acknowledgements go before beats, in packet order, so
-    the host knows exactly which frame a drop concerns (:mod:`sw.serial`).
+    the host knows exactly which frame a drop concerns (:mod:`sfdf.sw.serial`).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """The board top: the board's oscillator (through a PLL when the design runs faster), reset, UART pins
-and LEDs around a :class:`boards.core.BoardCore`.
+and LEDs around a :class:`sfdf.boards.core.BoardCore`.
 
-A :class:`Board` (one per file: :mod:`boards.ulx3s`, :mod:`boards.icebreaker`) says which amaranth-boards
+A :class:`Board` (one per file: :mod:`sfdf.boards.ulx3s`, :mod:`sfdf.boards.icebreaker`) says which amaranth-boards
 platform to build for, how to make a clock of a given frequency, and how its LEDs show the core's 8.
 """
 
@@ -36,7 +36,7 @@ class Board:
     pll : callable
         ``pll(m, platform, clk_hz, clk) -> locked``: drives the signal ``clk`` at ``clk_hz``.
     leds : callable
-        ``leds(m, platform, status)``: shows the 8 status bits (:data:`boards.core.LED_MEANINGS`).
+        ``leds(m, platform, status)``: shows the 8 status bits (:data:`sfdf.boards.core.LED_MEANINGS`).
     programmer : str
         The tool ``--program`` runs (``OPENFPGALOADER`` or ``ICEPROG`` overrides it).
     buffer_words : int
@@ -64,19 +64,19 @@ class Board:
 
 
 class BoardTop(Elaboratable):
-    """A network on ``board`` at ``clk_hz`` with the UART host link (:class:`boards.core.BoardCore`).
+    """A network on ``board`` at ``clk_hz`` with the UART host link (:class:`sfdf.boards.core.BoardCore`).
 
     Parameters
     ----------
     board : Board
     network : wiring.Component
-        The network top (:class:`hdl.top.NetworkTop` or a baseline with the same ports).
+        The network top (:class:`sfdf.hdl.top.NetworkTop` or a baseline with the same ports).
     index_width : int
         Bits of the sinks' index field.
     clk_hz : float
         Design clock; a PLL makes it unless it is the oscillator's.
     baud, buffer_words, watchdog_s
-        As for :class:`boards.core.BoardCore`.
+        As for :class:`sfdf.boards.core.BoardCore`.
     """
 
     def __init__(self, board: Board, network, *, index_width: int, clk_hz: float, baud: int = DEFAULT_BAUD,

@@ -1,7 +1,7 @@
 """ULX3S (Lattice ECP5, LFE5U-12F/25F/45F/85F, CABGA381): 25 MHz oscillator, FT231X UART, 8 LEDs.
 
-The design clock comes from an ``EHXPLLL`` (:mod:`boards.pll`) unless it is the oscillator's 25 MHz;
-the LEDs show the core's 8 status bits in order (:data:`boards.core.LED_MEANINGS`, LED 0 = bit 0).
+The design clock comes from an ``EHXPLLL`` (:mod:`sfdf.boards.pll`) unless it is the oscillator's 25 MHz;
+the LEDs show the core's 8 status bits in order (:data:`sfdf.boards.core.LED_MEANINGS`, LED 0 = bit 0).
 """
 
 from amaranth import Const, Signal

@@ -106,7 +106,7 @@ class _Driver:
         self.log = bus.log
         self.queue_limit = queue_limit
         self.count = 0
-        """Beats transferred so far (handshakes), a probe for :class:`cosim.watchdog.DeadlockWatchdog`."""
+        """Beats transferred so far (handshakes), a probe for :class:`sfdf.cosim.watchdog.DeadlockWatchdog`."""
         self._pause: Iterator[Any] | None = None
         self._task = cocotb.start_soon(self._run())
 

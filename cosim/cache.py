@@ -1,8 +1,8 @@
 """The build cache of cosim's compiled models: content-keyed folders, a lock each, a stamp, LRU pruning.
 
 Two parts of cosim compile Verilator models that take seconds to minutes to build and depend only on
-their inputs: the cocotb benches of :mod:`cosim.runner` (``build/cosim``) and the fast harness of
-:mod:`cosim.fastbuild` (``build/fastsim``). Each build lives in a folder of a :class:`BuildCache` named
+their inputs: the cocotb benches of :mod:`sfdf.cosim.runner` (``build/cosim``) and the fast harness of
+:mod:`sfdf.cosim.fastbuild` (``build/fastsim``). Each build lives in a folder of a :class:`BuildCache` named
 after its key, a hash of everything that changes the build (the caller computes it), so building the
 same design again is a lookup. A build folder is
 

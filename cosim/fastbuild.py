@@ -1,15 +1,15 @@
 """The fast harness's build: Verilator then GCC, profile-guided, kept in the build cache by content.
 
-:func:`build` compiles a generated network with the harness for its manifest (:mod:`cosim.harness`) into
+:func:`build` compiles a generated network with the harness for its manifest (:mod:`sfdf.cosim.harness`) into
 ``<build_dir>/<build_key>/libfastsim.so``. The key covers the Verilog, the manifest, the harness source,
 the flags, the Verilator version and the code of the build steps, so a second open of the same design
-is a lookup. The folder is a :class:`cosim.cache.BuildCache` entry, as the cocotb builds are (a lock,
+is a lookup. The folder is a :class:`sfdf.cosim.cache.BuildCache` entry, as the cocotb builds are (a lock,
 the ``.built`` stamp, least recently used pruning to ``SFDF_COSIM_CACHE_GB`` after each new build), and
 :func:`build` holds the folder it returns for as long as the process lives, so that no other process's
 pruning removes a library this one loads.
 
 Speed (bench/host.py: about 5 million cycles per second on the variance network, one thread): the
-wrapper (:func:`cosim.harness.wrapper_source`) registers every input, so Verilator evaluates the whole
+wrapper (:func:`sfdf.cosim.harness.wrapper_source`) registers every input, so Verilator evaluates the whole
 design once per cycle, at the edge; the harness then samples the handshakes the network sees, writes
 the inputs of the next cycle and raises the clock, with no other evaluation (:func:`_shortcuts`); and
 the build is GCC profile-guided (:func:`_train`).
@@ -87,8 +87,8 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     with the shortcuts this Verilator's output allows (:func:`_shortcuts`); ``make`` compiles. With
     ``pgo``, that build is instrumented, runs :data:`TRAINING_CYCLES` cycles of random frames
     (:func:`_train`) and is compiled again with the profile (GCC profile-guided optimisation). A new
-    build prunes the cache (:meth:`cosim.cache.BuildCache.prune`); the folder returned is held while
-    this process lives (:meth:`cosim.cache.BuildCache.hold`).
+    build prunes the cache (:meth:`sfdf.cosim.cache.BuildCache.prune`); the folder returned is held while
+    this process lives (:meth:`sfdf.cosim.cache.BuildCache.hold`).
 
     Parameters
     ----------

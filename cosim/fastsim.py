@@ -1,7 +1,7 @@
 """The fast simulated device (issue 4): a network compiled with the fast harness, run through ctypes.
 
-The network's Verilog and a C++ harness generated from its manifest (:mod:`cosim.harness`) are compiled
-by Verilator into a shared library (:func:`cosim.fastbuild.build`, cached by content); :class:`FastSim`
+The network's Verilog and a C++ harness generated from its manifest (:mod:`sfdf.cosim.harness`) are compiled
+by Verilator into a shared library (:func:`sfdf.cosim.fastbuild.build`, cached by content); :class:`FastSim`
 loads it and moves whole frames per call, so no Python runs per cycle. Byte strings are copied into
 signals as they lie in memory: the host must be little-endian (x86, Arm).
 

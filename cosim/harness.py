@@ -3,8 +3,8 @@
 The harness (``cosim/harness/fastsim.cpp``, package data) is filled in per manifest
 (:func:`harness_source`): the port names, ``tdata``/``tuser`` widths (any width: above 64 bits
 Verilator's ``VlWide``) and the position of the beat kind in a sink's ``tuser`` come from the
-manifest's ``ports`` as :mod:`sfdf.hdl.manifest` reads them (DESIGN.md: cosim reads the manifest, never
-re-derives hardware facts). It drives AXI4-Stream as DESIGN.md and docs/hardware.md say: a transfer
+manifest's ``ports`` as :mod:`sfdf.hdl.manifest` reads them (docs/architecture.md: cosim reads the manifest, never
+re-derives hardware facts). It drives AXI4-Stream as docs/architecture.md and docs/hardware.md say: a transfer
 happens at a rising edge when ``tvalid && tready`` held before it; a source holds a word until it is
 taken, ``tlast`` ends a frame and ``tuser[0]`` the stream; sinks keep ``tready`` high unless a
 back-pressure probability is set. ``rst`` is high for ``reset_cycles`` cycles when an instance is created.
@@ -13,7 +13,7 @@ The Verilog top (:func:`wrapper_source`) puts every input of the network, reset 
 register, so nothing is combinational from an input and Verilator evaluates the whole design once per
 cycle, at the edge. A sink beat is stored as a record (:func:`record_bytes`): the codec's beat
 (``tdata``, ``tuser``, a ``tlast`` byte, little-endian) then the 64-bit cycle. The library reports the
-manifest facts it was built for (:func:`signature`); :class:`cosim.fastsim.FastSim` compares them.
+manifest facts it was built for (:func:`signature`); :class:`sfdf.cosim.fastsim.FastSim` compares them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``sfdf cosim``: a spec's generated Verilog on Verilator under cocotb, against the reference model.
 
 The stimulus is the model's own: each source reads ``computations`` seeded random words
-(:func:`gen.refmodel.random_words`) cut into frames of 1 to ``max_frame`` words; the model runs the
-same frames, and :mod:`cosim.network_tests` compares every sink beat with its log. The watchdog bound
+(:func:`sfdf.gen.refmodel.random_words`) cut into frames of 1 to ``max_frame`` words; the model runs the
+same frames, and :mod:`sfdf.cosim.network_tests` compares every sink beat with its log. The watchdog bound
 comes from the spec: no token may stand still longer than every node's initiation interval in a row
 plus the longest pause the drivers insert.
 """
@@ -80,7 +80,7 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
               build_dir: str | Path, **kwargs) -> RunResults:
     """Write ``config`` where ``test_module`` reads it (``SFDF_COSIM_CONFIG``), then build and run.
 
-    ``kwargs`` go to :func:`cosim.runner.build_and_run` (``waves``, ``timeout_s``, ``seed``).
+    ``kwargs`` go to :func:`sfdf.cosim.runner.build_and_run` (``waves``, ``timeout_s``, ``seed``).
     """
     config_path.write_text(json.dumps(config))
     return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
@@ -100,7 +100,7 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     ``flush_after``: an adversarial flush (003 Fig. 2): edge -> index; the sender's output buffer is
     flushed right after it pushes that index, in the model (its flush oracle) and in RTL (the
     verification-only ``flush_<edge>`` port, pulsed the next cycle).
-    ``report``: the :func:`gen.analysis.check` report of ``network`` when the caller has it already.
+    ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already.
     """
     report = report or check(network)
     resolved = report.network

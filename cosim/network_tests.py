@@ -1,7 +1,7 @@
 """cocotb bench of a generated network: sources fed from the stimulus, every sink beat scoreboarded
 against the reference model token by token, a deadlock watchdog on every channel's level.
 
-Run by :func:`cosim.network.run_network` through :func:`cosim.runner.build_and_run`; the environment
+Run by :func:`sfdf.cosim.network.run_network` through :func:`sfdf.cosim.runner.build_and_run`; the environment
 variable ``SFDF_COSIM_CONFIG`` names the JSON file with the manifest, the stimulus and the expected
 sink logs.
 """
@@ -91,7 +91,7 @@ class NetworkBench:
     async def flush_after(self, edge: str, index: int) -> None:
         """Pulse ``flush_<edge>`` in the cycle after the sender pushed ``index`` (003 Fig. 2's adversary).
 
-        The port flushes the tokens pushed before its cycle (:class:`hdl.inband.InbandSender`), so this
+        The port flushes the tokens pushed before its cycle (:class:`sfdf.hdl.inband.InbandSender`), so this
         is the model's flush oracle firing right after that push.
         """
         channel, _ = self.channels[edge]

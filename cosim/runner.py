@@ -4,7 +4,7 @@ Everything goes through :func:`cocotb_tools.runner.get_runner` (cocotb's Makefil
 version string). The build folder is named after a hash of everything that changes the compiled
 model (sources, top, parameters, build arguments, waveform format, Verilator and cocotb versions), so
 a second run of the same design skips Verilator and the C++ compiler entirely. The folders are a
-:class:`cosim.cache.BuildCache` (``build/cosim`` by default): a run holds its folder's lock from the
+:class:`sfdf.cosim.cache.BuildCache` (``build/cosim`` by default): a run holds its folder's lock from the
 build to the end of the simulation, and a new build prunes the cache to ``SFDF_COSIM_CACHE_GB``.
 """
 
@@ -197,7 +197,7 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
     extra_env : mapping or None
         Environment variables for the simulation, on top of ``os.environ``.
     waves : bool
-        Record waveforms: FST when :func:`~cosim.toolchain.fst_support` says so, otherwise VCD with a
+        Record waveforms: FST when :func:`~sfdf.cosim.toolchain.fst_support` says so, otherwise VCD with a
         warning naming the Debian package to install.
     timeout_s : float or None
         Wall-clock limit of the simulation; the simulator is killed past it

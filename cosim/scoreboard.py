@@ -43,7 +43,7 @@ class Token(NamedTuple):
     @classmethod
     def of(cls, value) -> Token:
         """A token from a :class:`Token`, an ``(index, payload[, last])`` tuple or an
-        :class:`~cosim.axis.AxisBeat` ``(tdata, tuser, tlast)``."""
+        :class:`~sfdf.cosim.axis.AxisBeat` ``(tdata, tuser, tlast)``."""
         if isinstance(value, Token):
             return value
         if hasattr(value, "tdata"):

@@ -1,7 +1,7 @@
 """cocotb measurement of a generated network: cycles per data beat at every sink, control messages per
 edge, and simulated cycles per second. Used by bench/throughput.py (not a pass/fail regression).
 
-``SFDF_COSIM_CONFIG`` names the JSON of :func:`cosim.network.run_network`-style configuration plus
+``SFDF_COSIM_CONFIG`` names the JSON of :func:`sfdf.cosim.network.run_network`-style configuration plus
 ``result_path``, where the figures are written.
 """
 

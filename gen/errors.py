@@ -1,7 +1,7 @@
 """One-line errors for user mistakes: the file, the field, what is wrong and the fix.
 
 The ``sfdf`` CLI prints ``sfdf: error: <str(error)>`` for any :class:`UserError` and exits with
-status 2, never with a traceback (DESIGN.md, "Invalid specs").
+status 2, never with a traceback (README, "The CLI").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The kernel library: every kernel a spec may name, with its parameters (DESIGN.md, "Spec format").
+"""The kernel library: every kernel a spec may name, with its parameters (README, "A tour of the spec").
 
 The spec parser validates ``params`` against this table and resolves payload widths with the functions
-below; the reference model (:mod:`gen.refmodel.kernels`) and the hardware (:mod:`hdl.kernels`) implement
+below; the reference model (:mod:`sfdf.gen.refmodel.kernels`) and the hardware (:mod:`sfdf.hdl.kernels`) implement
 the kernels named here, and the manifest describes their result fields.
 """
 
@@ -107,7 +107,7 @@ def filter_threshold(rate: float) -> int:
 MESSAGE_WIDTH = 16
 
 # -- payload widths the variance kernels fix (000 Fig. 1) -----------------------------------------------
-#: Bits of a pixel: the variance source's input word (DESIGN.md: unsigned 16-bit pixels).
+#: Bits of a pixel: the variance source's input word (docs/architecture.md: unsigned 16-bit pixels).
 PIXEL_BITS = 16
 #: The variance kernels: each fixes the width of its outputs; no parameter changes them.
 VARIANCE_KERNELS = ("variance_source", "variance_mean", "variance_mean_sq", "variance_join")

@@ -3,9 +3,9 @@
 A network is a directed acyclic multigraph (002 Sec. 1; 000 Sec. 2.1). Every edge carries a data
 channel of exact capacity ``|q|`` and, in credit mode, a control channel of capacity ``|q'|``
 (000 Fig. 2). Values the user may leave to the tool (``"auto"``) stay symbolic here; the analysis
-resolves them (:func:`gen.analysis.resolve`). An infinite interval is ``None`` (``null`` in JSON).
+resolves them (:func:`sfdf.gen.analysis.resolve`). An infinite interval is ``None`` (``null`` in JSON).
 
-This module knows nothing of TOML: :mod:`gen.spec` parses and validates files into these classes.
+This module knows nothing of TOML: :mod:`sfdf.gen.spec` parses and validates files into these classes.
 """
 
 from __future__ import annotations

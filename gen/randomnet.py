@@ -1,7 +1,7 @@
 """Random DAG multigraph networks for property tests and benchmarks.
 
 Nodes are named ``n0 .. n<k>``; edges ``<src>_<dst>``, then ``<src>_<dst>_2``, ``_3`` for parallel
-edges (the default naming of :class:`gen.model.Edge`). Every channel has output buffer 0 and
+edges (the default naming of :class:`sfdf.gen.model.Edge`). Every channel has output buffer 0 and
 ``"auto"`` interval and threshold, so the analysis decides them.
 """
 
@@ -43,7 +43,7 @@ def network_from_pairs(
     name: str = "random",
     mode: str = "inband",
 ) -> Network:
-    """Build a :class:`~gen.model.Network` from node names and ``(src, dst)`` pairs.
+    """Build a :class:`~sfdf.gen.model.Network` from node names and ``(src, dst)`` pairs.
 
     Parameters
     ----------
@@ -55,7 +55,7 @@ def network_from_pairs(
     capacities : iterable of int
         ``|q|`` of each edge, in the order of ``pairs``.
     name, mode : str
-        Passed to :class:`~gen.model.Network`.
+        Passed to :class:`~sfdf.gen.model.Network`.
     """
     pairs = list(pairs)
     capacities = list(capacities)

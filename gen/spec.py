@@ -1,6 +1,6 @@
-"""Parse and validate a TOML topology spec into a :class:`gen.model.Network` (DESIGN.md, "Spec format").
+"""Parse and validate a TOML topology spec into a :class:`sfdf.gen.model.Network` (README, "A tour of the spec").
 
-Every mistake is a one-line :class:`gen.errors.SpecError` naming the file, the field, the line when
+Every mistake is a one-line :class:`sfdf.gen.errors.SpecError` naming the file, the field, the line when
 it can be found, and the fix. Checks, in order: TOML syntax; ``[network]``; each ``[[node]]``; each
 ``[[edge]]`` (keys, types, ranges, node names, self-loops, duplicate names); directed cycles.
 """
@@ -419,7 +419,7 @@ def parse_spec(text: str, source: str = "<memory>") -> Network:
     Parameters
     ----------
     text : str
-        TOML in the format of DESIGN.md ("Spec format").
+        TOML in the format of README ("A tour of the spec").
     source : str
         File name used in error messages and stored as ``Network.source``.
 

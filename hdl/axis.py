@@ -1,6 +1,6 @@
 """The AXI4-Stream edge: bundle signature, adapters to ``lib.stream``, and Verilog with the usual names.
 
-DESIGN.md ("Hardware conventions") fixes the generated top's ports: clock ``clk``, synchronous
+docs/architecture.md ("The manifest") fixes the generated top's ports: clock ``clk``, synchronous
 active-high reset ``rst``, and for a port ``p`` the AXI4-Stream signals ``s_axis_<p>_tdata``,
 ``_tvalid``, ``_tready``, ``_tlast``, ``_tuser`` (into the design) or ``m_axis_<p>_...`` (out of it),
 so that standard verification IP binds to them by prefix.
@@ -263,7 +263,7 @@ class _NamedTop(Elaboratable):
 
 
 def axis_verilog(component, *, name="top", **kwargs):
-    """Verilog of ``component`` as a top with DESIGN.md's port names.
+    """Verilog of ``component`` as a top with docs/architecture.md's port names.
 
     Ports: ``clk`` and ``rst`` (the ``sync`` domain, always present), ``s_axis_<p>_<signal>`` and
     ``m_axis_<p>_<signal>`` for each :class:`AxisSignature` member ``p`` (see :func:`axis_ports`),

@@ -46,7 +46,7 @@ class CreditSender(wiring.Component):
         ``[e]``; None: never (unsafe on a cycle, for demonstrations).
     index_width, data_width, payload_width : int
     delta_width : int
-        Bits of the computation's ``delta`` (:func:`hdl.gap.delta_width`).
+        Bits of the computation's ``delta`` (:func:`sfdf.hdl.gap.delta_width`).
 
     Members
     -------

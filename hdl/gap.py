@@ -5,7 +5,7 @@ Both algorithms ask, at every computation ``i`` of a node, whether ``i - last`` 
 is an index the edge remembers. Comparing ``w``-bit indices costs two ``w``-bit carry chains per edge on
 the node's critical path. Only the comparison matters, so each edge keeps a *budget* instead,
 ``limit - (prev - last)`` for the node's previous computation ``prev``, and the node computes its step
-``delta = i - prev`` once (from the join's offset, :class:`hdl.join.SFDFJoin`), saturated at
+``delta = i - prev`` once (from the join's offset, :class:`sfdf.hdl.join.SFDFJoin`), saturated at
 ``2 ** delta_width - 1 > limit``. At computation ``i`` the budget left is ``budget - delta``, and the
 distance exceeds ``limit`` exactly when that is negative: one subtraction of ``bits(limit) + 1`` bits
 per edge, its sign bit the test. A budget once negative is clamped at -1 (still exceeded), so it never

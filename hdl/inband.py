@@ -1,7 +1,7 @@
 """The in-band protocol of 002 in hardware: ``InbandSender`` (Alg. 2, 5) and ``InbandReceiver``.
 
-One channel per edge (:class:`hdl.channels.DataChannel` of exactly ``|q|`` entries) carries every token
-of :func:`hdl.tokens.inband_token_layout`: data, dummies (alone or as a flag on the data token of their
+One channel per edge (:class:`sfdf.hdl.channels.DataChannel` of exactly ``|q|`` entries) carries every token
+of :func:`sfdf.hdl.tokens.inband_token_layout`: data, dummies (alone or as a flag on the data token of their
 index), EOS, and the user message riding on the token of its index (docs/semantics.md, "Inband mode").
 
 Output buffer (003 Sec. 2; docs/semantics.md, "Channels and output buffers"): hidden tokens are not held
@@ -76,7 +76,7 @@ class InbandSender(wiring.Component):
     propagate_mask : int or None
         Inputs in ``q``'s biconnected component (bit ``k``: input ``k``); None: all.
     delta_width : int
-        Bits of the computation's ``delta`` (:func:`hdl.gap.delta_width`).
+        Bits of the computation's ``delta`` (:func:`sfdf.hdl.gap.delta_width`).
     flushable : bool
         Verification only: add ``i_flush`` (when ``|q|_o > 1``), a spontaneous flush such as 003 allows
         at any time (its Fig. 2 deadlock needs one). It makes every token pushed *before* this cycle

@@ -1,9 +1,9 @@
 """The SFDF join: choose the least index among the inputs' heads (002 Alg. 1, 5; 000 Alg. 4).
 
-Each input offers a head (:func:`hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
+Each input offers a head (:func:`sfdf.hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
 every input offers one, the join picks the least index (serial-number order relative to the node's
 current index: every ordered pair of offsets compared side by side for up to three inputs, a tree of
-:func:`hdl.serial.serial_min_offset` beyond), presents the payloads of the data heads with that
+:func:`sfdf.hdl.serial.serial_min_offset` beyond), presents the payloads of the data heads with that
 index, and on ``i_commit`` consumes every head with that index. When every head is EOS the node is done.
 """
 
@@ -20,7 +20,7 @@ from .tokens import head_layout
 __all__ = ["PAIRWISE_MAX", "SFDFJoin"]
 
 #: Joins of up to this many inputs compare every ordered pair of offsets side by side (``n (n - 1)``
-#: comparators); wider ones use a tree (:func:`hdl.serial.serial_min_offset`).
+#: comparators); wider ones use a tree (:func:`sfdf.hdl.serial.serial_min_offset`).
 PAIRWISE_MAX = 3
 
 

@@ -1,7 +1,7 @@
-"""Kernels in hardware, bit-exact with :mod:`gen.refmodel.kernels` (docs/semantics.md).
+"""Kernels in hardware, bit-exact with :mod:`sfdf.gen.refmodel.kernels` (docs/semantics.md).
 
 A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which),
-each already placed by :func:`gen.kernels.input_shift`, the index ``i_index`` and, at a source,
+each already placed by :func:`sfdf.gen.kernels.input_shift`, the index ``i_index`` and, at a source,
 ``i_last`` (the word ends a frame). It answers combinationally with a payload and an emit bit per
 output, and optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``).
 ``i_step`` commits the computation; state (LFSRs, accumulators) advances only on a *data*
@@ -9,7 +9,7 @@ computation (at least one payload present), as in the model. Every kernel has th
 :func:`kernel_signature`; :func:`make_kernel` builds one by its spec name.
 
 Messages: a source's kernel turns the word marked last (``tlast``) into the frame's boundary, the
-message ``frame number mod 2^16`` (:func:`frame_ends`; DESIGN.md). Interior nodes forward the messages
+message ``frame number mod 2^16`` (:func:`frame_ends`; docs/architecture.md). Interior nodes forward the messages
 that reach them (the node's barrier, docs/hardware.md) and their kernels originate none: a message born
 inside the network would reach a join on one input only, and the join's barrier forwards a message
 when its copies meet, which needs every message to start at the sources, which all frame together.
@@ -152,7 +152,7 @@ class VarianceSum(wiring.Component):
     """``variance_mean`` (``squares=False``) or ``variance_mean_sq``: a frame's sum of pixels or squares.
 
     One adder (and, for squares, one 16x16 multiplier) into an accumulator of the result's width
-    (:func:`gen.kernels.kernel_output_width`): ``o_data = acc + term(pixel)``, emitted on every output
+    (:func:`sfdf.gen.kernels.kernel_output_width`): ``o_data = acc + term(pixel)``, emitted on every output
     at the word marked last (bit 16), after which the accumulator clears.
 
     Parameters
@@ -183,9 +183,9 @@ class VarianceSum(wiring.Component):
 
 
 class VarianceJoin(wiring.Component):
-    """``variance_join``: ``n | sum | sum_sq`` (:func:`gen.kernels.variance_fields`).
+    """``variance_join``: ``n | sum | sum_sq`` (:func:`sfdf.gen.kernels.variance_fields`).
 
-    The node places ``sum`` above ``sum_sq`` (:func:`gen.kernels.input_shift`), so the kernel adds its
+    The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), so the kernel adds its
     inputs and puts ``n = i_index - previous`` on top, ``previous`` being the index of the previous
     result (indices count words, so ``n`` counts every pixel, zeros included).
 
@@ -216,7 +216,7 @@ class VarianceJoin(wiring.Component):
 
 
 def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width):
-    """The hardware kernel named ``name`` in a spec (``None``: ``random_filter`` with rate 0, DESIGN.md).
+    """The hardware kernel named ``name`` in a spec (``None``: ``random_filter`` with rate 0, docs/architecture.md).
 
     ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
     ``random_filter`` wraps at (the variance kernels fix their own widths).

@@ -47,12 +47,12 @@ class SFDFNode(wiring.Component):
         Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
     flushable : bool
         Verification only: an ``out<j>_flush`` input per in-band output with an output buffer
-        (:class:`hdl.inband.InbandSender`).
+        (:class:`sfdf.hdl.inband.InbandSender`).
     kernel : str or None
     params : Mapping
-        The kernel's spec name and parameters (:func:`hdl.kernels.make_kernel`).
+        The kernel's spec name and parameters (:func:`sfdf.hdl.kernels.make_kernel`).
     shifts : sequence of int
-        Where the kernel places each input edge's payload (:func:`gen.kernels.input_shift`).
+        Where the kernel places each input edge's payload (:func:`sfdf.gen.kernels.input_shift`).
     word_width, out_width : int
         A source's input word bits; the kernel's output bits (a sink's beats).
     ii : int
@@ -161,7 +161,7 @@ class SFDFNode(wiring.Component):
 
     def _source(self, m):
         """A source's words as computations: index = words so far, EOS. Its kernel turns ``last`` into
-        the frame end (:func:`hdl.kernels.frame_ends`): the message is the kernel's, wired by the caller."""
+        the frame end (:func:`sfdf.hdl.kernels.frame_ends`): the message is the kernel's, wired by the caller."""
         word = self.i_word
         count = Signal(self.iw)
         eos_pending = Signal()

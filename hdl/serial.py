@@ -94,7 +94,7 @@ def serial_min_offset(indices, valids, width, *, base):
 
     Every offset is computed once, side by side, and the tree compares offsets only, so the depth is
     one subtractor plus ``log2(len(indices))`` comparators. ``offset`` is the distance from ``base`` to
-    the least index (a node's step from its previous computation, :class:`hdl.node.SFDFNode`).
+    the least index (a node's step from its previous computation, :class:`sfdf.hdl.node.SFDFNode`).
     """
     _check_width(width)
     pairs = [(Value.cast(index)[:width], (Value.cast(index) - base)[:width]) for index in indices]

@@ -53,7 +53,7 @@ def computation_layout(index_width: int, data_width: int, payload_width: int,
 
     ``delta``: the distance from the node's previous computation index (the first computation's from
     0), saturated at ``2 ** delta_width - 1``; the senders' interval tests count with it
-    (:mod:`hdl.gap`).
+    (:mod:`sfdf.hdl.gap`).
     """
     return data.StructLayout({
         "index": index_width, "delta": delta_width, "emit": 1, "data": data_width, "msg_valid": 1,

@@ -1,10 +1,10 @@
 """The generated top of a network: one ``SFDFNode`` per node, channels per edge, AXI4-Stream ports.
 
-Ports (DESIGN.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
+Ports (docs/architecture.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
 ``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
 ``tuser`` = ``{kind, index}`` with the index in the low bits, ``tlast`` on message and EOS beats).
-In credit mode each edge is a :class:`hdl.channels.DataChannel` of exactly ``|q|`` tokens, a
-:class:`hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's heartbeat register; in-band it
+In credit mode each edge is a :class:`sfdf.hdl.channels.DataChannel` of exactly ``|q|`` tokens, a
+:class:`sfdf.hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's heartbeat register; in-band it
 is one ``DataChannel`` of ``|q|`` tokens (output buffer included) and the sender's flush count.
 """
 
@@ -30,9 +30,9 @@ class NetworkTop(wiring.Component):
     Members
     -------
     <source> : In(AxisSignature(word_width, 1))
-        Becomes ``s_axis_<source>_*`` in Verilog (:func:`gen.kernels.word_width`).
+        Becomes ``s_axis_<source>_*`` in Verilog (:func:`sfdf.gen.kernels.word_width`).
     <sink> : Out(AxisSignature(result_width, index_width + 2))
-        Becomes ``m_axis_<sink>_*`` (:func:`gen.kernels.result_width`).
+        Becomes ``m_axis_<sink>_*`` (:func:`sfdf.gen.kernels.result_width`).
     flush_<edge> : In(1)
         Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.

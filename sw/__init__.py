@@ -1,1 +1,1 @@
-"""sfdf sw layer (see ../shared/DESIGN.md); filled in by later issues."""
+"""sfdf host side: the device API over a simulated or a board device, the frame codec, the Spark job (README, "Host side")."""

@@ -265,7 +265,7 @@ class BoardLink:
                                f"(version {head[2]}) is not the board's")
 
     def _acknowledged(self, status: int) -> None:
-        """The board's word on the oldest frame packet not acknowledged yet (:class:`boards.link.BeatSerializer`)."""
+        """The board's word on the oldest frame packet not acknowledged yet (:class:`sfdf.boards.link.BeatSerializer`)."""
         if status == Status.HELLO:
             raise LinkDown("the board reset itself (a hello in the middle of a session: power, or another host "
                            "sent a break)")

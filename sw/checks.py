@@ -1,10 +1,10 @@
 """What the Spark job does with each frame besides sending it: validate it, then check the device's answer.
 
-Validation (DESIGN.md: unsigned pixels of the source port's width, any frame length >= 1): a bad frame
+Validation (docs/architecture.md: unsigned pixels of the source port's width, any frame length >= 1): a bad frame
 gets a reason naming the first problem and is quarantined (a result row with ``ok = false``); it never
 reaches the device. Checking: the variance network's ``n, sum, sum_sq`` must equal numpy's exactly and its
 variance (``sum_sq/n - (sum/n)^2``, population) must match ``np.var``; any other spec's sink beats must
-equal the reference model's (:func:`gen.refmodel.simulate`) run on the same frames in the same order,
+equal the reference model's (:func:`sfdf.gen.refmodel.simulate`) run on the same frames in the same order,
 since a device's state (its LFSRs) carries over from frame to frame.
 """
 
@@ -102,7 +102,7 @@ class ModelChecker:
         return per_frame
 
     def observed(self, result) -> dict[str, list[list[int]]]:
-        """A :class:`sw.device.FrameResult`'s data beats in the same shape as :meth:`expected`."""
+        """A :class:`sfdf.sw.device.FrameResult`'s data beats in the same shape as :meth:`expected`."""
         return {sink: [[beat.index, beat.tdata] for beat in result.beats.get(sink, ())]
                 for sink in self.network.sinks}
 

@@ -1,6 +1,6 @@
 """Input frames for the Spark job: real 8x8 digits and VERITAS-like 32x32 sparse frames, as Parquet.
 
-The Parquet layout is DESIGN.md's: ``frame_id: long, pixels: array<int>`` (unsigned 16-bit pixels, any
+The Parquet layout is docs/architecture.md's: ``frame_id: long, pixels: array<int>`` (unsigned 16-bit pixels, any
 frame length >= 1). :func:`digits` reads the 1,797 images that ship in ``data/digits`` (UCI, via
 scikit-learn; see its README). :func:`veritas` draws frames like those of 000's experiment (Sec. 5:
 simulated VERITAS camera images): an imaging atmospheric Cherenkov telescope sees a faint elliptical

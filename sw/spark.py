@@ -1,10 +1,10 @@
-"""``sfdf spark``: stream input frames from Spark through the device and check every output (DESIGN.md).
+"""``sfdf spark``: stream input frames from Spark through the device and check every output (docs/architecture.md).
 
 Input: Parquet ``frame_id: long, pixels: array<int>`` in a directory. Each Spark partition opens one device
-(:func:`sw.device.open_device`, the fast simulated device; the driver builds the harness once, executors
-load the cached build) and sends its frames in order through :meth:`sw.device.Device.stream`, inside
+(:func:`sfdf.sw.device.open_device`, the fast simulated device; the driver builds the harness once, executors
+load the cached build) and sends its frames in order through :meth:`sfdf.sw.device.Device.stream`, inside
 ``mapInArrow`` so frames travel as Arrow batches, never row by row through the JVM. Every frame gets
-exactly one result row: a bad frame is quarantined with its reason (``ok = false``, :mod:`sw.checks`), a
+exactly one result row: a bad frame is quarantined with its reason (``ok = false``, :mod:`sfdf.sw.checks`), a
 good one is checked (the variance network against numpy, any other spec against the reference model).
 Output: Parquet under ``OUTPUT/results`` (the variance network's columns ``frame_id, n, sum, sum_sq,
 variance, ok`` plus ``error, cycles, zeros``), ``OUTPUT/summary.json`` and ``OUTPUT/summary.png``.
@@ -218,7 +218,7 @@ def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
 
 
 def check_input(input_dir) -> list[Path]:
-    """The Parquet files of ``input_dir``, each with DESIGN.md's columns (else a one-line UserError)."""
+    """The Parquet files of ``input_dir``, each with docs/architecture.md's columns (else a one-line UserError)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -240,7 +240,7 @@ def check_input(input_dir) -> list[Path]:
                 or not pa.types.is_integer(pixels.value_type)):
             shown = ", ".join(f"{n}: {t}" for n, t in names.items())
             raise UserError(str(path), "schema", f"has columns {shown}",
-                            "write frame_id: long, pixels: array<int> (DESIGN.md)")
+                            "write frame_id: long, pixels: array<int> (README, \"Host side\")")
     return files
 
 

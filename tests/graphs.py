@@ -1,4 +1,4 @@
-"""Hypothesis strategies for random networks (small DAG multigraphs), built on :mod:`gen.randomnet`."""
+"""Hypothesis strategies for random networks (small DAG multigraphs), built on :mod:`sfdf.gen.randomnet`."""
 
 from __future__ import annotations
 

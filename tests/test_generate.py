@@ -1,4 +1,4 @@
-"""``sfdf generate``: Verilog with DESIGN.md's ports, a manifest, Verilator lint, unsafe specs refused."""
+"""``sfdf generate``: Verilog with docs/architecture.md's ports, a manifest, Verilator lint, unsafe specs refused."""
 
 import json
 import re

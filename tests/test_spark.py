@@ -81,7 +81,7 @@ def test_wrong_schema_is_a_clear_error(tmp_path):
     (tmp_path / "in").mkdir()
     pq.write_table(pa.table({"id": [1], "pixels": [[1, 2]]}), tmp_path / "in" / "x.parquet")
     with pytest.raises(UserError, match=r"x.parquet: schema: has columns id: int64, pixels: list<element: int64>; "
-                                         r"write frame_id: long, pixels: array<int> \(DESIGN.md\)"):
+                                         r"write frame_id: long, pixels: array<int> \(README, \"Host side\"\)"):
         check_input(tmp_path / "in")
 
 

@@ -1,4 +1,4 @@
-"""sfdf.gen.spec: the TOML spec format of DESIGN.md and its one-line errors (whole messages pinned)."""
+"""sfdf.gen.spec: the TOML spec format of docs/architecture.md and its one-line errors (whole messages pinned)."""
 
 import itertools
 import pickle

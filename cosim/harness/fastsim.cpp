@@ -1,8 +1,8 @@
 // The fast simulated device of sfdf (issue 4): a Verilator model of one generated network driven by
 // C++ that moves whole frames per call, with no Python per cycle. Ports, widths and beat kinds are
-// filled in per manifest by cosim/fastsim.py (harness_source); do not edit the generated copy.
+// filled in per manifest by cosim/harness.py (harness_source); do not edit the generated copy.
 //
-// Protocol (DESIGN.md, docs/hardware.md): AXI4-Stream. A transfer happens at a rising edge of clk
+// Protocol (docs/architecture.md, docs/hardware.md): AXI4-Stream. A transfer happens at a rising edge of clk
 // when tvalid && tready were both high before it. Each cycle the harness samples every handshake,
 // writes the inputs of the next cycle, then makes the rising edge. A source holds tvalid with the
 // same word until it is taken; a word's flags are bit 0 = tlast (end of frame), bit 1 = tuser[0]
@@ -16,7 +16,7 @@
 #include "verilated.h"
 #include "Vfs.h"
 
-// Shortcuts, defined above this line by cosim/fastsim.py (_shortcuts) when the model has what they use:
+// Shortcuts, defined above this line by cosim/fastbuild.py (_shortcuts) when the model has what they use:
 // FASTSIM_DIRECT_EVAL calls Verilator's own evaluation loop, without eval()'s per-call bookkeeping
 // (debug assertions, first-call initialisation, the end-of-eval message queue flush with its mutex):
 // the model has neither $display nor threads, and fs_create runs eval() first. FASTSIM_CLOCK_PREV
@@ -125,7 +125,7 @@ void compact(Sink& k) {
     }
 }
 
-// One clock cycle. The wrapper (cosim/fastsim.py, wrapper_source) registers every input of the
+// One clock cycle. The wrapper (cosim/harness.py, wrapper_source) registers every input of the
 // network, so the inputs written in a cycle reach the network in the next one and every signal the
 // network computes from them is evaluated once per cycle, with the clock edge.
 // Returns true when a frame end (message beat) arrived at a sink.

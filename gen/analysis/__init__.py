@@ -1,6 +1,6 @@
 """Static analysis of SFDF networks (002, 003, 000): potential deadlock, intervals, safety.
 
-Pure functions over :class:`gen.model.Network`. The entry points:
+Pure functions over :class:`sfdf.gen.model.Network`. The entry points:
 
 - :func:`resolve`: every ``"auto"`` replaced by a concrete value (intervals, thresholds, control
   capacities);

@@ -24,7 +24,7 @@ class CheckReport:
     violations : tuple of Violation
         Empty iff the network is deadlock-free under its protocol.
     index_width : dict
-        See :func:`gen.analysis.control.index_width_report`.
+        See :func:`sfdf.gen.analysis.control.index_width_report`.
     """
 
     network: object
@@ -95,7 +95,7 @@ class CheckReport:
 def check(network, *, cycles: CycleStructure | None = None) -> CheckReport:
     """Resolve ``"auto"`` and analyse deadlock safety (``sfdf check``).
 
-    The network's :class:`~gen.analysis.cycles.CycleStructure` (``cycles``, derived here unless the
+    The network's :class:`~sfdf.gen.analysis.cycles.CycleStructure` (``cycles``, derived here unless the
     caller has it) serves resolution and the safety check alike: resolving keeps the topology.
     """
     from . import resolve

@@ -68,7 +68,7 @@ def propagation_intervals_enumerating(network: Network, *, cycles: CycleStructur
 
     Exponential time: the reference for :func:`propagation_intervals`. Edges that are not the first
     channel of a maximal path on some cycle get ``None``. ``cycles``: the network's
-    :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
+    :class:`~sfdf.gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     intervals = _infinite(network)
     for _, paths in cycle_structure(network, cycles).cycles():
@@ -193,7 +193,7 @@ def propagation_intervals(network: Network, *, cycles: CycleStructure | None = N
 
     Equal to :func:`propagation_intervals_enumerating` on every network; directed paths may still
     be exponentially many, but the search stops as soon as every sibling is bounded. ``cycles``: the
-    network's :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
+    network's :class:`~sfdf.gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     intervals = _infinite(network)
     for edges in _components(network, cycle_structure(network, cycles)):
@@ -218,7 +218,7 @@ def nonpropagation_intervals(network: Network, *, cycles: CycleStructure | None 
 
     Cycles are enumerated (exponential, as in the paper; networkx searches one biconnected component
     at a time); every edge on no cycle gets ``None``. ``cycles``: the network's
-    :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
+    :class:`~sfdf.gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     intervals = _infinite(network)
     for _, paths in cycle_structure(network, cycles).cycles():

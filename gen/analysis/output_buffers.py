@@ -5,7 +5,7 @@
 round (inequalities (2)-(5)). Claim 4.3 turns this into "the OB-graph has no non-positive cycle"; the
 paper weighs mirror edges ``-|q|_o``, which with its own remark that ``|q|_o = 1`` behaves as 0 must be
 ``-|q|'_o`` (seeds/README.md erratum 3), and its Alg. 1 relaxes the wrong way (erratum 3). The check
-here is one Bellman-Ford (:mod:`gen.analysis.mirror`) instead of Floyd-Warshall.
+here is one Bellman-Ford (:mod:`sfdf.gen.analysis.mirror`) instead of Floyd-Warshall.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def repair_output_buffers(network, on_cycles) -> dict[str, int]:
     """The smallest output-buffer reductions that make ``network`` safe (003 Sec. 4.2).
 
     Maximises the total hidden amount kept, each capped by the current one, by the potential LP of
-    :func:`gen.analysis.heartbeat.max_hidden_amounts`. Returns ``{edge: new output_buffer}`` for the
+    :func:`sfdf.gen.analysis.heartbeat.max_hidden_amounts`. Returns ``{edge: new output_buffer}`` for the
     edges that must shrink (empty when already safe).
     """
     if output_buffer_cycle(network) is None:

@@ -151,7 +151,7 @@ def _inband(network, cycles: CycleStructure) -> list[Violation]:
 def violations(network, *, cycles: CycleStructure | None = None) -> list[Violation]:
     """Every deadlock-safety violation of a resolved network (no ``"auto"`` left).
 
-    ``cycles``: the network's :class:`~gen.analysis.cycles.CycleStructure`, when the caller has it.
+    ``cycles``: the network's :class:`~sfdf.gen.analysis.cycles.CycleStructure`, when the caller has it.
     """
     cycles = cycle_structure(network, cycles)
     if network.mode == "credit":

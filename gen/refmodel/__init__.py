@@ -1,6 +1,6 @@
 """The reference model: an event-level, cycle-free simulator of SFDF networks (000, 002, 003).
 
-It runs any :class:`gen.model.Network` in ``credit`` or ``inband`` mode with the semantics of
+It runs any :class:`sfdf.gen.model.Network` in ``credit`` or ``inband`` mode with the semantics of
 docs/semantics.md, produces each sink's output (the golden for cosim), and, when the network
 deadlocks, reports the blocking cycle of the Deadlock Theorem (002 Thm. 2.1).
 

@@ -24,7 +24,7 @@ def cycle_marks(network, cycle: Iterable[tuple[str, bool]], blockwise_forward: b
     network : Network
         Capacities ``|uv|`` and the topology.
     cycle : iterable of (str, bool)
-        ``(edge_name, forward)`` in traversal order (:func:`gen.analysis.cycles.undirected_cycles`).
+        ``(edge_name, forward)`` in traversal order (:func:`sfdf.gen.analysis.cycles.undirected_cycles`).
     blockwise_forward : bool
         Whether the traversal direction is blockwise (else the opposite direction is).
 
@@ -58,7 +58,7 @@ def cycle_marks(network, cycle: Iterable[tuple[str, bool]], blockwise_forward: b
 
 def adversarial_filter_history(network, cycle: Iterable[tuple[str, bool]], blockwise_forward: bool = True
                                ) -> Callable[[str, str, int], bool]:
-    """A ``filter_oracle`` for :func:`~gen.refmodel.simulate` that deadlocks ``cycle`` (002 Thm. 2.2).
+    """A ``filter_oracle`` for :func:`~sfdf.gen.refmodel.simulate` that deadlocks ``cycle`` (002 Thm. 2.2).
 
     Parameters
     ----------

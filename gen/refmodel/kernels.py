@@ -3,13 +3,13 @@
 Every layer implements ``random_filter`` bit-exactly (docs/semantics.md): the payload is the wrapping
 sum of the payloads present, and each output filters by its own 32-bit Galois LFSR. A kernel is
 built by :func:`make_kernel` from the :data:`KERNELS` registry; new kernels register a factory there.
-The variance kernels (000 Fig. 1) fix their own payload widths (:mod:`gen.kernels`).
+The variance kernels (000 Fig. 1) fix their own payload widths (:mod:`sfdf.gen.kernels`).
 
 The kernel interface (duck-typed, kept minimal for speed):
 
 - ``compute(index, payload, last) -> (payload, emits)``: called on *data* computations only (null
   computations step no LFSR) with the sum of the payloads present, each placed by
-  :func:`gen.kernels.input_shift`; ``emits[j]`` says whether output ``j`` (out-edges in spec order, or the single
+  :func:`sfdf.gen.kernels.input_shift`; ``emits[j]`` says whether output ``j`` (out-edges in spec order, or the single
   ``m_axis`` of a sink) gets a data token. ``last`` says the word ends a frame: a source computation
   after which the source sends a frame end (always False elsewhere).
 - ``control(port, message) -> list``: a user control message delivered on input ``port``; returns the
@@ -120,7 +120,7 @@ class RandomFilter(_ControlBarrier):
 
 
 def unpack_variance(result: int, index_width: int) -> tuple[int, int, int]:
-    """``(n, sum, sum_sq)`` of a ``variance_join`` result (layout: :func:`gen.kernels.variance_fields`)."""
+    """``(n, sum, sum_sq)`` of a ``variance_join`` result (layout: :func:`sfdf.gen.kernels.variance_fields`)."""
     return tuple((result >> lsb) & ((1 << width) - 1)
                  for lsb, width in (variance_fields(index_width)[f] for f in ("n", "sum", "sum_sq")))
 
@@ -128,7 +128,7 @@ def unpack_variance(result: int, index_width: int) -> tuple[int, int, int]:
 class VarianceSource(RandomFilter):
     """``variance_source`` (000 Sec. 1, Fig. 1): filter zero pixels on every output, except a frame's last.
 
-    Emits ``last << 16 | pixel`` (17 bits, :func:`gen.kernels.kernel_output_width`). The last word of
+    Emits ``last << 16 | pixel`` (17 bits, :func:`sfdf.gen.kernels.kernel_output_width`). The last word of
     each frame is always sent, so every frame puts one data token on each output that says "last" and
     the frame end riding after it keeps one control message per data token (000 Sec. 4.3). A kernel
     after a join learns of a frame end only after computing the frame's last index (credit: before
@@ -155,7 +155,7 @@ class _VarianceSum(_ControlBarrier):
     """Accumulate ``term(pixel)`` over a frame; at the word marked last emit the total and restart.
 
     The total is exact for frames below ``2^index_width`` pixels: its width
-    (:func:`gen.kernels.kernel_output_width`) has room for that many maximal terms. Every other word
+    (:func:`sfdf.gen.kernels.kernel_output_width`) has room for that many maximal terms. Every other word
     is filtered.
     """
 
@@ -202,10 +202,10 @@ class VarianceMeanSq(_VarianceSum):
 
 
 class VarianceJoin(_ControlBarrier):
-    """``variance_join``: ``{n, sum, sum_sq}`` per frame (:func:`gen.kernels.variance_fields`).
+    """``variance_join``: ``{n, sum, sum_sq}`` per frame (:func:`sfdf.gen.kernels.variance_fields`).
 
     ``variance_mean`` and ``variance_mean_sq`` both emit exactly at each frame's last index, and the
-    node adds its inputs placed by :func:`gen.kernels.input_shift`, so ``payload`` is already
+    node adds its inputs placed by :func:`sfdf.gen.kernels.input_shift`, so ``payload`` is already
     ``sum << lsb | sum_sq``. ``n`` counts every pixel, zeros included: it is the distance from the
     previous frame's last index (indices count words, 000 Sec. 2), ``n = i - previous mod 2^w``.
     Frame ends are forwarded once both copies arrived (the barrier), so the sink writes each frame's
@@ -240,7 +240,7 @@ KERNELS: dict[str, Callable] = {
 
 
 def make_kernel(name: str | None, params, inputs: int, outputs: int, data_width: int, index_width: int = 32):
-    """The kernel of a node; ``None`` is ``random_filter`` with rate 0 (DESIGN.md).
+    """The kernel of a node; ``None`` is ``random_filter`` with rate 0 (docs/architecture.md).
 
     Parameters
     ----------

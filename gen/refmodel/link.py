@@ -30,7 +30,7 @@ class Link:
     track_visible : bool
         Non-Propagation/Naive (002 Alg. 5): ``LastOutputIndex`` follows what is made visible.
     shift : int
-        Where the receiving kernel places this edge's payloads (:func:`gen.kernels.input_shift`).
+        Where the receiving kernel places this edge's payloads (:func:`sfdf.gen.kernels.input_shift`).
 
     Members
     -------

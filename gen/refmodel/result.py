@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 
 __all__ = ["SimResult"]
 
-#: Keys of ``sfdf simulate --json`` fixed by DESIGN.md (keys may be added, never renamed).
+#: Keys of ``sfdf simulate --json`` fixed by docs/architecture.md (keys may be added, never renamed).
 JSON_KEYS = ("deadlocked", "computations", "data_tokens", "dummies", "credits", "control_messages",
              "blocking_cycle")
 
 
 @dataclass
 class SimResult:
-    """What :func:`~gen.refmodel.simulate` observed. Equal seeds give equal results.
+    """What :func:`~sfdf.gen.refmodel.simulate` observed. Equal seeds give equal results.
 
     Members
     -------
@@ -70,7 +70,7 @@ class SimResult:
     outputs: dict[str, list] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        """The ``sfdf simulate --json`` object: the DESIGN.md keys, then extras (no sink logs)."""
+        """The ``sfdf simulate --json`` object: the docs/architecture.md keys, then extras (no sink logs)."""
         out = {key: getattr(self, key) for key in JSON_KEYS}
         out.update(
             network=self.network,

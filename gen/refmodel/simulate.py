@@ -37,7 +37,7 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
     Parameters
     ----------
     network : Network
-        Any network; ``"auto"`` values are resolved by :func:`gen.analysis.resolve`.
+        Any network; ``"auto"`` values are resolved by :func:`sfdf.gen.analysis.resolve`.
     computations : int
         Computations of each source without ``inputs``: seeded random 16-bit words, then EOS.
     inputs : mapping of str to list of list of int, optional

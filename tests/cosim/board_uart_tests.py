@@ -1,7 +1,7 @@
 """cocotb tests of the board core over its UART (tests/cosim/board_uart.py): cocotbext-uart plays the host
 at the board's baud rate, with sw.codec's packets, and every result is checked against numpy.
 
-Run by test_board_uart.py through :func:`cosim.runner.build_and_run`; ``SFDF_BOARD_UART_MANIFEST`` names
+Run by test_board_uart.py through :func:`sfdf.cosim.runner.build_and_run`; ``SFDF_BOARD_UART_MANIFEST`` names
 the manifest (with a ``board_uart`` entry: clock, baud, buffer).
 """
 

@@ -1,4 +1,4 @@
-"""A two-FIFO AXI4-Stream chain with DESIGN.md port names, generated to Verilog for the cosim tests.
+"""A two-FIFO AXI4-Stream chain with docs/architecture.md port names, generated to Verilog for the cosim tests.
 
 ``s_axis_in`` -> ``fifo0`` -> ``fifo1`` -> ``m_axis_out``; ``m_axis_out_tuser`` is the computation
 index of the word (words accepted since reset, from 1: docs/semantics.md), ``tlast`` passes through.

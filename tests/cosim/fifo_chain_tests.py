@@ -1,6 +1,6 @@
 """cocotb tests of the FIFO chain (tests/cosim/fifo_chain.py): every word scoreboarded with and without
 back-pressure on either side, a deadlock forced by a sink that is never ready, and a mismatch the
-scoreboard must report. Run by test_fifo_chain.py through :func:`cosim.runner.build_and_run`.
+scoreboard must report. Run by test_fifo_chain.py through :func:`sfdf.cosim.runner.build_and_run`.
 """
 
 from __future__ import annotations

@@ -256,7 +256,7 @@ FAST_MANIFEST = {
 
 @pytest.fixture
 def fast_build(tmp_path, monkeypatch):
-    """:func:`cosim.fastbuild.build` into ``tmp_path / "fastsim"`` with Verilator and the compiler faked: each
+    """:func:`sfdf.cosim.fastbuild.build` into ``tmp_path / "fastsim"`` with Verilator and the compiler faked: each
     build writes a 600-byte library; the list holds the build folders compiled. Yields ``(build, compiled)``,
     ``build(name)`` building a design of its own Verilog."""
     compiled = []
