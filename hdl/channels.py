@@ -1,22 +1,15 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
-from amaranth import Module, Mux, Shape, Signal, Value
+from amaranth import Module, Shape, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["ControlChannel", "DataChannel"]
 
-#: Capacities up to this use ``capacity`` combinationally read rows (flip-flops or LUT RAM); larger
-#: ones a block-RAM-friendly memory with a synchronous read port.
-_DISTRIBUTED_MAX = 4
-
-
-def _next(pointer, depth):
-    """``pointer + 1`` modulo ``depth`` (a plain increment when ``depth`` is a power of two)."""
-    if depth == 2 ** len(pointer):
-        return pointer + 1
-    return Mux(pointer == depth - 1, 0, pointer + 1)
+#: Channels needing up to this many rows behind their head register keep them in LUT RAM read
+#: combinationally; longer ones in a block-RAM-friendly memory with a synchronous read port.
+_LUTRAM_MAX_ROWS = 32
 
 
 class DataChannel(wiring.Component):
@@ -38,10 +31,13 @@ class DataChannel(wiring.Component):
     only every other cycle at depth 1, and at depth 2 refuses writes while holding one token, so it
     is neither exact nor bubble-free.
 
-    Storage: capacity 1 is one register; capacities up to 4 are ``capacity`` rows of a
-    :class:`~amaranth.lib.memory.Memory` read combinationally (flip-flops or LUT RAM); larger ones
-    a memory behind a synchronous read port, which Yosys maps to block RAM, and two output
-    registers, the first of which is the head: the receiver never sees the RAM's clock-to-out.
+    Storage: the receiver always sees flip-flops, never a RAM's read path. Capacity 1 is one register;
+    up to ``_LUTRAM_MAX_ROWS + 1`` a head register in front of ``capacity - 1`` rows of LUT RAM
+    read combinationally (one register at capacity 2); larger capacities a memory behind a
+    synchronous read port, which Yosys maps to block RAM, and two output registers, the first of
+    which is the head. ``level``, ``ready`` and ``valid`` are registers whose next values are chosen
+    by the transfer from comparisons of the present count, so no carry chain follows a handshake:
+    four of these channels in series close as fast as four ``SyncFIFOBuffered`` (bench/channels.py).
 
     Parameters
     ----------
@@ -83,48 +79,85 @@ class DataChannel(wiring.Component):
         m = Module()
         i_payload = Value.cast(self.i_stream.payload)
         o_payload = Value.cast(self.o_stream.payload)
+        capacity = self._capacity
         do_write = self.i_stream.valid & self.i_stream.ready
         do_read = self.o_stream.valid & self.o_stream.ready
 
-        m.d.comb += self.i_stream.ready.eq(self.level != self._capacity)
-        if self._capacity <= _DISTRIBUTED_MAX or Shape.cast(self._payload_shape).width == 0:
-            m.d.comb += self.o_stream.valid.eq(self.level != 0)
-        m.d.sync += self.level.eq(self.level + do_write - do_read)
+        # the count and the flags derived from it are registers, so ready and valid leave the channel
+        # straight from flip-flops; each flag's next value is chosen by the transfer from comparisons
+        # of the present count, which do not wait for the transfer (no carry chain after it)
+        full, valid, many = Signal(), Signal(), Signal()  # level == capacity, != 0, >= 2
+        m.d.comb += self.i_stream.ready.eq(~full)
+        with m.If(do_write & ~do_read):
+            m.d.sync += [self.level.eq(self.level + 1), full.eq(self.level == capacity - 1), valid.eq(1),
+                         many.eq(self.level != 0)]
+        with m.Elif(do_read & ~do_write):
+            m.d.sync += [self.level.eq(self.level - 1), full.eq(0), valid.eq(self.level != 1),
+                         many.eq(self.level >= 3)]
 
         width = Shape.cast(self._payload_shape).width
+        if width == 0 or capacity == 1 or capacity - 1 <= _LUTRAM_MAX_ROWS:
+            m.d.comb += self.o_stream.valid.eq(valid)
         if width == 0:
             return m  # tokens without payload: the count is the whole state
-
-        if self._capacity == 1:
+        if capacity == 1:
             head = Signal(width, reset_less=True)
             with m.If(do_write):
                 m.d.sync += head.eq(i_payload)
             m.d.comb += o_payload.eq(head)
-        elif self._capacity <= _DISTRIBUTED_MAX:
-            self._distributed_storage(m, width, i_payload, o_payload, do_write, do_read)
+        elif capacity - 1 <= _LUTRAM_MAX_ROWS:
+            self._buffered_storage(m, width, i_payload, o_payload, do_write, do_read, valid, many)
         else:
             self._block_storage(m, width, i_payload, o_payload, do_write)
         return m
 
-    def _distributed_storage(self, m, width, i_payload, o_payload, do_write, do_read):
-        """``capacity`` rows read combinationally at the head (flip-flops or LUT RAM)."""
-        depth = self._capacity
-        m.submodules.storage = storage = Memory(shape=width, depth=depth, init=[])
+    def _buffered_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid, many):
+        """A head register in front of ``capacity - 1`` rows of LUT RAM read combinationally.
+
+        The head holds the oldest token whenever the channel holds one, so the rows hold
+        ``level - 1``: the head is reloaded from the oldest row when it is read and a row is used
+        (``many``), or from the input when none is (a write into a channel that is empty, or emptied
+        by this read, is offered on the next cycle). Rows are rounded up to a power of two so that
+        the pointers are plain counters; ``level`` alone bounds the channel at ``capacity``.
+        """
+        rows = 1 << (self._capacity - 2).bit_length()
+        head = Signal(width, reset_less=True)
+        load = ~valid | do_read  # the head is free after this cycle
+        from_rows = load & many
+        bypass = load & ~many & do_write
+        oldest = self._rows(m, rows, width, i_payload, do_write, do_write & ~bypass, from_rows)
+        m.d.comb += o_payload.eq(head)
+        with m.If(from_rows):
+            m.d.sync += head.eq(oldest)
+        with m.Elif(bypass):
+            m.d.sync += head.eq(i_payload)
+
+    @staticmethod
+    def _rows(m, rows, width, i_payload, write, push, pop):
+        """``rows`` rows of LUT RAM in FIFO order: the value is the oldest, ``pop`` takes it, ``push``
+        keeps the row ``write`` wrote. Every write lands in the first free row, kept or not: the RAM's
+        write enable is the transfer itself, one LUT from the handshake. A single row is a register."""
+        if rows == 1:
+            row = Signal(width, reset_less=True)
+            with m.If(write):
+                m.d.sync += row.eq(i_payload)
+            return row
+        m.submodules.storage = storage = Memory(shape=width, depth=rows, init=[])
         w_port = storage.write_port()
         r_port = storage.read_port(domain="comb")
-        produce = Signal(range(depth))
-        consume = Signal(range(depth))
+        produce = Signal(range(rows))
+        consume = Signal(range(rows))
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
-            w_port.en.eq(do_write),
+            w_port.en.eq(write),
             r_port.addr.eq(consume),
-            o_payload.eq(r_port.data),
         ]
-        with m.If(do_write):
-            m.d.sync += produce.eq(_next(produce, depth))
-        with m.If(do_read):
-            m.d.sync += consume.eq(_next(consume, depth))
+        with m.If(push):
+            m.d.sync += produce.eq(produce + 1)
+        with m.If(pop):
+            m.d.sync += consume.eq(consume + 1)
+        return r_port.data
 
     def _block_storage(self, m, width, i_payload, o_payload, do_write):
         """Block RAM behind two output registers, so that the head the receiver sees is a flip-flop.

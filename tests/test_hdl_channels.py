@@ -14,7 +14,7 @@ from amaranth import unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.channels import _LUTRAM_MAX_ROWS, ControlChannel, DataChannel
 
 CAPACITIES = [1, 2, 3, 5, 16, 100]
 
@@ -182,8 +182,19 @@ def test_random_slow_writer(capacity):
     check_random(capacity, offer_rate=0.3, ready_rate=0.9, seed=100 + capacity)
 
 
-@pytest.mark.parametrize("capacity", [5, 8, 9])
-@pytest.mark.parametrize(("offer_rate", "ready_rate"), [(0.95, 0.95), (0.95, 0.6), (0.6, 0.95), (0.5, 0.5)])
+RATES = [(0.95, 0.95), (0.95, 0.6), (0.6, 0.95), (0.5, 0.5)]
+
+
+@pytest.mark.parametrize("capacity", [2, 3, 5, 17, _LUTRAM_MAX_ROWS + 1])
+@pytest.mark.parametrize(("offer_rate", "ready_rate"), RATES)
+def test_lutram_storage_random(capacity, offer_rate, ready_rate):
+    """The head register in front of LUT RAM rows (one row at capacity 2) under every mix of rates."""
+    check_random(capacity, offer_rate, ready_rate, seed=capacity * 1000 + int(100 * offer_rate + ready_rate),
+                 count=400)
+
+
+@pytest.mark.parametrize("capacity", [_LUTRAM_MAX_ROWS + 2, _LUTRAM_MAX_ROWS + 9])
+@pytest.mark.parametrize(("offer_rate", "ready_rate"), RATES)
 def test_block_storage_random(capacity, offer_rate, ready_rate):
     """The block-RAM channel's output registers under every mix of rates: order, exact level, and the
     head valid exactly while tokens are held (the monitor's checks)."""
@@ -192,11 +203,12 @@ def test_block_storage_random(capacity, offer_rate, ready_rate):
 
 
 def test_capacity_exact_at_register_boundary():
-    check_capacity(4)
+    check_capacity(2)
 
 
 def test_capacity_exact_at_block_ram_boundary():
-    check_capacity(6)
+    check_capacity(_LUTRAM_MAX_ROWS + 1)
+    check_capacity(_LUTRAM_MAX_ROWS + 2)
 
 
 def test_capacity_exact_without_payload():

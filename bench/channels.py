@@ -1,0 +1,127 @@
+"""Channels alone on ECP5-85F: sfdf's exact-capacity ``DataChannel`` beside Amaranth's ``SyncFIFOBuffered``.
+
+Four channels of ``width`` bits in series (the first's ``i_stream`` and the last's ``o_stream`` are the
+top's ports), Yosys ``synth_ecp5`` and nextpnr-ecp5 ``--out-of-context`` with the clock constrained at
+400 MHz so the reported Fmax is the design's; the median of three placement seeds (nextpnr moves 5-10%
+with the seed). ``SyncFIFOBuffered(depth=c)`` bounds its count by ``c`` but is not exact (see
+:class:`sfdf.hdl.channels.DataChannel`); it is the speed a channel has to match (issue 12).
+
+Writes bench/out/channels.json and prints a table.
+
+    .venv/bin/python bench/channels.py [--capacities 4 16 64] [--kinds data syncfifo] [--seeds 1 2 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from amaranth import Module
+from amaranth.back import rtlil
+from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from sfdf.boards.build import toolchain_env
+from sfdf.hdl.channels import DataChannel
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out" / "channels.json"
+SERIES = 4
+
+
+class _FifoChannel(wiring.Component):
+    """``SyncFIFOBuffered`` behind the same stream members as a channel."""
+
+    def __init__(self, width, depth):
+        self.width, self.depth = width, depth
+        super().__init__({"i_stream": In(stream.Signature(width)), "o_stream": Out(stream.Signature(width))})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = fifo = SyncFIFOBuffered(width=self.width, depth=self.depth)
+        m.d.comb += [
+            fifo.w_data.eq(self.i_stream.payload), fifo.w_en.eq(self.i_stream.valid),
+            self.i_stream.ready.eq(fifo.w_rdy),
+            self.o_stream.payload.eq(fifo.r_data), self.o_stream.valid.eq(fifo.r_rdy),
+            fifo.r_en.eq(self.o_stream.ready),
+        ]
+        return m
+
+
+class Series(wiring.Component):
+    """``SERIES`` channels of one kind in a line."""
+
+    def __init__(self, kind, width, capacity):
+        self.kind, self.width, self.capacity = kind, width, capacity
+        super().__init__({"i_stream": In(stream.Signature(width)), "o_stream": Out(stream.Signature(width))})
+
+    def elaborate(self, platform):
+        m = Module()
+        make = {"data": lambda: DataChannel(self.width, self.capacity),
+                "syncfifo": lambda: _FifoChannel(self.width, self.capacity)}[self.kind]
+        chans = [make() for _ in range(SERIES)]
+        for k, chan in enumerate(chans):
+            m.submodules[f"c{k}"] = chan
+        wiring.connect(m, wiring.flipped(self.i_stream), chans[0].i_stream)
+        for a, b in itertools.pairwise(chans):
+            wiring.connect(m, a.o_stream, b.i_stream)
+        wiring.connect(m, chans[-1].o_stream, wiring.flipped(self.o_stream))
+        return m
+
+
+def place(kind: str, width: int, capacity: int, seeds: list[int]) -> dict:
+    """Fmax (median over ``seeds``) and utilisation of one series."""
+    env = toolchain_env()
+    top = Series(kind, width, capacity)
+    fmax, used = [], {}
+    with tempfile.TemporaryDirectory(prefix="sfdf-chan-") as scratch:
+        work = Path(scratch)
+        (work / "top.il").write_text(rtlil.convert(top, name="top"))
+        subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil top.il; synth_ecp5 -top top -json top.json"],
+                       cwd=work, check=True, capture_output=True)
+        for seed in seeds:
+            subprocess.run([env["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--out-of-context",
+                            "--json", "top.json", "--freq", "400", "--seed", str(seed), "--timing-allow-fail", "--report",
+                            f"r{seed}.json", "-q"], cwd=work, check=True, capture_output=True)
+            report = json.loads((work / f"r{seed}.json").read_text())
+            fmax.append(min(v["achieved"] for v in report["fmax"].values()))
+            used = {cell: v["used"] for cell, v in report["utilization"].items() if v["used"]}
+    return {"kind": kind, "width": width, "capacity": capacity, "series": SERIES, "seeds": seeds,
+            "fmax_mhz": [round(f, 1) for f in fmax], "fmax_median_mhz": round(statistics.median(fmax), 1),
+            "luts": used.get("TRELLIS_COMB", 0), "ffs": used.get("TRELLIS_FF", 0),
+            "brams": used.get("DP16KD", 0), "lutram": used.get("TRELLIS_RAMW", 0)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--capacities", type=int, nargs="+", default=[2, 4, 16, 64])
+    parser.add_argument("--kinds", nargs="+", default=["data", "syncfifo"])
+    parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    args = parser.parse_args(argv)
+    rows = []
+    print(f"| channel | capacity | Fmax MHz (median of {len(args.seeds)}) | seeds | LUT4 | FF | RAMW | BRAM |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|")
+    for capacity in args.capacities:
+        for kind in args.kinds:
+            start = time.monotonic()
+            row = place(kind, args.width, capacity, args.seeds)
+            row["wall_s"] = round(time.monotonic() - start, 1)
+            rows.append(row)
+            name = {"data": "DataChannel", "syncfifo": "SyncFIFOBuffered"}[kind]
+            print(f"| {name} x{SERIES} | {capacity} | {row['fmax_median_mhz']} | "
+                  f"{', '.join(map(str, row['fmax_mhz']))} | {row['luts']} | {row['ffs']} | {row['lutram']} | "
+                  f"{row['brams']} |", flush=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"width": args.width, "series": SERIES, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
