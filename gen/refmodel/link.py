@@ -74,17 +74,11 @@ class Link:
     # -- waking the other end ------------------------------------------------------------------
     def wake_dst(self) -> None:
         """The receiver may proceed if it was blocked on this edge."""
-        node = self.dst
-        if node.waiting is self:
-            node.waiting = None
-            node.ready(node.rank)
+        self.dst.wake(self)
 
     def wake_src(self) -> None:
         """The sender may proceed if it was blocked on this edge."""
-        node = self.src
-        if node.waiting is self:
-            node.waiting = None
-            node.ready(node.rank)
+        self.src.wake(self)
 
     # -- sender side of the data channel -------------------------------------------------------
     def push(self, token: tuple) -> None:

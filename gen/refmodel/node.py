@@ -9,6 +9,11 @@ A node alternates between two phases (002 Alg. 1, 000 Alg. 4):
    is full. Blocking half-way through its outputs (one written, the next full) is how a node joins
    a blocking cycle (002 Sec. 2): atomic multi-output emission would hide deadlocks.
 
+A node holds at most ``depth`` computations decided but not yet wholly emitted (docs/hardware.md,
+"The pipelined node"): with ``depth = 1`` it computes only once the previous computation's outputs
+are all out; with more, a node blocked on an output computes ahead, consuming its inputs, as the
+hardware's join stage does while its emit stage waits. A node blocked both ways waits on both edges.
+
 An action reports progress or blocks; a blocked node records the edge and the reason, which the
 deadlock analysis turns into the waits-for relation (002 Def. 2). Emit actions are tuples
 ``(function, link, *arguments)`` whose function returns one of :data:`BLOCKED`, :data:`DONE`,
@@ -49,6 +54,12 @@ WAIT_CONTROL_EMPTY = "control channel empty with RCB = 0"
 SENDER_WAITS = frozenset((WAIT_DATA_FULL, WAIT_CONTROL_FULL))
 
 
+def _retire(node, action) -> int:
+    """``(_retire,)``: the outputs of one computation are out."""
+    node.queued -= 1
+    return NOOP
+
+
 class NodeSim:
     """A running node; protocol subclasses supply ``_receive``, ``_emit`` and ``_emit_end``.
 
@@ -70,6 +81,8 @@ class NodeSim:
         A sink's output log of ``("data", index, payload)`` and ``("control", message)``.
     filter_oracle : callable or None
         ``(node, output, index) -> bool | None`` overriding the kernel's emit decisions.
+    depth : int
+        Computations decided and not yet wholly emitted that the node may hold (at least 1).
 
     Members
     -------
@@ -77,6 +90,10 @@ class NodeSim:
         Queued emit actions.
     waiting : Link or None
         The edge a blocked node waits on; ``reason`` says why.
+    also_waiting : Link or None
+        A node blocked on an output with room to compute ahead also waits on the input it lacks.
+    queued : int
+        Computations decided and not yet wholly emitted.
     ending, finished : bool
         EOS queued on the outputs; everything sent.
     computations : int
@@ -86,7 +103,9 @@ class NodeSim:
     """
 
     __slots__ = (
+        "also_waiting",
         "computations",
+        "depth",
         "ending",
         "filter_oracle",
         "finished",
@@ -100,6 +119,7 @@ class NodeSim:
         "outputs",
         "pending",
         "position",
+        "queued",
         "rank",
         "ready",
         "reason",
@@ -108,7 +128,9 @@ class NodeSim:
     )
 
     def __init__(self, name, rank, inputs, outputs, kernel, words=None, frame_ends=None, log=None,
-                 filter_oracle=None):
+                 filter_oracle=None, depth=1):
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"Depth must be a positive integer, not {depth!r}")
         self.name = name
         self.rank = rank
         self.inputs = inputs
@@ -122,7 +144,10 @@ class NodeSim:
         self.filter_oracle = filter_oracle
         self.pending: deque = deque()
         self.waiting = None
+        self.also_waiting = None
         self.reason = None
+        self.depth = depth
+        self.queued = 0
         self.ending = False
         self.finished = False
         self.computations = 0
@@ -141,22 +166,59 @@ class NodeSim:
                 continue
             if result == DONE:
                 pending.popleft()
+                while pending and pending[0][0] is _retire:  # that was a computation's last output
+                    pending.popleft()
+                    self.queued -= 1
                 if self.ending and not pending:
                     self.finished = True
                 return True
-            return result == KEEP
+            if result == KEEP:
+                return True
+            return self._compute_ahead()
         if self.ending:
             self.finished = True
             return True
+        return self._decide_next()
+
+    def _decide_next(self) -> bool:
+        """Receive and compute the next computation (a source: read the next word)."""
         if self.words is not None:
             return self._source()
         return self._receive()
 
+    def _compute_ahead(self) -> bool:
+        """The head output blocked: compute the next computation if the node may hold another one.
+
+        Blocked on that too, the node waits on both edges, the output staying its ``waiting`` (the
+        blocking cycle walks the outputs a full pipeline waits on)."""
+        if self.depth == 1 or self.queued >= self.depth or self.ending:
+            return False
+        output, reason = self.waiting, self.reason
+        if self._decide_next():
+            self.waiting = None
+            return True
+        self.also_waiting = self.waiting
+        self.waiting, self.reason = output, reason
+        return False
+
+    def _decided(self) -> None:
+        """Close the outputs queued for one computation: it counts against ``depth`` until they are out."""
+        if self.pending:
+            self.queued += 1
+            self.pending.append((_retire,))
+
     def block(self, link, reason: str) -> int:
         """Record what this node waits on; return :data:`BLOCKED`."""
         self.waiting = link
+        self.also_waiting = None
         self.reason = reason
         return BLOCKED
+
+    def wake(self, link) -> None:
+        """``link`` changed: proceed if blocked on it."""
+        if self.waiting is link or self.also_waiting is link:
+            self.waiting = self.also_waiting = None
+            self.ready(self.rank)
 
     # -- compute -------------------------------------------------------------------------------
     def _source(self) -> bool:
@@ -176,6 +238,7 @@ class NodeSim:
         if self.log is not None:
             self._log(i, payload, emits, messages)
         self._emit(i, payload, emits, messages, None)
+        self._decided()
         return True
 
     def _compute(self, i: int, present: bool, payload: int, flags, arrived) -> None:
@@ -195,6 +258,7 @@ class NodeSim:
         if self.log is not None:
             self._log(i, payload, emits, messages)
         self._emit(i, payload, emits, messages, flags)
+        self._decided()
 
     def _decide(self, i: int, payload: int, last: bool) -> tuple[int, list[bool]]:
         payload, emits = self.kernel.compute(i, payload, last)
@@ -232,6 +296,7 @@ class NodeSim:
         if self.log is not None:
             self.log.extend(("control", message) for message in owed)
         self._emit_end(owed)
+        self._decided()
         self.ending = True
         if not self.pending:
             self.finished = True

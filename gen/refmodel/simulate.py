@@ -31,7 +31,7 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
              filter_oracle: Callable[[str, str, int], bool | None] | None = None,
              flush_oracle: Callable[[str, int, int], bool] | None = None,
              max_steps: int | None = None, frame_length: int | None = None, *,
-             cycles: CycleStructure | None = None) -> SimResult:
+             cycles: CycleStructure | None = None, depth: int = 1) -> SimResult:
     """Run ``network`` with the semantics of docs/semantics.md until it finishes or deadlocks.
 
     Parameters
@@ -62,6 +62,9 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
     cycles : gen.analysis.cycles.CycleStructure, optional
         The network's cycle structure, when the caller has it: resolution and Propagation's
         biconnected components (002 Sec. 3.2) read it (derived here when needed and not given).
+    depth : int
+        Computations every node may hold decided and not yet wholly emitted (:class:`.node.NodeSim`):
+        1 is the atomic node of the papers, more the pipelined hardware node (docs/hardware.md).
 
     Returns
     -------
@@ -85,7 +88,10 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
         raise ValueError(f"Frame length must be a positive integer, not {frame_length!r}")
     sources = _source_streams(network, computations, inputs or {}, seed, frame_length)
     sched = make_scheduler(scheduler, len(network.nodes), seed)
-    links, nodes = _build(network, sources, sched, filter_oracle, flush_oracle or sched.flush_oracle, cycles)
+    if not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"Depth must be a positive integer, not {depth!r}")
+    links, nodes = _build(network, sources, sched, filter_oracle, flush_oracle or sched.flush_oracle, cycles,
+                          depth)
     steps = _run(network.name, nodes, sched, max_steps)
     _confirm_blocked(nodes)
     cycle = blocking_cycle(nodes)
@@ -163,7 +169,7 @@ def _source_streams(network, computations, inputs, seed, frame_length) -> dict[s
     return streams
 
 
-def _build(network, sources, sched, filter_oracle, flush_oracle, cycles) -> tuple[list[Link], list]:
+def _build(network, sources, sched, filter_oracle, flush_oracle, cycles, depth) -> tuple[list[Link], list]:
     """The links (spec order) and nodes (topological order) of a run."""
     credit = network.mode == "credit"
     propagation = not credit and network.dummy_algorithm == "propagation"
@@ -189,7 +195,8 @@ def _build(network, sources, sched, filter_oracle, flush_oracle, cycles) -> tupl
         node = cls(name, rank, ins, outs,
                    make_kernel(spec.kernel, spec.params, len(ins), max(1, len(outs)), network.data_width,
                                network.index_width),
-                   words=words, frame_ends=ends, log=None if outs else [], filter_oracle=filter_oracle)
+                   words=words, frame_ends=ends, log=None if outs else [], filter_oracle=filter_oracle,
+                   depth=depth)
         node.ready = sched.add
         for link in ins:
             link.dst = node
