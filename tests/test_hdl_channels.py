@@ -254,3 +254,14 @@ def test_control_capacity_must_be_positive_integer():
     with pytest.raises(TypeError) as excinfo:
         ControlChannel(8, 0)
     assert str(excinfo.value) == "Channel capacity must be a positive integer, not 0"
+
+
+def test_lutram_rows_by_family():
+    """iCE40 has no LUT RAM: its channels go to block RAM beyond a few rows; elsewhere LUT RAM."""
+    from types import SimpleNamespace
+
+    from sfdf.hdl.channels import lutram_rows
+
+    assert lutram_rows(SimpleNamespace(family="iCE40")) == 4
+    assert lutram_rows(SimpleNamespace(family="ecp5")) == _LUTRAM_MAX_ROWS
+    assert lutram_rows(None) == _LUTRAM_MAX_ROWS
