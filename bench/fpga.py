@@ -153,7 +153,7 @@ def control_per_edge(name: str) -> dict:
 
     senders, receivers = total(r"\.tx\d+$"), total(r"\.rx\d+$")
     joins, kernels = total(r"\.join$"), total(r"\.kernel$")
-    fifos = total(r"\.q_[^.]+$") + total(r"\.qc_[^.]+$")
+    fifos = total(r"\.edge_[^.]+\.qc?$")  # an edge's channels q and qc (sfdf.hdl.links)
     edges = facts["edges"]
     return {"design": name, "edges": edges, "senders": senders, "receivers": receivers, "joins": joins,
             "kernels": kernels, "fifos": fifos, "total": sum(modules.values()),

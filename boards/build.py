@@ -199,13 +199,17 @@ def critical_path_summary(path: list[dict], steps: int = 3) -> str:
 
 def critical_path_through(path: list[dict]) -> list[dict]:
     """The blocks a critical path crosses, in order: ``[{"block", "steps", "delay_ns"}]``, where a block
-    is a cell's hierarchy below the board core (``network.node_x``, ``network.qc_wx``, ``parser``)."""
+    is a cell's hierarchy below the board core (``network.node_x``, ``parser``); an edge's channel is
+    named with its edge (``network.edge_wx.qc``: :class:`sfdf.hdl.links.CreditEdge`)."""
     blocks: list[dict] = []
     for step in path:
         cell = step["to"].rsplit(".", 1)[0]
         parts = [p for p in cell.split(".") if p and "$" not in p]
         parts = parts[1:] if parts[:1] == ["core"] else parts
-        block = ".".join(parts[:2] if parts[:1] == ["network"] else parts[:1]) or "(top)"
+        depth = 1
+        if parts[:1] == ["network"]:
+            depth = 3 if len(parts) > 1 and parts[1].startswith("edge_") else 2  # network.edge_wx.qc
+        block = ".".join(parts[:depth]) or "(top)"
         if blocks and blocks[-1]["block"] == block:
             blocks[-1]["steps"] += 1
             blocks[-1]["delay_ns"] = round(blocks[-1]["delay_ns"] + step["delay_ns"], 3)

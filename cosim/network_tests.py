@@ -63,8 +63,9 @@ class NetworkBench:
         self.scoreboard = Scoreboard()
         self.finished: set[str] = set()
         credit = manifest["mode"] == "credit"  # in-band edges have no control channel
-        self.channels = {name: (getattr(dut.core, f"q_{name}"), getattr(dut.core, f"qc_{name}") if credit else None)
-                         for name in manifest["edges"]}
+        # sfdf.hdl.top: edge e is the submodule edge_<e>, its data channel q and control channel qc
+        edges = {name: getattr(dut.core, f"edge_{name}") for name in manifest["edges"]}
+        self.channels = {name: (edge.q, edge.qc if credit else None) for name, edge in edges.items()}
         self.watchdog = DeadlockWatchdog(dut.clk, self.levels, config["watchdog_cycles"],
                                          busy=lambda: len(self.finished) < len(self.sinks))
 

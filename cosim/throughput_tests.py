@@ -47,14 +47,12 @@ async def measure(dut) -> None:
                 elif kind == bench.data_kind:
                     beats[node].append(cycle)
         for name in edges:
-            data_in = getattr(dut.core, f"q_{name}")
+            data_in, ctrl = bench.channels[name]
             if int(data_in.i_stream__valid.value) and int(data_in.i_stream__ready.value):
                 data_tokens[name] += 1
                 first_last.setdefault(name, [cycle, cycle])[1] = cycle
-            if credit:
-                ctrl = getattr(dut.core, f"qc_{name}")
-                if int(ctrl.i_stream__valid.value) and int(ctrl.i_stream__ready.value):
-                    pushes[name] += 1
+            if credit and int(ctrl.i_stream__valid.value) and int(ctrl.i_stream__ready.value):
+                pushes[name] += 1
     wall = time.perf_counter() - wall
     result = {"cycles": cycle, "wall_s": wall, "cycles_per_s": cycle / wall if wall else None,
               "sink_beat_cycles": beats, "control_pushes": pushes, "data_tokens": data_tokens,

@@ -14,11 +14,12 @@ from amaranth.lib.wiring import In, Out
 
 from .credit import CreditReceiver, CreditSender
 from .gap import delta_width
-from .inband import InbandReceiver, InbandSender, flushed_width
+from .inband import InbandReceiver, InbandSender
 from .join import SFDFJoin
 from .kernels import make_kernel
+from .links import LinksSignature, edge_link
 from .manifest import BeatKind
-from .tokens import control_layout, data_layout, head_layout, heartbeat_layout, inband_token_layout
+from .tokens import head_layout
 
 __all__ = ["SFDFNode", "beat_layout", "word_layout"]
 
@@ -46,8 +47,8 @@ class SFDFNode(wiring.Component):
     components : Mapping[str, int] or None
         Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
     flushable : bool
-        Verification only: an ``out<j>_flush`` input per in-band output with an output buffer
-        (:class:`sfdf.hdl.inband.InbandSender`).
+        Verification only: a ``flush`` member on the link of every in-band output whose output buffer
+        is above 1 (:class:`sfdf.hdl.inband.InbandSender`).
     kernel : str or None
     params : Mapping
         The kernel's spec name and parameters (:func:`sfdf.hdl.kernels.make_kernel`).
@@ -63,14 +64,15 @@ class SFDFNode(wiring.Component):
 
     Members
     -------
-    in<k>_data, in<k>_ctrl : In(stream); in<k>_hb : In(heartbeat_layout); in<k>_hb_clear : Out(1)
-        Input edge ``k`` in credit mode (absent on a source).
-    in<k>_token : In(stream); in<k>_flushed : In(...)
-        Input edge ``k`` in-band.
-    out<j>_data, out<j>_ctrl : Out(stream); out<j>_hb : Out(heartbeat_layout); out<j>_hb_clear : In(1)
-        Output edge ``j`` in credit mode (absent on a sink).
-    out<j>_token : Out(stream); out<j>_flushed : Out(...)
-        Output edge ``j`` in-band.
+    inputs : In(LinksSignature)
+        The input edges' links in spec order: ``inputs[k]`` is ``In(link)`` of input edge ``k``
+        (:func:`sfdf.hdl.links.edge_link`: a :class:`~sfdf.hdl.links.CreditLinkSignature` or an
+        :class:`~sfdf.hdl.links.InbandLinkSignature`); empty on a source.
+    outputs : Out(LinksSignature)
+        The output edges' links: ``outputs[j]`` is ``Out(link)`` of output edge ``j``; empty on a sink.
+        One member per edge, each with the edge's own widths and capacities, so one
+        ``wiring.connect`` joins a node to an edge component (:class:`sfdf.hdl.links.LinksSignature`
+        says why this is not an array member).
     i_word : In(stream.Signature(word_layout))
         A source's words.
     o_beat : Out(stream.Signature(beat_layout))
@@ -91,29 +93,13 @@ class SFDFNode(wiring.Component):
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
         self.flushable = flushable
-        members = {}
-        for k, e in enumerate(self.in_edges):
-            if mode == "inband":
-                members[f"in{k}_token"] = In(stream.Signature(inband_token_layout(index_width, e.width,
-                                                                                  payload_width)))
-                members[f"in{k}_flushed"] = In(flushed_width(e.capacity))
-                continue
-            members[f"in{k}_data"] = In(stream.Signature(data_layout(index_width, e.width)))
-            members[f"in{k}_ctrl"] = In(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
-            members[f"in{k}_hb"] = In(heartbeat_layout(index_width, e.control_capacity))
-            members[f"in{k}_hb_clear"] = Out(1)
-        for j, e in enumerate(self.out_edges):
-            if mode == "inband":
-                members[f"out{j}_token"] = Out(stream.Signature(inband_token_layout(index_width, e.width,
-                                                                                    payload_width)))
-                members[f"out{j}_flushed"] = Out(flushed_width(e.capacity))
-                if flushable and e.output_buffer > 1:
-                    members[f"out{j}_flush"] = In(1)
-                continue
-            members[f"out{j}_data"] = Out(stream.Signature(data_layout(index_width, e.width)))
-            members[f"out{j}_ctrl"] = Out(stream.Signature(control_layout(e.capacity, index_width, payload_width)))
-            members[f"out{j}_hb"] = Out(heartbeat_layout(index_width, e.control_capacity))
-            members[f"out{j}_hb_clear"] = In(1)
+        members = {
+            "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width)
+                                         for e in self.in_edges])),
+            "outputs": Out(LinksSignature([edge_link(e, mode=mode, index_width=index_width,
+                                                     payload_width=payload_width, flush=flushable)
+                                           for e in self.out_edges])),
+        }
         if not self.in_edges:
             members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
@@ -130,22 +116,22 @@ class SFDFNode(wiring.Component):
         width = max(e.width for e in self.in_edges)
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw)
-        for k, e in enumerate(self.in_edges):
+        for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
                                                              data_width=e.width, payload_width=self.pw)
-                wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_token")), rx.i_token)
-                m.d.comb += rx.i_flushed.eq(getattr(self, f"in{k}_flushed"))
+                wiring.connect(m, wiring.flipped(link.token), rx.i_token)
+                m.d.comb += rx.i_flushed.eq(link.flushed)
                 self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
             else:
                 rx = m.submodules[f"rx{k}"] = CreditReceiver(
                     capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
                     data_width=e.width, payload_width=self.pw)
-                wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_ctrl")), rx.i_ctrl)
-                wiring.connect(m, wiring.flipped(getattr(self, f"in{k}_data")), rx.i_data)
+                wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
+                wiring.connect(m, wiring.flipped(link.data), rx.i_data)
                 m.d.comb += [
-                    rx.i_heartbeat.eq(getattr(self, f"in{k}_hb")),
-                    getattr(self, f"in{k}_hb_clear").eq(rx.o_heartbeat_clear),
+                    rx.i_heartbeat.eq(link.heartbeat),
+                    link.heartbeat_clear.eq(rx.o_heartbeat_clear),
                 ]
             head = join.i_heads[k]
             m.d.comb += [getattr(head, f).eq(getattr(rx.o_head, f)) for f, _ in head_layout(1, 1, 1)]
@@ -243,7 +229,8 @@ class SFDFNode(wiring.Component):
         return m
 
     def _sender(self, m, j, e):
-        """The sender of output edge ``j``, wired to its ports (the computation request is the caller's)."""
+        """The sender of output edge ``j``, wired to its link (the computation request is the caller's)."""
+        link = self.outputs[j]
         if self.mode == "inband":
             inputs = max(1, len(self.in_edges))
             mask = [self.components.get(f.name) == self.components.get(e.name) for f in self.in_edges]
@@ -253,9 +240,9 @@ class SFDFNode(wiring.Component):
                 propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0,
                 flushable=self.flushable, delta_width=self._delta_width)
             if tx.flushable:
-                m.d.comb += tx.i_flush.eq(getattr(self, f"out{j}_flush"))
-            wiring.connect(m, tx.o_token, wiring.flipped(getattr(self, f"out{j}_token")))
-            m.d.comb += getattr(self, f"out{j}_flushed").eq(tx.o_flushed)
+                m.d.comb += tx.i_flush.eq(link.flush)
+            wiring.connect(m, tx.o_token, wiring.flipped(link.token))
+            m.d.comb += link.flushed.eq(tx.o_flushed)
             for k, flag in enumerate(self._dummy_heads):
                 m.d.comb += tx.i_dummy_in[k].eq(flag)
             return tx
@@ -263,11 +250,11 @@ class SFDFNode(wiring.Component):
             capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
             heartbeat=e.interval, index_width=self.iw, data_width=e.width, payload_width=self.pw,
             delta_width=self._delta_width)
-        wiring.connect(m, tx.o_data, wiring.flipped(getattr(self, f"out{j}_data")))
-        wiring.connect(m, tx.o_ctrl, wiring.flipped(getattr(self, f"out{j}_ctrl")))
+        wiring.connect(m, tx.o_data, wiring.flipped(link.data))
+        wiring.connect(m, tx.o_ctrl, wiring.flipped(link.ctrl))
         m.d.comb += [
-            getattr(self, f"out{j}_hb").eq(tx.o_heartbeat),
-            tx.i_heartbeat_clear.eq(getattr(self, f"out{j}_hb_clear")),
+            link.heartbeat.eq(tx.o_heartbeat),
+            tx.i_heartbeat_clear.eq(link.heartbeat_clear),
         ]
         return tx
 

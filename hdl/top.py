@@ -3,9 +3,11 @@
 Ports (docs/architecture.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
 ``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
 ``tuser`` = ``{kind, index}`` with the index in the low bits, ``tlast`` on message and EOS beats).
-In credit mode each edge is a :class:`sfdf.hdl.channels.DataChannel` of exactly ``|q|`` tokens, a
-:class:`sfdf.hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's heartbeat register; in-band it
-is one ``DataChannel`` of ``|q|`` tokens (output buffer included) and the sender's flush count.
+In credit mode each edge (:class:`sfdf.hdl.links.CreditEdge`) is a :class:`sfdf.hdl.channels.DataChannel` of
+exactly ``|q|`` tokens, a :class:`sfdf.hdl.channels.ControlChannel` of ``|q'|`` messages and the sender's
+heartbeat register; in-band (:class:`sfdf.hdl.links.InbandEdge`) it is one ``DataChannel`` of ``|q|`` tokens
+(output buffer included) and the sender's flush count. Nodes and edges meet in per-edge links
+(:mod:`sfdf.hdl.links`), each joined with one ``wiring.connect``.
 """
 
 from amaranth.hdl import Cat, Module
@@ -16,10 +18,9 @@ from sfdf.gen.analysis.cycles import biconnected_edge_components
 from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
 
 from .axis import AxisSignature
-from .channels import ControlChannel, DataChannel
+from .links import CreditEdge, InbandEdge, edge_link
 from .manifest import BeatKind
 from .node import SFDFNode
-from .tokens import control_layout, data_layout, inband_token_layout
 
 __all__ = ["NetworkTop"]
 
@@ -36,6 +37,10 @@ class NetworkTop(wiring.Component):
     flush_<edge> : In(1)
         Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
+
+    Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`) and ``edge_<edge>``
+    (:class:`sfdf.hdl.links.CreditEdge` with channels ``q`` and ``qc``, or :class:`sfdf.hdl.links.InbandEdge`
+    with ``q``).
     """
 
     def __init__(self, network, flush_ports=False):
@@ -54,7 +59,7 @@ class NetworkTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         net = self.network
-        iw, dw = net.index_width, net.data_width
+        iw = net.index_width
         nodes = {}
         components = biconnected_edge_components(net) if net.mode == "inband" else None
         kernels = {node.name: node.kernel for node in net.nodes}
@@ -64,32 +69,17 @@ class NetworkTop(wiring.Component):
                 in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,
                 shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
-                index_width=iw, data_width=dw, payload_width=MESSAGE_WIDTH, mode=net.mode,
+                index_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
                 algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges))
+        edge_kind = InbandEdge if net.mode == "inband" else CreditEdge
         for e in net.edges:
-            src, dst = nodes[e.src], nodes[e.dst]
-            j = net.out_edges(e.src).index(e)
-            k = net.in_edges(e.dst).index(e)
-            if net.mode == "inband":
-                q = m.submodules[f"q_{e.name}"] = DataChannel(inband_token_layout(iw, e.width, MESSAGE_WIDTH),
-                                                                  e.capacity)
-                wiring.connect(m, getattr(src, f"out{j}_token"), q.i_stream)
-                wiring.connect(m, q.o_stream, getattr(dst, f"in{k}_token"))
-                m.d.comb += getattr(dst, f"in{k}_flushed").eq(getattr(src, f"out{j}_flushed"))
-                if e.name in self.flush_edges:
-                    m.d.comb += getattr(src, f"out{j}_flush").eq(getattr(self, f"flush_{e.name}"))
-                continue
-            dq = m.submodules[f"q_{e.name}"] = DataChannel(data_layout(iw, e.width), e.capacity)
-            cq = m.submodules[f"qc_{e.name}"] = ControlChannel(control_layout(e.capacity, iw, MESSAGE_WIDTH),
-                                                               e.control_capacity)
-            wiring.connect(m, getattr(src, f"out{j}_data"), dq.i_stream)
-            wiring.connect(m, dq.o_stream, getattr(dst, f"in{k}_data"))
-            wiring.connect(m, getattr(src, f"out{j}_ctrl"), cq.i_stream)
-            wiring.connect(m, cq.o_stream, getattr(dst, f"in{k}_ctrl"))
-            m.d.comb += [
-                getattr(dst, f"in{k}_hb").eq(getattr(src, f"out{j}_hb")),
-                getattr(src, f"out{j}_hb_clear").eq(getattr(dst, f"in{k}_hb_clear")),
-            ]
+            flush = e.name in self.flush_edges
+            edge = m.submodules[f"edge_{e.name}"] = edge_kind(
+                edge_link(e, mode=net.mode, index_width=iw, payload_width=MESSAGE_WIDTH, flush=flush))
+            wiring.connect(m, nodes[e.src].outputs[net.out_edges(e.src).index(e)], edge.i_link)
+            wiring.connect(m, edge.o_link, nodes[e.dst].inputs[net.in_edges(e.dst).index(e)])
+            if flush:
+                m.d.comb += edge.flush.eq(getattr(self, f"flush_{e.name}"))  # a port named after the edge
         for s in net.sources:
             axis, word = getattr(self, s), nodes[s].i_word
             m.d.comb += [

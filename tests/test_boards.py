@@ -16,6 +16,7 @@ from sfdf.boards.build import (
     _yosys_cells,
     build,
     critical_path_summary,
+    critical_path_through,
     fusesoc_core,
     parse_report,
     toolchain_env,
@@ -98,12 +99,12 @@ REPORT = {
     "critical_paths": [
         {"from": "<async>", "to": "posedge $glbnet$clk", "path": [{"delay": 9.0, "type": "routing"}]},
         {"from": "posedge $glbnet$clk", "to": "posedge $glbnet$clk", "path": [
-            {"delay": 5.6, "type": "clk-to-q", "from": {"cell": "core.network.qc_wx.storage", "port": "DOA4"},
-             "to": {"cell": "core.network.qc_wx.storage", "port": "DOA4"}},
-            {"delay": 1.5, "type": "routing", "net": "n1", "from": {"cell": "core.network.qc_wx.storage", "port": "DOA4"},
+            {"delay": 5.6, "type": "clk-to-q", "from": {"cell": "core.network.edge_wx.qc.storage", "port": "DOA4"},
+             "to": {"cell": "core.network.edge_wx.qc.storage", "port": "DOA4"}},
+            {"delay": 1.5, "type": "routing", "net": "n1", "from": {"cell": "core.network.edge_wx.qc.storage", "port": "DOA4"},
              "to": {"cell": "core.network.node_x.join.lut", "port": "A"}},
-            {"delay": 0.3, "type": "setup", "from": {"cell": "core.network.q_uw.storage", "port": "WRE"},
-             "to": {"cell": "core.network.q_uw.storage", "port": "WRE"}},
+            {"delay": 0.3, "type": "setup", "from": {"cell": "core.network.edge_uw.q.storage", "port": "WRE"},
+             "to": {"cell": "core.network.edge_uw.q.storage", "port": "WRE"}},
         ]},
     ],
 }
@@ -113,9 +114,14 @@ def test_parse_report_takes_the_clock_to_clock_path():
     figures = parse_report(REPORT, "ecp5")
     assert {k: figures[k] for k in ("fmax_mhz", "luts", "ffs", "brams", "critical_path_ns")} == \
         {"fmax_mhz": 31.5, "luts": 6000, "ffs": 2400, "brams": 10, "critical_path_ns": 7.4}
-    assert [b["block"] for b in figures["critical_path_through"]] == ["network.qc_wx", "network.node_x", "network.q_uw"]
+    assert [b["block"] for b in figures["critical_path_through"]] == \
+        ["network.edge_wx.qc", "network.node_x", "network.edge_uw.q"]
     assert critical_path_summary(figures["critical_path"]) == (
-        "core.network.qc_wx.storage.DOA4 -> core.network.q_uw.storage.WRE (3 steps; slowest nets: n1 1.50 ns)")
+        "core.network.edge_wx.qc.storage.DOA4 -> core.network.edge_uw.q.storage.WRE (3 steps; slowest nets: "
+        "n1 1.50 ns)")
+    # the baseline's FIFOs (boards/baseline.py) sit right below the network
+    assert [b["block"] for b in critical_path_through([{"to": "core.network.q_uw.storage.WRE", "delay_ns": 0.3}])] == \
+        ["network.q_uw"]
 
 
 def test_yosys_cells_reads_the_last_stat(tmp_path):

@@ -1,0 +1,167 @@
+# amaranth: UnusedElaboratable=no
+"""Per-edge link signatures and edge components (hdl/links.py): members, flips, pass-through, latency."""
+
+import types
+from dataclasses import replace
+
+import pytest
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from sfdf.gen.analysis import resolve
+from sfdf.gen.spec import load_spec
+from sfdf.hdl.inband import flushed_width
+from sfdf.hdl.links import (
+    CreditEdge,
+    CreditLinkSignature,
+    InbandEdge,
+    InbandLinkSignature,
+    Links,
+    LinksSignature,
+    edge_link,
+)
+from sfdf.hdl.node import SFDFNode
+from sfdf.hdl.tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
+
+IW, DW, PW = 8, 12, 16
+
+
+def credit_link(capacity=4, control_capacity=9):
+    return CreditLinkSignature(capacity=capacity, control_capacity=control_capacity, index_width=IW, data_width=DW,
+                               payload_width=PW)
+
+
+def inband_link(capacity=4, flush=False):
+    return InbandLinkSignature(capacity=capacity, index_width=IW, data_width=DW, payload_width=PW, flush=flush)
+
+
+def test_credit_link_is_000_fig2_seen_from_the_sender():
+    members = credit_link().members
+    assert members["data"] == Out(stream.Signature(data_layout(IW, DW)))
+    assert members["ctrl"] == Out(stream.Signature(control_layout(4, IW, PW)))
+    assert members["heartbeat"] == Out(heartbeat_layout(IW, 9))
+    assert members["heartbeat_clear"] == In(1)
+    assert list(members) == ["data", "ctrl", "heartbeat", "heartbeat_clear"]
+    assert credit_link() == credit_link() != credit_link(capacity=8)
+
+
+def test_inband_link_has_flush_only_when_asked():
+    members = inband_link(capacity=6).members
+    assert members["token"] == Out(stream.Signature(inband_token_layout(IW, DW, PW)))
+    assert members["flushed"] == Out(flushed_width(6))
+    assert "flush" not in members
+    assert inband_link(flush=True).members["flush"] == In(1)
+    assert inband_link() != inband_link(flush=True)
+
+
+@pytest.mark.parametrize("output_buffer, flush, expected", [(0, True, False), (1, True, False), (2, True, True),
+                                                            (2, False, False)])
+def test_edge_link_flush_needs_an_output_buffer_above_one(output_buffer, flush, expected):
+    edge = types.SimpleNamespace(capacity=4, control_capacity=9, width=DW, output_buffer=output_buffer)
+    link = edge_link(edge, mode="inband", index_width=IW, payload_width=PW, flush=flush)
+    assert link == inband_link(flush=expected)
+    assert edge_link(edge, mode="credit", index_width=IW, payload_width=PW, flush=flush) == credit_link()
+
+
+class Holder(wiring.Component):
+    def __init__(self, ins, outs):
+        super().__init__({"inputs": In(LinksSignature(ins)), "outputs": Out(LinksSignature(outs))})
+
+
+def test_links_are_a_sequence_in_both_directions():
+    a, b = credit_link(), inband_link(capacity=3)
+    holder = Holder([a, b], [b])
+    assert isinstance(holder.inputs, Links) and isinstance(holder.outputs, Links)
+    assert len(holder.inputs) == 2 and len(holder.outputs) == 1
+    assert holder.inputs[0].signature == a.flip() and holder.inputs[1].signature == b.flip()
+    assert holder.outputs[0].signature == b
+    assert list(holder.inputs) == [holder.inputs.e0, holder.inputs.e1]
+    assert holder.inputs[0].data.valid.name == "inputs__e0__data__valid"
+    assert LinksSignature([a, b]).flip().flip() == LinksSignature([a, b])
+    assert len(Holder([], []).inputs) == 0
+
+
+def test_links_refuse_ports_and_arrays():
+    with pytest.raises(TypeError, match="Link 0 must be a signature"):
+        LinksSignature([Out(1)])
+    with pytest.raises(TypeError, match="Link 0 must be a signature"):
+        LinksSignature([Out(credit_link()).array(2)])
+
+
+def test_edge_components_check_their_link():
+    with pytest.raises(TypeError, match="CreditLinkSignature"):
+        CreditEdge(inband_link())
+    with pytest.raises(TypeError, match="InbandLinkSignature"):
+        InbandEdge(credit_link())
+
+
+def test_inband_edge_flush_is_on_the_senders_half_only():
+    edge = InbandEdge(inband_link(flush=True))
+    assert "flush" in edge.i_link.signature.members and "flush" not in edge.o_link.signature.members
+    assert "flush" not in InbandEdge(inband_link()).signature.members
+
+
+def run(dut, bench):
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_credit_edge_channels_and_heartbeat():
+    """Tokens and messages arrive a cycle after they are written (the channels' latency); the heartbeat
+    register and its clear pass straight through."""
+    dut = CreditEdge(credit_link(capacity=2, control_capacity=3))
+
+    async def bench(ctx):
+        i, o = dut.i_link, dut.o_link
+        ctx.set(i.heartbeat, {"valid": 1, "index": 7, "seq": 2})
+        ctx.set(o.heartbeat_clear, 1)
+        assert ctx.get(o.heartbeat.index) == 7 and ctx.get(o.heartbeat.valid) and ctx.get(i.heartbeat_clear)
+        ctx.set(i.data.payload, {"index": 3, "data": 0x5a})
+        ctx.set(i.ctrl.payload, {"kind": 1, "credits": 2, "index": 3, "with_token": 1, "payload": 9})
+        ctx.set(i.data.valid, 1)
+        ctx.set(i.ctrl.valid, 1)
+        assert ctx.get(i.data.ready) and ctx.get(i.ctrl.ready) and not ctx.get(o.data.valid)
+        await ctx.tick()
+        ctx.set(i.data.valid, 0)
+        ctx.set(i.ctrl.valid, 0)
+        assert ctx.get(o.data.valid) and ctx.get(o.data.payload.data) == 0x5a
+        assert ctx.get(o.ctrl.valid) and ctx.get(o.ctrl.payload.credits) == 2 and ctx.get(o.ctrl.payload.payload) == 9
+
+    run(dut, bench)
+
+
+def test_inband_edge_channel_count_and_flush():
+    dut = InbandEdge(inband_link(capacity=3, flush=True))
+
+    async def bench(ctx):
+        i, o = dut.i_link, dut.o_link
+        ctx.set(i.flushed, 2)
+        ctx.set(dut.flush, 1)
+        assert ctx.get(o.flushed) == 2 and ctx.get(i.flush)
+        ctx.set(i.token.payload, {"index": 4, "is_data": 1, "data": 0x33})
+        ctx.set(i.token.valid, 1)
+        await ctx.tick()
+        ctx.set(i.token.valid, 0)
+        assert ctx.get(o.token.valid) and ctx.get(o.token.payload.index) == 4 and ctx.get(o.token.payload.data) == 0x33
+
+    run(dut, bench)
+
+
+@pytest.mark.parametrize("mode", ["credit", "inband"])
+def test_node_links_are_the_edges_links(examples, mode):
+    net = load_spec(examples / "diamond.toml")
+    net = resolve(replace(net, mode=mode).with_edges(replace(e, interval="auto") for e in net.edges))
+    ins, outs = net.in_edges("x"), net.out_edges("u")
+    sink = SFDFNode(in_edges=ins, out_edges=[], ii=1, index_width=net.index_width, data_width=net.data_width,
+                    payload_width=PW, mode=mode)
+    source = SFDFNode(in_edges=[], out_edges=outs, ii=1, index_width=net.index_width, data_width=net.data_width,
+                      payload_width=PW, mode=mode)
+    assert len(sink.inputs) == 2 and len(sink.outputs) == 0 and len(source.inputs) == 0
+    for k, e in enumerate(ins):
+        link = edge_link(e, mode=mode, index_width=net.index_width, payload_width=PW)
+        assert sink.inputs[k].signature == link.flip()
+    for j, e in enumerate(outs):
+        assert source.outputs[j].signature == edge_link(e, mode=mode, index_width=net.index_width, payload_width=PW)
