@@ -40,6 +40,7 @@ bench: install
 	$(PY) bench/throughput.py
 	$(PY) bench/host.py
 	$(PY) bench/fpga.py
+	$(PY) bench/formal.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

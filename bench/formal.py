@@ -1,0 +1,133 @@
+"""Formal proofs on larger configurations than ``make test`` runs (tests/test_formal.py has the fast ones).
+
+Each row is one SymbiYosys run (k-induction, ``smtbmc`` on Yices 2; :mod:`sfdf.cosim.formal`): the
+component and configuration, the property set, the depth ``k``, the verdict and the time. The broken
+variants of :mod:`sfdf.cosim.formal.mutants` are expected to FAIL, everything else to PASS; a row that
+does not come out as expected is marked, and the script exits 1. One solver process at a time.
+
+Writes bench/out/formal.json and prints a table.
+
+    .venv/bin/python bench/formal.py [--only SUBSTRING] [--timeout SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+from sfdf.cosim.formal import mutants
+from sfdf.cosim.formal.channel import ChannelHarness, block_storage
+from sfdf.cosim.formal.credit_edge import CreditEdgeHarness
+from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
+from sfdf.cosim.formal.join import JoinHarness
+from sfdf.cosim.formal.sby import FormalError, prove
+from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.tokens import control_layout
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out" / "formal.json"
+
+CHANNEL = "channel: bound, ready/valid, count, FIFO order"
+CREDIT = "credit edge: no overflow, SCB/RCB, Thm. 3.2, heartbeat order, pops only offered"
+INBAND = "in-band edge: no overflow, no hidden offer, flushed <= |q| ahead, order"
+JOIN = "join: consumes only offered heads at the least index"
+
+
+def _cases():
+    """(name, configuration, property set, depth, expected, harness factory)."""
+    cases = []
+    for width, capacity in [(4, 4), (4, 8), (8, 8), (4, 17)]:  # 17: 16 LUT-RAM rows (33: over 5 min)
+        cases.append((f"channel-w{width}-c{capacity}", f"DataChannel width {width}, |q| = {capacity}", CHANNEL, 3,
+                      "PASS", lambda w=width, c=capacity: ChannelHarness(DataChannel(w, c))))
+    for width, capacity in [(4, 8), (2, 16)]:  # block RAM (by default past lutram_rows() + 1)
+        config = f"DataChannel width {width}, |q| = {capacity}, block-RAM storage"
+        cases.append((f"channel-block-w{width}-c{capacity}", config, CHANNEL, 2, "PASS",
+                      lambda w=width, c=capacity: ChannelHarness(DataChannel(w, c))))
+    cases.append(("control-channel-c9", "ControlChannel |q| = 2, |q'| = 9 (auto for m = 1), w = 4",
+                  CHANNEL, 3, "PASS", lambda: ChannelHarness(ControlChannel(control_layout(2, 4, 1), 9))))
+    credit = [
+        {"capacity": 3, "control_capacity": 4, "threshold": 1, "heartbeat": 2, "index_width": 5},
+        {"capacity": 3, "control_capacity": 7, "threshold": 0, "heartbeat": 3, "index_width": 6},
+        {"capacity": 4, "control_capacity": 5, "threshold": 1, "heartbeat": 2, "index_width": 5},
+        {"capacity": 3, "control_capacity": 4, "threshold": 2, "heartbeat": 3, "index_width": 5, "channels": "rtl"},
+        {"capacity": 2, "control_capacity": 3, "threshold": 1, "heartbeat": None, "index_width": 6, "channels": "rtl"},
+    ]
+    for kw in credit:
+        name = "credit-" + "-".join(f"{k[:3]}{v}" for k, v in kw.items())
+        cases.append((name, ", ".join(f"{k}={v}" for k, v in kw.items()), CREDIT, 2, "PASS",
+                      lambda kw=kw: CreditEdgeHarness(**kw)))
+    inband = [
+        {"capacity": 4, "output_buffer": 0, "interval": 3, "algorithm": "nonpropagation", "index_width": 6},
+        {"capacity": 4, "output_buffer": 4, "interval": 3, "algorithm": "nonpropagation", "index_width": 6},
+        {"capacity": 4, "output_buffer": 3, "interval": 2, "algorithm": "propagation", "index_width": 6},
+        {"capacity": 5, "output_buffer": 5, "interval": 1, "algorithm": "naive", "index_width": 6, "channels": "rtl"},
+    ]
+    for kw in inband:
+        name = "inband-" + "-".join(f"{k[:3]}{v}" for k, v in kw.items())
+        cases.append((name, ", ".join(f"{k}={v}" for k, v in kw.items()), INBAND, 3, "PASS",
+                      lambda kw=kw: InbandEdgeHarness(**kw)))
+    for inputs, width in [(3, 8), (4, 8), (6, 6)]:
+        cases.append((f"join-n{inputs}-w{width}", f"SFDFJoin inputs {inputs}, w = {width}", JOIN, 2, "PASS",
+                      lambda n=inputs, w=width: JoinHarness(inputs=n, index_width=w)))
+    broken = [
+        ("broken-greedy-channel", "GreedyChannel |q| = 4 (ready ignores the capacity)", CHANNEL, 6,
+         lambda: ChannelHarness(mutants.GreedyChannel(4, 4))),
+        ("broken-corrupt-channel", "CorruptWhenFullChannel |q| = 4 (flips a bit when full)", CHANNEL, 6,
+         lambda: ChannelHarness(mutants.CorruptWhenFullChannel(4, 4), strengthen=False)),
+        ("broken-uncounted-credit", "UncountedCreditSender |q| = 3, T = 1 (credits SCB, not SCB')", CREDIT, 8,
+         lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
+                                   sender=mutants.UncountedCreditSender)),
+        ("broken-dummy-overtakes", "DummyOvertakesSender |q| = 3, T = 1 (no credit flush before a dummy)",
+         CREDIT, 8, lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
+                                              sender=mutants.DummyOvertakesSender)),
+        ("broken-eager-receiver", "EagerCreditReceiver |q| = 3 (pops without credit)", CREDIT, 8,
+         lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
+                                   receiver=mutants.EagerCreditReceiver)),
+        ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,
+         lambda: InbandEdgeHarness(capacity=4, output_buffer=4, receiver=mutants.PeekingInbandReceiver)),
+        ("broken-unready-join", "UnreadyJoin inputs 3 (consumes while not ready)", JOIN, 3,
+         lambda: JoinHarness(inputs=3, join=mutants.UnreadyJoin)),
+    ]
+    cases += [(name, config, props, depth, "FAIL", make) for name, config, props, depth, make in broken]
+    return cases
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per proof (default 1800)")
+    args = parser.parse_args(argv)
+    rows = []
+    unexpected = 0
+    header = f"{'case':<58} {'properties':<16} {'k':>2} {'result':<8} {'seconds':>8}"
+    print(header)
+    print("-" * len(header))
+    for name, config, props, depth, expected, make in _cases():
+        if args.only not in name:
+            continue
+        try:
+            with block_storage() if "-block-" in name else contextlib.nullcontext():
+                result = prove(make(), name=f"bench-{name}", depth=depth, timeout=args.timeout)
+            status, seconds, failed = result.status, result.seconds, list(result.failed)
+            trace = str(result.trace.relative_to(ROOT)) if result.trace else None
+        except FormalError as error:
+            status, seconds, failed, trace = "TIMEOUT" if "did not finish" in str(error) else "ERROR", \
+                args.timeout, [str(error)], None
+        mark = "" if status == expected else "  <- unexpected"
+        unexpected += bool(mark)
+        print(f"{name:<58} {props.split(':')[0]:<16} {depth:>2} {status:<8} {seconds:8.1f}{mark}", flush=True)
+        rows.append({"case": name, "configuration": config, "properties": props, "depth": depth,
+                     "expected": expected, "result": status, "seconds": round(seconds, 2),
+                     "violated": failed, "trace": trace})
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    if not args.only:
+        OUT.write_text(json.dumps({"engine": "smtbmc yices (k-induction)", "proofs": rows}, indent=2) + "\n")
+        print(f"wrote {OUT.relative_to(ROOT)}")
+    return 1 if unexpected else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""Proof that a channel is an exact-capacity FIFO: :class:`sfdf.hdl.channels.DataChannel` and
+:class:`~sfdf.hdl.channels.ControlChannel` refine :class:`sfdf.cosim.formal.fifo.ModelFifo`.
+
+What is proved (:class:`ChannelHarness`), in every reachable state, for every input sequence (the
+writer's ``valid`` and payload and the reader's ``ready`` are ``AnySeq``: no assumption at all, not even
+AXI-stream valid stability, and a synchronous reset at any cycle):
+
+* ``level <= capacity`` (the channel never holds more than ``|q|`` tokens: the capacity the deadlock
+  analysis assumes, 002 Thm. 2.2, 000 (3)-(5));
+* ``i_stream.ready == (level != capacity)`` and ``o_stream.valid == (level != 0)``;
+* ``level`` is the number of tokens written and not read (equal to the model's, which counts them);
+* FIFO order, unchanged: whenever ``o_stream.valid``, ``o_stream.payload`` is the oldest token written
+  and not yet read (the model's head). With the count this is the shadow-FIFO form of "token ``n`` out
+  is token ``n`` in": the model runs in lock step on the same inputs.
+
+The properties read the channel's members only. k-induction also needs the channel's internal state
+tied to the model's (an unreachable state with a corrupted row would otherwise survive any number of
+cycles in which the reader stalls); :func:`channel_view` supplies that strengthening from the elaborated
+channel's internal registers, one case per storage scheme of ``hdl/channels.py``. When the storage
+changes, only :func:`channel_view` needs to follow; it refuses a channel it does not recognise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Array, Assert, Elaboratable, Module, Mux, Shape, Signal, Value
+from amaranth.lib import data
+from amaranth.lib.memory import Memory
+
+from sfdf.hdl import channels as _channels
+
+from .fifo import ModelFifo
+from .sby import FormalError
+
+__all__ = ["ChannelHarness", "ChannelView", "attach_channel", "block_storage", "channel_view", "driven_signals"]
+
+
+@dataclass
+class ChannelView:
+    """A channel's tokens as values of its internal state, and the invariants of that state.
+
+    ``entries[k]`` is the ``k``-th oldest token whenever ``k < level``; ``invariants`` are
+    ``(value, message)`` pairs that hold in every reachable state.
+    """
+
+    scheme: str
+    entries: list = field(default_factory=list)
+    invariants: list = field(default_factory=list)
+
+
+#: The module constant of hdl/channels.py above which a channel keeps its tokens in block RAM (the name has
+#: changed with the storage schemes; the first one present is used).
+_STORAGE_LIMITS = ("_LUTRAM_MAX_ROWS", "_DISTRIBUTED_MAX")
+
+
+@contextlib.contextmanager
+def block_storage():
+    """While active, channels elaborated from capacity 3 up use the block-RAM storage scheme, which
+    otherwise starts at a capacity too large for a quick proof: its logic is the same at every capacity
+    (pointers, two output registers, a read in flight), so a small one exercises all of it."""
+    name = next((name for name in _STORAGE_LIMITS if hasattr(_channels, name)), None)
+    if name is None:
+        raise FormalError("hdl/channels.py has none of " + ", ".join(_STORAGE_LIMITS)
+                          + "; update block_storage in cosim/formal/channel.py")
+    saved = getattr(_channels, name)
+    setattr(_channels, name, 1)
+    try:
+        yield
+    finally:
+        setattr(_channels, name, saved)
+
+
+def driven_signals(module: Module) -> dict[str, Signal]:
+    """The signals ``module`` (an elaborated :class:`~amaranth.hdl.Module`, not yet turned into a fragment)
+    drives, by name (the harness reads internal registers through these; a name driven twice is left
+    out)."""
+    names: dict[str, Signal] = {}
+    twice = set()
+    for signal in module._driving:  # amaranth 0.5: the signals the module's statements assign
+        if signal.name in names:
+            twice.add(signal.name)
+        names[signal.name] = signal
+    return {name: signal for name, signal in names.items() if name not in twice}
+
+
+def _row_values(m: Module, storage: Memory, depth: int):
+    """Every row of ``storage`` as a value (one combinational read port each, driven by the harness)."""
+    values = []
+    for row in range(depth):
+        port = storage.read_port(domain="comb")
+        m.d.comb += port.addr.eq(row)
+        values.append(port.data)
+    return Array(values)
+
+
+def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
+    """The tokens of ``dut`` (a ``DataChannel`` whose :meth:`elaborate` returned ``dut_module``) and the
+    invariants of its storage; read ports and logic the view needs are added to ``m`` (the harness).
+
+    Raises
+    ------
+    FormalError
+        The channel's storage is not a scheme this function knows.
+    """
+    capacity = dut.capacity
+    width = Shape.cast(dut.payload_shape).width
+    level = dut.level
+    names = driven_signals(dut_module)
+    o_payload = Value.cast(dut.o_stream.payload)
+    storage = dut_module._named_submodules.get("storage", (None,))[0]
+    if width == 0:
+        return ChannelView("count only")
+
+    def need(*wanted):
+        missing = [name for name in wanted if name not in names]
+        if missing:
+            raise FormalError(f"DataChannel(capacity={capacity}) has no internal signal {', '.join(missing)}: "
+                              "its storage changed; update channel_view in cosim/formal/channel.py")
+        return [names[name] for name in wanted]
+
+    invariants = []
+    if "stored" in names:  # block RAM behind two output registers
+        stored, pending, out, out0, out1, produce, consume = need("stored", "pending", "out", "out0", "out1",
+                                                                  "produce", "consume")
+        depth = storage.depth
+        rows = _row_values(m, storage, depth)
+        rdata = storage.read_ports[0].data  # the synchronous port's data register (last cycle's read)
+        entries = []
+        for k in range(capacity):
+            from_rows = rows[(consume + k - out - pending)[:len(consume)]]
+            entry = Mux(pending & (out == k), rdata, from_rows)
+            if k < 2:
+                entry = Mux(out > k, (out0, out1)[k], entry)
+            entries.append(entry)
+        invariants += [
+            (out + pending + stored == level, "registers + read in flight + rows == level"),
+            (out <= 2, "at most two output registers hold tokens"),
+            (out + pending <= 2, "a read is issued only into a free register"),
+            ((level == 0) | (out != 0), "the head register holds a token whenever the channel does"),
+            ((stored == 0) | (out + pending == 2), "rows are read while a register is free"),
+            (((produce - consume)[:len(consume)] == stored[:len(consume)]), "the pointers span the rows held"),
+        ]
+        return ChannelView("block", entries, invariants)
+    if "head" in names and capacity == 1:
+        return ChannelView("register", [o_payload], invariants)
+    if "head" in names:  # a head register in front of LUT-RAM rows (or one row register)
+        (many,) = need("many")
+        invariants.append((many == (level >= 2), "many == (level >= 2)"))
+        if "row" in names:
+            return ChannelView("head + row", [o_payload, names["row"]], invariants)
+        produce, consume = need("produce", "consume")
+        depth = storage.depth
+        rows = _row_values(m, storage, depth)
+        entries = [o_payload] + [rows[(consume + k - 1)[:len(consume)]] for k in range(1, capacity)]
+        held = Mux(level == 0, 0, level - 1)
+        invariants.append(((produce - consume)[:len(consume)] == held[:len(consume)],
+                           "the pointers span level - 1 rows"))
+        return ChannelView("head + rows", entries, invariants)
+    raise FormalError(f"DataChannel(capacity={capacity}): unknown storage (internal signals "
+                      f"{', '.join(sorted(names)) or 'none'}); update channel_view in cosim/formal/channel.py")
+
+
+def attach_channel(m: Module, fifo, name: str) -> list:
+    """Add ``fifo`` (a :class:`ModelFifo`, or a ``DataChannel`` / ``ControlChannel`` elaborated here) to
+    ``m`` as submodule ``name`` and return its entries, oldest first, as values of its payload shape
+    (``entries[k]`` is a token when ``k < fifo.level``). For a real channel the invariants of
+    :func:`channel_view` are asserted too: an edge proof over its entries is inductive only with them.
+    """
+    if isinstance(fifo, ModelFifo):
+        m.submodules[name] = fifo
+        return list(fifo.entries)
+    fifo._MustUse__silence = True  # elaborated by hand, never through Fragment.get
+    module = fifo.elaborate(None)
+    m.submodules[name] = module
+    view = channel_view(m, fifo, module)
+    capacity = fifo.capacity
+    m.d.comb += [
+        Assert(fifo.level <= capacity, f"{name}: level <= capacity"),
+        Assert(fifo.i_stream.ready == (fifo.level != capacity), f"{name}: i_stream.ready == (level != capacity)"),
+        Assert(fifo.o_stream.valid == (fifo.level != 0), f"{name}: o_stream.valid == (level != 0)"),
+    ]
+    for value, message in view.invariants:
+        m.d.comb += Assert(value, f"{name} invariant ({view.scheme}): {message}")
+    shape = fifo.payload_shape
+    if isinstance(shape, data.Layout):
+        return [data.View(shape, Value.cast(entry)) for entry in view.entries]
+    return [Value.cast(entry) for entry in view.entries]
+
+
+class ChannelHarness(Elaboratable):
+    """``dut`` (a ``DataChannel``) beside a :class:`ModelFifo` of the same capacity, both driven by the same
+    ``AnySeq`` inputs; asserts the properties of the module docstring.
+
+    Parameters
+    ----------
+    dut : DataChannel
+        Unelaborated; the harness elaborates it itself to reach its registers.
+    strengthen : bool
+        Add the internal invariants of :func:`channel_view` (without them the proof is not inductive).
+    """
+
+    def __init__(self, dut, *, strengthen=True):
+        self.dut, self.strengthen = dut, strengthen
+        dut._MustUse__silence = True  # elaborated by hand in elaborate(), never through Fragment.get
+        self.model = ModelFifo(dut.payload_shape, dut.capacity)
+
+    def elaborate(self, platform):
+        m = Module()
+        dut, model = self.dut, self.model
+        dut_module = dut.elaborate(platform)
+        m.submodules.dut = dut_module
+        m.submodules.model = model
+        width = Shape.cast(dut.payload_shape).width
+        valid, ready = AnySeq(1), AnySeq(1)
+        payload = AnySeq(width) if width else 0
+        for fifo in (dut, model):
+            m.d.comb += [fifo.i_stream.valid.eq(valid), fifo.o_stream.ready.eq(ready)]
+            if width:
+                m.d.comb += Value.cast(fifo.i_stream.payload).eq(payload)
+
+        capacity = dut.capacity
+        m.d.comb += [
+            Assert(dut.level <= capacity, "level <= capacity"),
+            Assert(dut.i_stream.ready == (dut.level != capacity), "i_stream.ready == (level != capacity)"),
+            Assert(dut.o_stream.valid == (dut.level != 0), "o_stream.valid == (level != 0)"),
+            Assert(dut.level == model.level, "level counts the tokens written and not read"),
+        ]
+        if width:
+            with m.If(dut.o_stream.valid):
+                m.d.comb += Assert(Value.cast(dut.o_stream.payload) == Value.cast(model.entries[0]),
+                                   "FIFO order: the head is the oldest token not read, unchanged")
+        if self.strengthen:
+            view = channel_view(m, dut, dut_module)
+            for value, message in view.invariants:
+                m.d.comb += Assert(value, f"invariant ({view.scheme}): {message}")
+            for k, entry in enumerate(view.entries):
+                with m.If(k < dut.level):
+                    m.d.comb += Assert(entry == Value.cast(model.entries[k]),
+                                       f"invariant ({view.scheme}): token {k} equals the model's")
+        return m

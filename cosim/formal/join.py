@@ -1,0 +1,90 @@
+"""Proof of the SFDF join (hdl/join.py; 002 Alg. 1, 5; 000 Alg. 4): it consumes only heads that are offered
+and at the least index.
+
+The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``.
+Assumed, as the receivers guarantee on a real edge: a live head's index is not the node's current index
+(every pending index lies in ``(current, current + 2 ** w)``, docs/hardware.md, "Join and emission";
+the harness keeps its own ``current``, the index of the last committed computation, from 0).
+
+What is proved, in every reachable state:
+
+* ``o_ready`` exactly when every input offers a head and one is live (not EOS); ``o_eos`` exactly when
+  every input offers EOS;
+* ``o_index`` is the least live index in serial-number order relative to ``current``, and ``o_offset`` its
+  distance from ``current``;
+* the join consumes (``o_consume``) only when committing while ready, and then exactly the live heads at
+  ``o_index``: never an EOS head, a head not offered, or one with a larger index;
+* ``o_mask`` / ``o_msg_mask`` mark exactly the data / message heads at ``o_index``.
+"""
+
+from __future__ import annotations
+
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Assert, Assume, Cat, Elaboratable, Module, Signal
+
+from sfdf.hdl.join import SFDFJoin
+
+from .channel import driven_signals
+from .sby import FormalError
+
+__all__ = ["JoinHarness"]
+
+
+class JoinHarness(Elaboratable):
+    """``SFDFJoin(inputs, index_width)`` under free heads; see the module docstring."""
+
+    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin):
+        self.inputs, self.index_width, self.join_class = inputs, index_width, join
+
+    def elaborate(self, platform):
+        m = Module()
+        n, w = self.inputs, self.index_width
+        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1)
+        dut._MustUse__silence = True  # elaborated here, to reach its register
+        module = m.submodules.join = dut.elaborate(platform)
+        names = driven_signals(module)
+        if "current" not in names:
+            raise FormalError("SFDFJoin has no internal register current; update cosim/formal/join.py")
+        heads = [dut.i_heads[k] for k in range(n)]
+        m.d.comb += dut.i_commit.eq(AnySeq(1))
+        for h in heads:
+            m.d.comb += [h.valid.eq(AnySeq(1)), h.index.eq(AnySeq(w)), h.is_data.eq(AnySeq(1)),
+                         h.data.eq(AnySeq(1)), h.is_msg.eq(AnySeq(1)), h.msg.eq(AnySeq(1)), h.eos.eq(AnySeq(1))]
+        current = Signal(w)
+        live = [h.valid & ~h.eos for h in heads]
+        for k, h in enumerate(heads):
+            m.d.comb += Assume(~live[k] | (h.index != current), f"head {k}: index in (current, current + 2^w)")
+        go = dut.i_commit & dut.o_ready
+        with m.If(go):
+            m.d.sync += current.eq(dut.o_index)
+
+        offset = [(h.index - current)[:w] for h in heads]
+        least = Signal(w)
+        m.d.comb += least.eq((dut.o_index - current)[:w])
+        all_offered = Cat(*(h.valid for h in heads)).all()
+        any_live = Cat(*live).any()
+        m.d.comb += [
+            Assert(dut.o_ready == (all_offered & any_live), "ready iff every input offers and one is live"),
+            Assert(dut.o_eos == (all_offered & ~any_live), "EOS iff every input offers EOS"),
+            Assert(~(dut.o_consume != 0) | go, "consume only when committing while ready"),
+            Assert(names["current"] == current, "invariant: the join's current index"),
+        ]
+        with m.If(dut.o_ready):
+            m.d.comb += Assert(dut.o_offset == least, "o_offset = o_index - current")
+            m.d.comb += Assert(Cat(*(live[k] & (heads[k].index == dut.o_index) for k in range(n))).any(),
+                               "o_index is a live head's index")
+        for k, h in enumerate(heads):
+            at = live[k] & (h.index == dut.o_index)
+            with m.If(dut.o_ready & live[k]):
+                m.d.comb += Assert(offset[k] >= least, f"head {k}: o_index is the least (serial order)")
+            with m.If(dut.o_ready):
+                m.d.comb += [
+                    Assert(dut.o_at[k] == at, f"head {k}: o_at iff live at o_index"),
+                    Assert(dut.o_mask[k] == (at & h.is_data), f"head {k}: o_mask iff data at o_index"),
+                    Assert(dut.o_msg_mask[k] == (at & h.is_msg), f"head {k}: o_msg_mask iff message at o_index"),
+                ]
+            m.d.comb += [
+                Assert(~dut.o_consume[k] | (h.valid & ~h.eos), f"head {k}: consumed only if offered and live"),
+                Assert(dut.o_consume[k] == (go & at), f"head {k}: consumed iff committing at its index"),
+            ]
+        return m

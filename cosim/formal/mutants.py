@@ -1,0 +1,108 @@
+"""Deliberately broken variants of the protocol hardware: each must make its proof FAIL with a counterexample
+trace from the initial state, which shows the proof can fail (tests/test_formal.py, bench/formal.py).
+
+Each is a subclass of the real component that overrides one signal after the real logic (in Amaranth the
+last assignment to a signal in a module wins), so the rest of the design is the one proved correct.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Value
+from amaranth.lib import wiring
+
+from sfdf.hdl.channels import DataChannel
+from sfdf.hdl.credit import CreditReceiver, CreditSender
+from sfdf.hdl.inband import InbandReceiver
+from sfdf.hdl.join import SFDFJoin
+
+from .channel import driven_signals
+
+__all__ = [
+    "CorruptWhenFullChannel",
+    "DummyOvertakesSender",
+    "EagerCreditReceiver",
+    "GreedyChannel",
+    "PeekingInbandReceiver",
+    "UncountedCreditSender",
+    "UnreadyJoin",
+]
+
+
+class GreedyChannel(DataChannel):
+    """A channel whose ``i_stream.ready`` ignores the capacity: it takes a token when full (and loses one)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.i_stream.ready.eq(1)
+        return m
+
+
+class CorruptWhenFullChannel(DataChannel):
+    """A channel around a real one that flips bit 0 of its head while full: the count is right, a token is
+    not. Its storage is the inner channel's, so prove it with ``ChannelHarness(..., strengthen=False)``."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = DataChannel(self.payload_shape, self.capacity)
+        wiring.connect(m, wiring.flipped(self.i_stream), inner.i_stream)
+        m.d.comb += [
+            self.o_stream.valid.eq(inner.o_stream.valid),
+            inner.o_stream.ready.eq(self.o_stream.ready),
+            self.level.eq(inner.level),
+            Value.cast(self.o_stream.payload).eq(Value.cast(inner.o_stream.payload) ^ (inner.level == self.capacity)),
+        ]
+        return m
+
+
+class UncountedCreditSender(CreditSender):
+    """A sender that forgets to count a credit: a control message carries ``SCB`` instead of ``SCB'``, so
+    the token of the computation that sends it is never credited (000 Alg. 2 off by one)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o_ctrl.payload.credits.eq(driven_signals(m)["scb"])
+        return m
+
+
+class DummyOvertakesSender(CreditSender):
+    """A sender that writes a dummy without first flushing its pending credits: ``credit_due`` is only the
+    threshold test, not 000 Alg. 4's "``i - LastRecvIdx > [e]`` with credits pending". The receiver then
+    offers the dummy's index while tokens of lower index wait uncredited in ``q``: a dummy overtakes a
+    token (the hazard of erratum 5, docs/semantics.md)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        comp = self.i_comp.payload
+        m.d.comb += driven_signals(m)["credit_due"].eq(comp.emit & (driven_signals(m)["scb"] == self.threshold))
+        return m
+
+
+class EagerCreditReceiver(CreditReceiver):
+    """A receiver that pops the data channel whenever the join consumes, credit or not (000 Alg. 1 without
+    its ``RCB > 0`` test): it pops a token it never offered."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.i_consume & self.i_data.valid):
+            m.d.comb += self.i_data.ready.eq(1)
+        return m
+
+
+class PeekingInbandReceiver(InbandReceiver):
+    """An in-band receiver that offers the channel's head without waiting for the sender's flush: it offers
+    hidden output-buffer tokens (003)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += driven_signals(m)["offer"].eq(self.i_token.valid)
+        return m
+
+
+class UnreadyJoin(SFDFJoin):
+    """A join that consumes the heads at the least index on ``i_commit`` even when not every input offers
+    a head (``o_ready`` low)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o_consume.eq(Mux(self.i_commit, self.o_at, 0))
+        return m
