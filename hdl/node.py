@@ -12,6 +12,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .channels import DataChannel
 from .credit import CreditReceiver, CreditSender
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
@@ -21,7 +22,12 @@ from .links import LinksSignature, edge_link
 from .manifest import BeatKind
 from .tokens import head_layout
 
-__all__ = ["SFDFNode", "beat_layout", "word_layout"]
+__all__ = ["DECIDED", "SFDFNode", "beat_layout", "word_layout"]
+
+#: Decided computations between a node's two stages: the decide stage's room is a register (the
+#: channel's ``ready``), and two entries keep one computation per cycle flowing through it. It is the
+#: ``depth`` of :func:`sfdf.gen.refmodel.simulate` the hardware needs (docs/hardware.md).
+DECIDED = 2
 
 
 def word_layout(data_width: int) -> data.StructLayout:
@@ -160,7 +166,18 @@ class SFDFNode(wiring.Component):
         return (word.valid & ~eos_pending, eos_pending, count + 1, Const(1), [word.payload.data], 1,
                 None, None, word.payload.last, commit)
 
+    def _decision_layout(self, kernel) -> data.StructLayout:
+        """What the decide stage hands the emit stage for one computation (see :meth:`elaborate`)."""
+        fields = {"index": self.iw, "delta": self._delta_width, "emit": max(1, len(self.out_edges)),
+                  "data": len(kernel.o_data), "msg_valid": 1, "msg": self.pw, "eos": 1}
+        if self._dummy_heads and self.algorithm == "propagation":
+            fields["dummy_in"] = len(self._dummy_heads)
+        return data.StructLayout(fields)
+
     def elaborate(self, platform):
+        """Two stages joined by :data:`DECIDED` decided computations (docs/hardware.md, "The pipelined
+        node"): the *decide* stage chooses a computation from the inputs' heads, consumes them and runs
+        the kernel; the *emit* stage hands the oldest decided computation to every output at once."""
         m = Module()
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         inputs = self._inputs if self.in_edges else self._source
@@ -170,17 +187,21 @@ class SFDFNode(wiring.Component):
         delta = Signal(self._delta_width)
         top = (1 << self._delta_width) - 1
         m.d.comb += delta.eq(Mux(offset[self._delta_width:].any(), top, offset[:self._delta_width]))
-        done = Signal()
-        cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
             in_width=in_width, data_width=self.dw, index_width=self.iw)
         if msg_valid is None:  # a source: the kernel originates its messages (frame ends)
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
+
+        # -- decide: one computation per cycle while the emit stage has room for it
+        decided = m.submodules.decided = DataChannel(self._decision_layout(kernel), DECIDED)
+        done = Signal()
+        cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         word_go = Signal()
         eos_go = Signal()
         data_comp = Signal()
+        issue = Signal()
         m.d.comb += [
             word_go.eq(want_word & ~done & (cooldown == 0)),
             eos_go.eq(want_eos & ~want_word & ~done),
@@ -188,44 +209,63 @@ class SFDFNode(wiring.Component):
             kernel.i_index.eq(index),
             kernel.i_last.eq(last),
             data_comp.eq(kernel.i_mask.any()),
+            decided.i_stream.valid.eq(word_go | eos_go),
+            issue.eq(decided.i_stream.valid & decided.i_stream.ready),
+            input_commit.eq(issue & word_go),
+            kernel.i_step.eq(issue & word_go),
         ]
         for k, p in enumerate(payloads):
             m.d.comb += kernel.i_payloads[k].eq(p)
+        record = decided.i_stream.payload
+        m.d.comb += [
+            record.index.eq(index),
+            record.delta.eq(delta),
+            record.emit.eq(kernel.o_emit & data_comp.replicate(len(record.emit)) & ~eos_go.replicate(len(record.emit))),
+            record.data.eq(kernel.o_data),
+            record.msg_valid.eq(msg_valid & ~eos_go),
+            record.msg.eq(msg),
+            record.eos.eq(eos_go),
+        ]
+        if hasattr(record, "dummy_in"):
+            m.d.comb += record.dummy_in.eq(Cat(*self._dummy_heads))
+        with m.If(issue & eos_go):
+            m.d.sync += done.eq(1)
+        if self.ii > 1:
+            with m.If(issue & word_go & data_comp):
+                m.d.sync += cooldown.eq(self.ii - 1)
+            with m.Elif(cooldown != 0):
+                m.d.sync += cooldown.eq(cooldown - 1)
 
+        # -- emit: the oldest decided computation, to every output at once (all or nothing)
+        head = decided.o_stream.payload
         outputs_ready = Signal(init=1)
         commit = Signal()
+        m.d.comb += [
+            decided.o_stream.ready.eq(outputs_ready),
+            commit.eq(decided.o_stream.valid & outputs_ready),
+        ]
+        self._dummy_in = [head.dummy_in[k] for k in range(len(head.dummy_in))] if hasattr(head, "dummy_in") \
+            else []
         if self.out_edges:
             readies = []
             for j, e in enumerate(self.out_edges):
                 tx = self._sender(m, j, e)
                 m.d.comb += [
-                    tx.i_comp.payload.index.eq(index),
-                    tx.i_comp.payload.delta.eq(delta),
-                    tx.i_comp.payload.emit.eq(kernel.o_emit[j] & data_comp & ~eos_go),
-                    tx.i_comp.payload.data.eq(kernel.o_data),
-                    tx.i_comp.payload.msg_valid.eq(msg_valid & ~eos_go),
-                    tx.i_comp.payload.msg.eq(msg),
-                    tx.i_comp.payload.eos.eq(eos_go),
+                    tx.i_comp.payload.index.eq(head.index),
+                    tx.i_comp.payload.delta.eq(head.delta),
+                    tx.i_comp.payload.emit.eq(head.emit[j]),
+                    tx.i_comp.payload.data.eq(head.data),
+                    tx.i_comp.payload.msg_valid.eq(head.msg_valid),
+                    tx.i_comp.payload.msg.eq(head.msg),
+                    tx.i_comp.payload.eos.eq(head.eos),
                     tx.i_comp.valid.eq(commit),
                 ]
                 readies.append(tx.i_comp.ready)
             m.d.comb += outputs_ready.eq(Cat(*readies).all())
         else:
-            self._sink(m, word_go, eos_go, index, kernel.o_emit[0] & data_comp, kernel.o_data, msg_valid, msg,
-                       outputs_ready)
-
-        m.d.comb += [
-            commit.eq((word_go | eos_go) & outputs_ready),
-            input_commit.eq(commit & word_go),
-            kernel.i_step.eq(commit & word_go),
-        ]
-        with m.If(commit & eos_go):
-            m.d.sync += done.eq(1)
-        if self.ii > 1:
-            with m.If(commit & word_go & data_comp):
-                m.d.sync += cooldown.eq(self.ii - 1)
-            with m.Elif(cooldown != 0):
-                m.d.sync += cooldown.eq(cooldown - 1)
+            valid = decided.o_stream.valid
+            self._sink(m, valid & ~head.eos, valid & head.eos, head.index, head.emit[0], head.data,
+                       head.msg_valid, head.msg, outputs_ready)
         return m
 
     def _sender(self, m, j, e):
@@ -243,7 +283,7 @@ class SFDFNode(wiring.Component):
                 m.d.comb += tx.i_flush.eq(link.flush)
             wiring.connect(m, tx.o_token, wiring.flipped(link.token))
             m.d.comb += link.flushed.eq(tx.o_flushed)
-            for k, flag in enumerate(self._dummy_heads):
+            for k, flag in enumerate(self._dummy_in):
                 m.d.comb += tx.i_dummy_in[k].eq(flag)
             return tx
         tx = m.submodules[f"tx{j}"] = CreditSender(
