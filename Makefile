@@ -39,6 +39,7 @@ bench: install
 	$(PY) bench/dummies.py
 	$(PY) bench/throughput.py
 	$(PY) bench/host.py
+	$(PY) bench/channels.py
 	$(PY) bench/fpga.py
 	$(PY) bench/formal.py
 
