@@ -4,7 +4,6 @@ The first part replaces ``gen.analysis`` and ``gen.refmodel`` by fakes to pin wh
 does; the ``real`` part runs the real modules on the shipped examples (skipped until they exist).
 """
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -23,13 +22,6 @@ SIMULATE_KEYS = {"deadlocked", "computations", "data_tokens", "dummies", "credit
                  "blocking_cycle"}
 UNSAFE = {"fig3_deadlock", "ob_fig2"}
 
-
-def _exists(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
-needs_analysis = pytest.mark.skipif(not _exists("sfdf.gen.analysis"), reason="sfdf.gen.analysis is not written yet")
-needs_refmodel = pytest.mark.skipif(not _exists("sfdf.gen.refmodel"), reason="sfdf.gen.refmodel is not written yet")
 
 TWO_SOURCES = """\
 [network]
@@ -372,7 +364,6 @@ def test_console_script_user_error(tmp_path):
 EXPECTED_CHECK = {"variance": 0, "fig3_deadlock": 1, "diamond": 0, "blast": 0, "ob_fig2": 1, "ob_fig2_safe": 0}
 
 
-@needs_analysis
 @pytest.mark.parametrize("name", sorted(EXPECTED_CHECK))
 def test_real_check_examples(capsys, examples, name):
     status, out, err = run(capsys, "check", examples / f"{name}.toml", "--json")
@@ -381,13 +372,11 @@ def test_real_check_examples(capsys, examples, name):
     assert CHECK_KEYS <= set(data) and bool(data["violations"]) == (status == 1)
 
 
-@needs_analysis
 def test_real_check_human(capsys, examples):
     status, out, _ = run(capsys, "check", examples / "ob_fig2.toml", "--repair")
     assert status == 1 and "repair (output buffers that make the network safe):" in out
 
 
-@needs_analysis
 def test_real_repair_makes_ob_fig2_safe(capsys, examples):
     from sfdf.gen.analysis import check
     from sfdf.gen.spec import load_spec
@@ -398,7 +387,6 @@ def test_real_repair_makes_ob_fig2_safe(capsys, examples):
     assert repair and check(fixed).deadlock_free
 
 
-@needs_analysis
 @pytest.mark.parametrize("algorithm", ["naive", "propagation", "nonpropagation", "heartbeat"])
 def test_real_intervals(capsys, examples, algorithm):
     status, out, _ = run(capsys, "intervals", examples / "blast.toml", "--algorithm", algorithm, "--json")
@@ -407,41 +395,35 @@ def test_real_intervals(capsys, examples, algorithm):
     assert len(data["intervals"]) == 12 and "hit_merge_ungapped_ext_2" in data["intervals"]
 
 
-@needs_analysis
 def test_real_console_script(examples):
     proc = subprocess.run([SFDF, "check", examples / "fig3_deadlock.toml", "--json"], capture_output=True, text=True,
                           check=False)
     assert (proc.returncode, json.loads(proc.stdout)["deadlock_free"]) == (1, False)
 
 
-@needs_refmodel
 def test_real_simulate_variance(capsys, examples):
     status, out, _ = run(capsys, "simulate", examples / "variance.toml", "--computations", 200, "--json")
     data = json.loads(out)
     assert (status, data["deadlocked"]) == (0, False) and SIMULATE_KEYS <= set(data)
 
 
-@needs_refmodel
 def test_real_simulate_fig3_deadlocks(capsys, examples):
     status, out, _ = run(capsys, "simulate", examples / "fig3_deadlock.toml", "--computations", 2000, "--json")
     data = json.loads(out)
     assert (status, data["deadlocked"]) == (1, True) and data["blocking_cycle"]
 
 
-@needs_refmodel
 def test_real_simulate_input(capsys, examples, write_file):
     frames = write_file("frames.txt", "1 2 3 0 5\n6 0 0 9\n")
     status, out, _ = run(capsys, "simulate", examples / "diamond.toml", "--input", frames, "--json")
     assert status == 0 and not json.loads(out)["deadlocked"]
 
 
-@needs_refmodel
 def test_real_simulate_human(capsys, examples):
     status, out, _ = run(capsys, "simulate", examples / "diamond.toml", "--computations", 100)
     assert status == 0 and out.strip()
 
 
-@needs_refmodel
 @pytest.mark.parametrize(("name", "status"), [("ob_fig2", 1), ("ob_fig2_safe", 0)])
 def test_real_simulate_ob_fig2_adversarial(capsys, examples, name, status):
     assert run(capsys, "simulate", examples / f"{name}.toml", "--scheduler", "adversarial", "--computations", 500)[0] == status
