@@ -45,7 +45,7 @@ channels' contents; they are what makes the properties inductive, and are proved
 from __future__ import annotations
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Elaboratable, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from sfdf.hdl.channels import ControlChannel, DataChannel
@@ -54,6 +54,7 @@ from sfdf.hdl.gap import delta_width
 from sfdf.hdl.tokens import CTRL_CREDIT, CTRL_EOS, control_layout, data_layout
 
 from .channel import attach_channel, driven_signals
+from .environment import committed_computations
 from .fifo import ModelFifo
 from .sby import FormalError
 
@@ -143,23 +144,7 @@ class CreditEdgeHarness(Elaboratable):
             comp.eos.eq(AnySeq(1) if self.eos else 0),
             rcv.i_consume.eq(AnySeq(1)),
         ]
-        commit = Signal()
-        prev = Signal(w)  # the last committed index (0 before the first)
-        ended = Signal()  # EOS committed
-        step = Signal(w)
-        saturated = (1 << dw) - 1
-        m.d.comb += [commit.eq(snd.i_comp.valid & snd.i_comp.ready), step.eq(comp.index - prev)]
-        with m.If(commit):
-            m.d.comb += Assume(~ended, "nothing is committed after EOS")
-            with m.If(comp.eos):
-                m.d.comb += Assume(~comp.emit & ~comp.msg_valid, "EOS carries no token and no message")
-                m.d.sync += ended.eq(1)
-            with m.Else():
-                m.d.comb += [
-                    Assume(comp.index > prev, "indices grow, without wrapping"),
-                    Assume(comp.delta == Mux(step > saturated, saturated, step), "delta = step, saturated"),
-                ]
-                m.d.sync += prev.eq(comp.index)
+        commit, prev, ended = committed_computations(m, snd.i_comp, w, dw)
 
         # what moved
         d_in = dch.i_stream.valid & dch.i_stream.ready

@@ -33,7 +33,7 @@ the harness' counts, and the tokens' indices to the sender's last index.
 from __future__ import annotations
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Const, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Const, Elaboratable, Module, Signal
 from amaranth.lib import wiring
 
 from sfdf.hdl.channels import DataChannel
@@ -42,6 +42,7 @@ from sfdf.hdl.inband import InbandReceiver, InbandSender, flushed_width
 from sfdf.hdl.tokens import inband_token_layout
 
 from .channel import attach_channel, driven_signals
+from .environment import committed_computations
 from .fifo import ModelFifo
 from .sby import FormalError
 
@@ -125,23 +126,7 @@ class InbandEdgeHarness(Elaboratable):
         ]
         if snd.flushable:
             m.d.comb += snd.i_flush.eq(AnySeq(1))
-        commit = Signal()
-        prev = Signal(w)
-        ended = Signal()
-        step = Signal(w)
-        saturated = (1 << dw) - 1
-        m.d.comb += [commit.eq(snd.i_comp.valid & snd.i_comp.ready), step.eq(comp.index - prev)]
-        with m.If(commit):
-            m.d.comb += Assume(~ended, "nothing is committed after EOS")
-            with m.If(comp.eos):
-                m.d.comb += Assume(~comp.emit & ~comp.msg_valid, "EOS carries no token and no message")
-                m.d.sync += ended.eq(1)
-            with m.Else():
-                m.d.comb += [
-                    Assume(comp.index > prev, "indices grow, without wrapping"),
-                    Assume(comp.delta == Mux(step > saturated, saturated, step), "delta = step, saturated"),
-                ]
-                m.d.sync += prev.eq(comp.index)
+        commit, prev, ended = committed_computations(m, snd.i_comp, w, dw)
 
         t_in = ch.i_stream.valid & ch.i_stream.ready
         t_out = ch.o_stream.valid & ch.o_stream.ready
