@@ -172,7 +172,7 @@ class SFDFNode(wiring.Component):
         """What the decide stage hands the emit stage for one computation (see :meth:`elaborate`)."""
         fields = {"index": self.iw, "delta": self._delta_width, "emit": max(1, len(self.out_edges)),
                   "data": len(kernel.o_data), "msg_valid": 1, "msg": self.pw, "eos": 1}
-        if self._dummy_heads and self.algorithm == "propagation":
+        if self._propagates:
             fields["dummy_in"] = len(self._dummy_heads)
         return data.StructLayout(fields)
 
@@ -184,6 +184,8 @@ class SFDFNode(wiring.Component):
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         inputs = self._inputs if self.in_edges else self._source
         want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last, input_commit = inputs(m)
+        # Propagation (002 Alg. 2): the inputs' dummy flags travel with the decided computation
+        self._propagates = bool(self._dummy_heads) and self.algorithm == "propagation"
         # the step from the previous computation, saturated for the senders' interval counters (hdl.gap)
         self._delta_width = delta_width(e.interval for e in self.out_edges)
         delta = Signal(self._delta_width)
@@ -228,7 +230,7 @@ class SFDFNode(wiring.Component):
             record.msg.eq(msg),
             record.eos.eq(eos_go),
         ]
-        if hasattr(record, "dummy_in"):
+        if self._propagates:
             m.d.comb += record.dummy_in.eq(Cat(*self._dummy_heads))
         with m.If(issue & eos_go):
             m.d.sync += done.eq(1)
@@ -246,8 +248,7 @@ class SFDFNode(wiring.Component):
             decided.o_stream.ready.eq(outputs_ready),
             commit.eq(decided.o_stream.valid & outputs_ready),
         ]
-        self._dummy_in = [head.dummy_in[k] for k in range(len(head.dummy_in))] if hasattr(head, "dummy_in") \
-            else []
+        self._dummy_in = head.dummy_in if self._propagates else []
         if self.out_edges:
             readies = []
             for j, e in enumerate(self.out_edges):
