@@ -101,7 +101,7 @@ def model_run(plan, *, ob, interval, algorithm, mask):
     edge = SpecEdge(name="u_v", src="u", dst="v", capacity=len(plan) + ob + 1, output_buffer=ob, interval=interval,
                     width=DW)
     link = Link(edge, 0, False, not propagation, DW)
-    link.dst = types.SimpleNamespace(wake=lambda link: None)  # a receiver that never blocks
+    link.dst = types.SimpleNamespace(waiting=None, also_waiting=None)  # a receiver that never blocks
     node = (PropagationNode if propagation else InbandNode)("u", 0, [], [link], None)
     link.src = node
     pushed, visible = [], []

@@ -73,12 +73,18 @@ class Link:
 
     # -- waking the other end ------------------------------------------------------------------
     def wake_dst(self) -> None:
-        """The receiver may proceed if it was blocked on this edge."""
-        self.dst.wake(self)
+        """The receiver may proceed if it was blocked on this edge (or also on it: a node computing ahead)."""
+        node = self.dst
+        if node.waiting is self or node.also_waiting is self:
+            node.waiting = node.also_waiting = None
+            node.ready(node.rank)
 
     def wake_src(self) -> None:
         """The sender may proceed if it was blocked on this edge."""
-        self.src.wake(self)
+        node = self.src
+        if node.waiting is self or node.also_waiting is self:
+            node.waiting = node.also_waiting = None
+            node.ready(node.rank)
 
     # -- sender side of the data channel -------------------------------------------------------
     def push(self, token: tuple) -> None:

@@ -166,15 +166,16 @@ class NodeSim:
                 continue
             if result == DONE:
                 pending.popleft()
-                while pending and pending[0][0] is _retire:  # that was a computation's last output
-                    pending.popleft()
-                    self.queued -= 1
+                if self.queued:  # depth > 1: close the computations whose last output that was
+                    while pending and pending[0][0] is _retire:
+                        pending.popleft()
+                        self.queued -= 1
                 if self.ending and not pending:
                     self.finished = True
                 return True
             if result == KEEP:
                 return True
-            return self._compute_ahead()
+            return self.depth > 1 and self._compute_ahead()
         if self.ending:
             self.finished = True
             return True
@@ -191,7 +192,7 @@ class NodeSim:
 
         Blocked on that too, the node waits on both edges, the output staying its ``waiting`` (the
         blocking cycle walks the outputs a full pipeline waits on)."""
-        if self.depth == 1 or self.queued >= self.depth or self.ending:
+        if self.queued >= self.depth or self.ending:
             return False
         output, reason = self.waiting, self.reason
         if self._decide_next():
@@ -203,7 +204,7 @@ class NodeSim:
 
     def _decided(self) -> None:
         """Close the outputs queued for one computation: it counts against ``depth`` until they are out."""
-        if self.pending:
+        if self.depth > 1 and self.pending:  # at depth 1 nothing is computed while outputs are pending
             self.queued += 1
             self.pending.append((_retire,))
 
@@ -213,12 +214,6 @@ class NodeSim:
         self.also_waiting = None
         self.reason = reason
         return BLOCKED
-
-    def wake(self, link) -> None:
-        """``link`` changed: proceed if blocked on it."""
-        if self.waiting is link or self.also_waiting is link:
-            self.waiting = self.also_waiting = None
-            self.ready(self.rank)
 
     # -- compute -------------------------------------------------------------------------------
     def _source(self) -> bool:
