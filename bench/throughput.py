@@ -15,6 +15,7 @@ bench/out/throughput.json, throughput.png and fig4.png.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import re
@@ -79,6 +80,51 @@ def measure(network, words, build_dir):
         "channel_tokens_per_cycle": {e: (n - 1) / max(1, raw["data_push_window"][e][1] - raw["data_push_window"][e][0])
                                      for e, n in raw["data_tokens"].items() if n > 1},
     }
+
+
+def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_capacity: int,
+                      threshold: int | None = None) -> str:
+    """``a`` forks into branches of ``random_filter`` nodes at rate 0 that meet again at ``e``.
+
+    ``branches``: prefix -> nodes on it (0: a direct edge, the skip). Every edge has ``capacity``
+    except the skip's ``skip_capacity``; ``threshold`` None leaves every threshold auto.
+    """
+    nodes = ["a", "e"] + [f"{b}{k}" for b, n in branches.items() for k in range(1, n + 1)]
+    edges = []
+    for b, n in branches.items():
+        path = ["a"] + [f"{b}{k}" for k in range(1, n + 1)] + ["e"]
+        edges += [(u, v, skip_capacity if n == 0 else capacity) for u, v in itertools.pairwise(path)]
+    lines = [f'[network]\nname = "{name}"\n'] + [f'[[node]]\nname = "{v}"\n' for v in nodes]
+    for u, v, q in edges:
+        lines.append(f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}\n'
+                     + ("" if threshold is None else f"threshold = {threshold}\n"))
+    return "\n".join(lines)
+
+
+#: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes) and a split-join
+#: (branches of four and one node); name -> (branches, skip capacities to sweep).
+RECONVERGENT = {
+    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96)),
+    "splitjoin": ({"b": 4, "c": 1}, (16,)),
+}
+
+
+def reconvergent(build_dir, words, capacity=16):
+    """Words per cycle out of ``e`` for each structure and skip capacity, auto thresholds and T = 0."""
+    rows = []
+    for name, (branches, skips) in RECONVERGENT.items():
+        for skip in skips:
+            for threshold in (None, 0):
+                if threshold == 0 and skip != capacity:
+                    continue
+                tag = f"{name}_s{skip}" + ("" if threshold is None else f"_t{threshold}")
+                spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity, threshold)
+                row = measure(parse_spec(spec, f"{tag}.toml"), words, build_dir)
+                rate = row["sink_tokens_per_cycle"]["e"]
+                rows.append({"structure": name, "skip_capacity": skip, "threshold": "auto" if threshold is None
+                             else threshold, "words_per_cycle": rate, "thresholds": row["thresholds"]})
+                print(f"{name}: skip |q| = {skip}, T = {rows[-1]['threshold']}: {rate:.3f} words/cycle", flush=True)
+    return rows
 
 
 def sparse_frames(rng, count, zeros, size=32 * 32):
@@ -165,10 +211,15 @@ def main(argv=None):
     ap.add_argument("--capacity", type=int, default=16)
     ap.add_argument("--frames", type=int, default=6, help="32x32 frames per Fig. 4 run")
     ap.add_argument("--only-fig4", action="store_true")
+    ap.add_argument("--only-reconvergent", action="store_true")
     ap.add_argument("--build-dir", default=str(ROOT / "build" / "bench"))
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     build_dir = Path(args.build_dir)
+    if args.only_reconvergent:
+        rows = reconvergent(build_dir, args.words, args.capacity)
+        (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
+        return
     fig4_rows = fig4(build_dir, args.frames)
     plot_fig4(fig4_rows)
     if args.only_fig4:
@@ -191,8 +242,10 @@ def main(argv=None):
           f"{variance['sink_tokens_per_cycle']['x']:.3f} tokens/cycle; per channel "
           + ", ".join(f"{e} {r:.3f}" for e, r in variance["channel_tokens_per_cycle"].items())
           + f" (first to last token); cocotb {variance['cycles_per_s']:.0f} cycles/s")
+    rows = reconvergent(build_dir, args.words, args.capacity)
+    (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
     (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "variance": variance,
-                                                     "fig4": fig4_rows}, indent=2))
+                                                     "fig4": fig4_rows, "reconvergent": rows}, indent=2))
     plot(curve, q)
     print(f"wrote {OUT / 'throughput.json'}, {OUT / 'throughput.png'} and {OUT / 'fig4.png'}")
 

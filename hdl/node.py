@@ -1,8 +1,10 @@
 """One SFDF node: receivers, join, kernel, senders (000 Alg. 3, 4 in credit mode; 002 Alg. 2, 5 in-band).
 
-A computation commits in one cycle when every output can take it (all-or-nothing emission) and the
-initiation interval ``ii`` of the last *data* computation has passed: ``ii`` models the kernel's cost,
-and a null computation (dummies only, no kernel work) costs one cycle. A source takes one word per
+Two stages (docs/hardware.md, "The pipelined node"): the decide stage takes one computation per cycle
+from the inputs' heads once the initiation interval ``ii`` of the last *data* computation has passed
+(``ii`` models the kernel's cost; a null computation, dummies only, costs one cycle) and runs the
+kernel; the emit stage sends the oldest decided computation when every output can take it
+(all-or-nothing emission). A source takes one word per
 computation (index = words so far, from 1); its kernel turns ``last`` into a frame end (payload: the
 frame number, from 0) sent after that word, and ``eos`` ends its stream. A sink writes one beat per
 data token, per user message (the payload in ``data``) and one at EOS (:class:`~sfdf.hdl.manifest.BeatKind`).
@@ -138,6 +140,7 @@ class SFDFNode(wiring.Component):
                 m.d.comb += [
                     rx.i_heartbeat.eq(link.heartbeat),
                     link.heartbeat_clear.eq(rx.o_heartbeat_clear),
+                    rx.i_uncredited.eq(link.uncredited),
                 ]
             head = join.i_heads[k]
             m.d.comb += [getattr(head, f).eq(getattr(rx.o_head, f)) for f, _ in head_layout(1, 1, 1)]
@@ -295,6 +298,7 @@ class SFDFNode(wiring.Component):
         m.d.comb += [
             link.heartbeat.eq(tx.o_heartbeat),
             tx.i_heartbeat_clear.eq(link.heartbeat_clear),
+            link.uncredited.eq(tx.o_uncredited),
         ]
         return tx
 
