@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "formal.json"
 
 CHANNEL = "channel: bound, ready/valid, count, FIFO order"
-CREDIT = "credit edge: no overflow, SCB/RCB, Thm. 3.2, heartbeat order, pops only offered"
+CREDIT = "credit edge: no overflow, SCB/RCB, Thm. 3.2 with live credit, heartbeat order, pops only offered"
 INBAND = "in-band edge: no overflow, no hidden offer, flushed <= |q| ahead, order"
 JOIN = "join: consumes only offered heads at the least index"
 
@@ -86,6 +86,9 @@ def _cases():
         ("broken-eager-receiver", "EagerCreditReceiver |q| = 3 (pops without credit)", CREDIT, 8,
          lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
                                    receiver=mutants.EagerCreditReceiver)),
+        ("broken-forgetful-live", "ForgetfulLiveReceiver |q| = 3, T = 1 (absorbs credits, not credits - borrowed)",
+         CREDIT, 8, lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
+                                              receiver=mutants.ForgetfulLiveReceiver)),
         ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,
          lambda: InbandEdgeHarness(capacity=4, output_buffer=4, receiver=mutants.PeekingInbandReceiver)),
         ("broken-unready-join", "UnreadyJoin inputs 3 (consumes while not ready)", JOIN, 3,

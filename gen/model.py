@@ -121,6 +121,11 @@ class Network:
         Inband only: how ``"auto"`` intervals are computed.
     filtering : bool
         ``False`` promises that no node ever filters.
+    live_credit : bool
+        Credit mode: a receiver with no credit and no control message in flight takes the tokens the
+        sender has pushed since its last control message at once, against the sender's ``SCB``
+        (docs/hardware.md, "Live credit"); ``False`` is 000's receiver as printed, which takes a token
+        only against a credit message (000 Fig. 3 then deadlocks on credit batching alone).
     data_width, index_width : int
         Default payload bits; computation index bits.
     nodes, edges : tuple
@@ -135,6 +140,7 @@ class Network:
     mode: str = "credit"
     dummy_algorithm: str = "nonpropagation"
     filtering: bool = True
+    live_credit: bool = True
     data_width: int = 32
     index_width: int = 32
     source: str = "<memory>"

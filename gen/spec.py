@@ -24,7 +24,7 @@ from sfdf.gen.speclines import SpecLines
 __all__ = ["load_spec", "parse_spec"]
 
 
-_NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "data_width", "index_width")
+_NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "live_credit", "data_width", "index_width")
 _NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages")
 _EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
               "threshold", "width")
@@ -182,12 +182,19 @@ class _Parser:
         def get(key, parse, default):
             return self.field("network", None, "network", (key,), lambda: parse(data[key])) if key in data else default
 
+        mode = get("mode", lambda v: _choice(v, MODES, "mode"), "credit")
+        if "live_credit" in data and mode != "credit":
+            self.field("network", None, "network", ("live_credit",), lambda: _raise(
+                "applies to credit mode only", 'remove live_credit, or set mode = "credit"'))
         return {
             "name": get("name", _identifier, name),
-            "mode": get("mode", lambda v: _choice(v, MODES, "mode"), "credit"),
+            "mode": mode,
             "dummy_algorithm": get("dummy_algorithm", lambda v: _choice(v, DUMMY_ALGORITHMS, "dummy algorithm"),
                                    "nonpropagation"),
-            "filtering": get("filtering", _boolean, True),
+            "filtering": get("filtering", _boolean("use true (nodes may filter) or false (no node ever filters)"),
+                             True),
+            "live_credit": get("live_credit", _boolean(
+                "use true (take uncredited tokens at once) or false (000's receiver: only against credit)"), True),
             "data_width": get("data_width", lambda v: _integer(v, 1, 64, "use a payload width of 1 to 64 bits"),
                               32),
             "index_width": get("index_width",
@@ -347,11 +354,13 @@ def _raise(problem: str, fix: str):
     raise _Bad(problem, fix)
 
 
-def _boolean(value) -> bool:
-    if not isinstance(value, bool):
-        raise _Bad(f"must be true or false, not {_show(value)}",
-                   "use true (nodes may filter) or false (no node ever filters)")
-    return value
+def _boolean(fix: str):
+    """A parser of ``true``/``false``; ``fix`` says what each means."""
+    def parse(value) -> bool:
+        if not isinstance(value, bool):
+            raise _Bad(f"must be true or false, not {_show(value)}", fix)
+        return value
+    return parse
 
 
 def _choice_kernel(value) -> str:

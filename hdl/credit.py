@@ -6,7 +6,7 @@ messages by a push count, so they never fill the control channel (000 Sec. 4.3) 
 credit. The printed Alg. 4 loop is corrected as docs/semantics.md says (erratum 5 in the README).
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import C, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -60,6 +60,9 @@ class CreditSender(wiring.Component):
         The heartbeat register, read by the receiver.
     i_heartbeat_clear : In(1)
         The receiver consumed the heartbeat.
+    o_uncredited : Out(range(capacity + 1))
+        SCB, registered: the tokens pushed since the last control message, whose credit is still to
+        be sent; the receiver may take them at once (live credit, docs/hardware.md).
     """
 
     def __init__(self, *, capacity, control_capacity, threshold, heartbeat, index_width, data_width,
@@ -80,13 +83,14 @@ class CreditSender(wiring.Component):
             "o_ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
             "i_heartbeat_clear": In(1),
+            "o_uncredited": Out(range(capacity + 1)),
         })
         self._seq_width = seq_width(control_capacity)
 
     def elaborate(self, platform):
         m = Module()
         comp = self.i_comp.payload
-        scb = Signal(range(self.capacity + 1))
+        scb = self.o_uncredited
         pushes = Signal(self._seq_width)
         scb1 = Signal(range(self.capacity + 2))
         m.d.comb += scb1.eq(scb + comp.emit)
@@ -151,7 +155,10 @@ class CreditReceiver(wiring.Component):
     """Receiver side of one edge: 000 Alg. 1 and the receive part of Alg. 4.
 
     Offers the join one head per cycle: the data token when ``RCB > 0``; with ``RCB = 0`` a user message
-    (after the data its credits covered: 000 Thm. 3.1) or EOS at the head of the control channel, else the
+    (after the data its credits covered: 000 Thm. 3.1) or EOS at the head of the control channel; with
+    ``RCB = 0`` and no control message in flight, a data token on *live credit* (the sender's SCB says
+    tokens were pushed after its last control message: nothing can precede them, so they need not wait
+    for their credit; the next message's credits are reduced by those taken, docs/hardware.md); else the
     heartbeat index once every control message pushed before it has been read. A user message is offered
     with the index it was sent after, so the join delivers it in that computation: copies of one message
     reaching a join on several inputs meet in one computation and are forwarded once (docs/hardware.md).
@@ -160,6 +167,9 @@ class CreditReceiver(wiring.Component):
     Parameters
     ----------
     capacity, control_capacity, index_width, data_width, payload_width : int
+    live : bool
+        Live credit (the network's ``live_credit``); ``False`` is 000's receiver as printed, which
+        ignores ``i_uncredited``.
 
     Members
     -------
@@ -167,21 +177,24 @@ class CreditReceiver(wiring.Component):
     i_ctrl : In(stream.Signature(control_layout))
     i_heartbeat : In(heartbeat_layout)
     o_heartbeat_clear : Out(1)
+    i_uncredited : In(range(capacity + 1))
+        The sender's SCB (:attr:`CreditSender.o_uncredited`), read with live credit.
     o_head : Out(head_layout)
         The offer to the join.
     i_consume : In(1)
         The join takes the head this cycle.
     """
 
-    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
+    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
-        self.capacity = capacity
+        self.capacity, self.live = capacity, bool(live)
         super().__init__({
             "i_data": In(stream.Signature(data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(heartbeat_layout(index_width, control_capacity)),
             "o_heartbeat_clear": Out(1),
+            "i_uncredited": In(range(capacity + 1)),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
         })
@@ -192,14 +205,19 @@ class CreditReceiver(wiring.Component):
         rcb = Signal(range(self.capacity + 1))
         taken = Signal()  # the head message's credits are already in RCB
         pops = Signal(self._seq_width)
+        # live credit: with RCB = 0 and no control message in flight, the data channel holds exactly the
+        # sender's SCB tokens less those already taken; the next message's credits cover them too
+        borrowed = Signal(range(self.capacity + 1))
         ctrl = self.i_ctrl.payload
         head = self.o_head
         fresh = (ctrl.credits != 0) & ~taken
         # credits on the head message are absorbed and usable in the same cycle: no bubble per batch
         absorb = (rcb == 0) & self.i_ctrl.valid & fresh
+        live = (rcb == 0) & ~self.i_ctrl.valid & (self.i_uncredited != borrowed) if self.live else C(0)
         rcb_eff = Signal(range(self.capacity + 1))
-        m.d.comb += rcb_eff.eq(Mux(absorb, ctrl.credits, rcb))
+        m.d.comb += rcb_eff.eq(Mux(absorb, ctrl.credits - borrowed, rcb))
         with m.If(absorb):
+            m.d.sync += borrowed.eq(0)
             with m.If(ctrl.kind == CTRL_CREDIT):
                 m.d.comb += self.i_ctrl.ready.eq(1)
             with m.Else():
@@ -208,7 +226,7 @@ class CreditReceiver(wiring.Component):
 
         # the index offered: a data token's with credit, else a control message's, else the heartbeat's
         # (one two-level mux with no default: the valid bits say which, if any, counts)
-        has_credit = (rcb != 0) | absorb  # RCB' != 0
+        has_credit = (rcb != 0) | (absorb & (ctrl.credits != borrowed)) | live  # RCB' != 0 or live credit
         m.d.comb += [
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
@@ -223,7 +241,10 @@ class CreditReceiver(wiring.Component):
             m.d.comb += head.is_msg.eq(with_msg)
             with m.If(self.i_consume & self.i_data.valid):
                 m.d.comb += self.i_data.ready.eq(1)
-                m.d.sync += rcb.eq(rcb_eff - 1)
+                with m.If(live):
+                    m.d.sync += borrowed.eq(borrowed + 1)
+                with m.Else():
+                    m.d.sync += rcb.eq(rcb_eff - 1)
                 with m.If(with_msg):
                     m.d.comb += self.i_ctrl.ready.eq(1)
                     m.d.sync += taken.eq(0)  # overrides a same-cycle "taken"
@@ -242,7 +263,9 @@ class CreditReceiver(wiring.Component):
             with m.If(self.i_consume):
                 m.d.comb += self.o_heartbeat_clear.eq(1)
         # popping a message pushed after the dummy makes the dummy obsolete (that message's tokens have
-        # larger indices): clear it, or the pop count would wrap round to its seq and offer a stale index
-        with m.If(current & self.i_ctrl.valid & self.i_ctrl.ready):
+        # larger indices): clear it, or the pop count would wrap round to its seq and offer a stale index;
+        # so does taking a token on live credit (the dummy was written with SCB = 0: the token is newer)
+        obsolete = (self.i_ctrl.valid & self.i_ctrl.ready) | (live & self.i_consume & self.i_data.valid)
+        with m.If(current & obsolete):
             m.d.comb += self.o_heartbeat_clear.eq(1)
         return m

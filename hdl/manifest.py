@@ -198,9 +198,10 @@ def build_manifest(network, top) -> dict:
     edges = {e.name: {"from": e.src, "to": e.dst, "capacity": e.capacity, "control_capacity": e.control_capacity,
                       "threshold": e.threshold, "interval": e.interval, "output_buffer": e.output_buffer,
                       "width": e.width} for e in network.edges}
+    credit = {"live_credit": network.live_credit} if network.mode == "credit" else {}
     return {
         "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": network.mode,
-        "index_width": iw, "data_width": network.data_width, "payload_width": MESSAGE_WIDTH,
+        **credit, "index_width": iw, "data_width": network.data_width, "payload_width": MESSAGE_WIDTH,
         "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
         "ports": ports, "nodes": nodes, "edges": edges,
         "flush_ports": {e: f"flush_{e}" for e in top.flush_edges},

@@ -54,6 +54,8 @@ class SFDFNode(wiring.Component):
         In-band dummy algorithm.
     components : Mapping[str, int] or None
         Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
+    live_credit : bool
+        Credit mode: receivers take uncredited tokens at once (:class:`sfdf.hdl.credit.CreditReceiver`).
     flushable : bool
         Verification only: a ``flush`` member on the link of every in-band output whose output buffer
         is above 1 (:class:`sfdf.hdl.inband.InbandSender`).
@@ -89,7 +91,7 @@ class SFDFNode(wiring.Component):
 
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
                  params=None, shifts=None, word_width=None, out_width=None, mode="credit",
-                 algorithm="nonpropagation", components=None, flushable=False):
+                 algorithm="nonpropagation", components=None, flushable=False, live_credit=True):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
@@ -100,7 +102,7 @@ class SFDFNode(wiring.Component):
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
-        self.flushable = flushable
+        self.flushable, self.live_credit = flushable, live_credit
         members = {
             "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width)
                                          for e in self.in_edges])),
@@ -134,12 +136,13 @@ class SFDFNode(wiring.Component):
             else:
                 rx = m.submodules[f"rx{k}"] = CreditReceiver(
                     capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
-                    data_width=e.width, payload_width=self.pw)
+                    data_width=e.width, payload_width=self.pw, live=self.live_credit)
                 wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
                 wiring.connect(m, wiring.flipped(link.data), rx.i_data)
                 m.d.comb += [
                     rx.i_heartbeat.eq(link.heartbeat),
                     link.heartbeat_clear.eq(rx.o_heartbeat_clear),
+                    rx.i_uncredited.eq(link.uncredited),
                 ]
             head = join.i_heads[k]
             m.d.comb += [getattr(head, f).eq(getattr(rx.o_head, f)) for f, _ in head_layout(1, 1, 1)]
@@ -298,6 +301,7 @@ class SFDFNode(wiring.Component):
         m.d.comb += [
             link.heartbeat.eq(tx.o_heartbeat),
             tx.i_heartbeat_clear.eq(link.heartbeat_clear),
+            link.uncredited.eq(tx.o_uncredited),
         ]
         return tx
 

@@ -70,7 +70,8 @@ class NetworkTop(wiring.Component):
                 shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
                 index_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
-                algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges))
+                algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges),
+                live_credit=net.live_credit)
         edge_kind = InbandEdge if net.mode == "inband" else CreditEdge
         for e in net.edges:
             flush = e.name in self.flush_edges

@@ -6,12 +6,12 @@ import random
 import warnings
 
 import pytest
-from amaranth.hdl import Module, Shape
+from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.credit import CreditReceiver, CreditSender
 from sfdf.hdl.gap import delta_width
 from sfdf.hdl.tokens import computation_layout, head_layout
@@ -22,8 +22,8 @@ IW, DW, PW = 16, 16, 8
 class Edge(wiring.Component):
     """Sender -> data FIFO (|q|) and control FIFO (|q'|) -> receiver: one edge of 000 Fig. 2."""
 
-    def __init__(self, q, qc, threshold, heartbeat):
-        self.q, self.qc, self.threshold, self.heartbeat = q, qc, threshold, heartbeat
+    def __init__(self, q, qc, threshold, heartbeat, live=True):
+        self.q, self.qc, self.threshold, self.heartbeat, self.live = q, qc, threshold, heartbeat, live
         self.delta_width = delta_width([heartbeat])
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(IW, DW, PW, self.delta_width))),
@@ -37,26 +37,28 @@ class Edge(wiring.Component):
                                             heartbeat=self.heartbeat, index_width=IW, data_width=DW,
                                             payload_width=PW, delta_width=self.delta_width)
         rx = m.submodules.rx = CreditReceiver(capacity=self.q, control_capacity=self.qc, index_width=IW,
-                                              data_width=DW, payload_width=PW)
+                                              data_width=DW, payload_width=PW, live=self.live)
+        # the edge's own exact channels: live credit needs a control channel whose valid is level != 0
         for name, out, inp, depth in (("data", tx.o_data, rx.i_data, self.q), ("ctrl", tx.o_ctrl, rx.i_ctrl, self.qc)):
-            fifo = m.submodules[name] = SyncFIFOBuffered(width=Shape.cast(out.payload.shape()).width, depth=depth)
-            m.d.comb += [fifo.w_data.eq(out.payload), fifo.w_en.eq(out.valid), out.ready.eq(fifo.w_rdy),
-                         inp.payload.eq(fifo.r_data), inp.valid.eq(fifo.r_rdy), fifo.r_en.eq(inp.ready)]
-        m.d.comb += [rx.i_heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(rx.o_heartbeat_clear)]
+            channel = m.submodules[name] = DataChannel(out.payload.shape(), depth)
+            wiring.connect(m, out, channel.i_stream)
+            wiring.connect(m, channel.o_stream, inp)
+        m.d.comb += [rx.i_heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(rx.o_heartbeat_clear),
+                     rx.i_uncredited.eq(tx.o_uncredited)]
         wiring.connect(m, wiring.flipped(self.i_comp), tx.i_comp)
         m.d.comb += [self.o_head.eq(rx.o_head), rx.i_consume.eq(self.i_consume)]
         return m
 
 
 def run_edge(*, n=200, q=8, qc=None, threshold=None, heartbeat=None, emit_rate=1.0, msg_rate=0.0,
-             consume_rate=1.0, seed=1, idle_tail=40, emits=None):
+             consume_rate=1.0, seed=1, idle_tail=40, emits=None, live=True):
     """Drive ``n`` computations (then EOS) through one edge; return what the receiving join saw.
 
     ``emits``: which computations send a token (cycled), instead of ``emit_rate``."""
     rng = random.Random(seed)
     qc = qc or 2 * 2 * q + 1
     threshold = q - 3 if threshold is None else threshold
-    dut = Edge(q, qc, max(0, threshold), heartbeat)
+    dut = Edge(q, qc, max(0, threshold), heartbeat, live)
     plan = [(i, rng.random() < emit_rate if emits is None else emits[(i - 1) % len(emits)], rng.randrange(1 << DW),
              rng.random() < msg_rate) for i in range(1, n + 1)]
     seen = {"data": [], "dummies": [], "msgs": [], "eos": False, "cycles": 0, "known_before_eos": 0}
@@ -145,9 +147,10 @@ def test_back_pressure_and_small_channels(q, threshold):
     check_edge(n=150, q=q, threshold=threshold, consume_rate=0.4, seed=q)
 
 
+@pytest.mark.parametrize("live", [True, False])
 @pytest.mark.parametrize("heartbeat", [0, 3, 7])
-def test_filtering_with_heartbeats(heartbeat):
-    seen = check_edge(n=300, q=8, heartbeat=heartbeat, emit_rate=0.2, consume_rate=0.7, seed=heartbeat)
+def test_filtering_with_heartbeats(heartbeat, live):
+    seen = check_edge(n=300, q=8, heartbeat=heartbeat, emit_rate=0.2, consume_rate=0.7, seed=heartbeat, live=live)
     assert seen["dummies"], "filtering with a finite heartbeat must send dummies"
 
 
@@ -160,15 +163,28 @@ def test_obsolete_heartbeat_never_returns(run, consume_rate, seed):
                emits=[True] * 3 + [False] * 3 + [True] * run)
 
 
-def test_messages_are_precisely_ordered():
-    check_edge(n=300, q=8, heartbeat=5, emit_rate=0.5, msg_rate=0.2, consume_rate=0.6, seed=9)
+@pytest.mark.parametrize("live", [True, False])
+def test_messages_are_precisely_ordered(live):
+    check_edge(n=300, q=8, heartbeat=5, emit_rate=0.5, msg_rate=0.2, consume_rate=0.6, seed=9, live=live)
 
 
-def test_without_heartbeat_tokens_wait_for_the_threshold():
-    """No heartbeat: a few filtered-around tokens stay uncredited (the Fig. 3 mechanism) until EOS."""
-    seen = run_edge(n=40, q=8, threshold=7, heartbeat=None, emit_rate=0.1, seed=3)
+def test_without_live_credit_tokens_wait_for_the_threshold():
+    """000's receiver (live = False), no heartbeat: the few tokens sent never reach T = 7, so they stay
+    uncredited until EOS flushes their credit (the Fig. 3 mechanism)."""
+    seen = run_edge(n=40, q=8, threshold=7, heartbeat=None, emit_rate=0.1, seed=3, live=False)
     assert seen["known_before_eos"] == 0
-    assert seen["data"] == [(i, v) for i, e, v, _ in seen["plan"] if e]  # EOS flushes them
+    assert seen["data"] == [(i, v) for i, e, v, _ in seen["plan"] if e]
+
+
+def test_uncredited_tokens_are_taken_on_live_credit():
+    """No heartbeat, T = 7: the few tokens sent never reach the threshold, so no credit message is sent
+    before EOS (000's receiver would hold them: the Fig. 3 mechanism), yet the receiver takes each one
+    a cycle after it is pushed, against the sender's SCB (docs/hardware.md, "Live credit")."""
+    seen = run_edge(n=40, q=8, threshold=7, heartbeat=None, emit_rate=0.1, seed=3)
+    sent = [(i, v) for i, e, v, _ in seen["plan"] if e]
+    assert 0 < len(sent) <= 7
+    assert seen["data"] == sent
+    assert seen["known_before_eos"] == sent[-1][0]  # every token known before EOS carried their credit
 
 
 def test_sender_checks_parameters():

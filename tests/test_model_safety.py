@@ -11,12 +11,16 @@ from sfdf.gen.analysis.cycles import edges_on_cycles, undirected_cycles
 from sfdf.gen.randomnet import random_dag
 from sfdf.gen.refmodel import adversarial_filter_history, simulate
 
+#: The protocols, as Network fields: credit with live credit (the default) and with 000's receiver, and
+#: the three in-band dummy algorithms.
 PROTOCOLS = [
-    ("credit", "nonpropagation"),
-    ("inband", "nonpropagation"),
-    ("inband", "propagation"),
-    ("inband", "naive"),
+    {"mode": "credit"},
+    {"mode": "credit", "live_credit": False},
+    {"mode": "inband", "dummy_algorithm": "nonpropagation"},
+    {"mode": "inband", "dummy_algorithm": "propagation"},
+    {"mode": "inband", "dummy_algorithm": "naive"},
 ]
+PROTOCOL_IDS = ["credit-live", "credit-batched", "inband-nonpropagation", "inband-propagation", "inband-naive"]
 
 
 def random_case(seed):
@@ -32,16 +36,16 @@ def random_case(seed):
     return replace(net, nodes=nodes), rng
 
 
-@pytest.mark.parametrize("mode,algorithm", PROTOCOLS)
-def test_computed_intervals_never_deadlock_random_filtering(mode, algorithm):
-    """250 (graph, seed) cases per protocol, 1,000 in all, random and adversarial schedules."""
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=PROTOCOL_IDS)
+def test_computed_intervals_never_deadlock_random_filtering(protocol):
+    """250 (graph, seed) cases per protocol, 1,250 in all, random and adversarial schedules."""
     for seed in range(250):
         net, rng = random_case(seed)
-        net = replace(net, mode=mode, dummy_algorithm=algorithm)
+        net = replace(net, **protocol)
         assert check(net).deadlock_free, seed
         scheduler = ("random", "adversarial", "round_robin")[seed % 3]
         res = simulate(net, computations=rng.randint(20, 120), seed=seed, scheduler=scheduler)
-        assert not res.deadlocked, (seed, mode, algorithm, res.blocking_cycle)
+        assert not res.deadlocked, (seed, protocol, res.blocking_cycle)
         assert res.computations > 0
 
 
@@ -57,26 +61,27 @@ def adversarial_runs(net, computations):
             yield cycle, simulate(net, computations=computations, seed=1, filter_oracle=oracle)
 
 
-@pytest.mark.parametrize("mode,algorithm", PROTOCOLS)
-def test_computed_intervals_survive_the_adversarial_history(mode, algorithm):
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=PROTOCOL_IDS)
+def test_computed_intervals_survive_the_adversarial_history(protocol):
     for seed in range(40):
         net, _ = random_case(1000 + seed)
-        net = replace(net, mode=mode, dummy_algorithm=algorithm)
+        net = replace(net, **protocol)
         budget = 4 * sum(e.capacity for e in net.edges) + 10
         for cycle, res in adversarial_runs(net, budget):
             assert not res.deadlocked, (seed, cycle, res.blocking_cycle)
 
 
-@pytest.mark.parametrize("mode", ["inband", "credit"])
-def test_without_intervals_every_adversarial_cycle_deadlocks(mode):
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if "dummy_algorithm" not in p] + [{"mode": "inband"}],
+                         ids=["credit-live", "credit-batched", "inband"])
+def test_without_intervals_every_adversarial_cycle_deadlocks(protocol):
     """002 Thm. 2.2 (<-): on every undirected cycle the constructed history deadlocks, and the model's
     blocking cycle is an undirected cycle of the network (often that one; a non-filtering chord or
     parallel edge can close a smaller one first)."""
     for seed in range(25):
         net, _ = random_case(2000 + seed)
-        net = replace(net, mode=mode).with_intervals({e.name: None for e in net.edges})
+        net = replace(net, **protocol).with_intervals({e.name: None for e in net.edges})
         net = resolve(net)  # thresholds and control capacities; intervals stay infinite
-        if mode == "credit":  # the credit threshold alone must not flush: T = |q| - 1
+        if net.mode == "credit":  # the credit threshold alone must not flush: T = |q| - 1
             net = net.with_edges(replace(e, threshold=e.capacity - 1) for e in net.edges)
         budget = 4 * sum(e.capacity for e in net.edges) + 10
         real = {frozenset(n for n, _ in c) for c in undirected_cycles(net)}
@@ -96,6 +101,8 @@ def test_fig3_spec_deadlocks_and_its_safe_variant_completes(examples):
     safe = net.with_edges(replace(e, interval="auto") for e in net.edges)
     assert check(safe).deadlock_free
     assert not simulate(safe, computations=2000, seed=1).deadlocked
+    # the deadlock is credit batching: live credit (the default) runs the shipped spec to the end
+    assert not simulate(replace(net, live_credit=True), computations=2000, seed=1).deadlocked
 
 
 def test_the_random_cases_have_teeth():
@@ -114,14 +121,14 @@ def test_the_random_cases_have_teeth():
 DEPTHS = [2, 3, 6]
 
 
-@pytest.mark.parametrize("mode,algorithm", PROTOCOLS)
-def test_pipelined_nodes_never_deadlock_and_compute_the_same(mode, algorithm):
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=PROTOCOL_IDS)
+def test_pipelined_nodes_never_deadlock_and_compute_the_same(protocol):
     """Nodes holding up to ``depth`` decided, unemitted computations, with the intervals computed for
     the atomic node: no deadlock, and every sink's output equal to the atomic node's, token for token
     (80 cases per protocol, three schedulers, three depths)."""
     for seed in range(80):
         net, rng = random_case(seed)
-        net = replace(net, mode=mode, dummy_algorithm=algorithm)
+        net = replace(net, **protocol)
         computations = rng.randint(20, 120)
         scheduler = ("random", "adversarial", "round_robin")[seed % 3]
         atomic = simulate(net, computations=computations, seed=seed, scheduler=scheduler)
@@ -131,11 +138,11 @@ def test_pipelined_nodes_never_deadlock_and_compute_the_same(mode, algorithm):
             assert res.outputs == atomic.outputs, (seed, depth)
 
 
-@pytest.mark.parametrize("mode,algorithm", PROTOCOLS)
-def test_pipelined_nodes_survive_the_adversarial_history(mode, algorithm):
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=PROTOCOL_IDS)
+def test_pipelined_nodes_survive_the_adversarial_history(protocol):
     for seed in range(20):
         net, _ = random_case(1000 + seed)
-        net = replace(net, mode=mode, dummy_algorithm=algorithm)
+        net = replace(net, **protocol)
         budget = 4 * sum(e.capacity for e in net.edges) + 10
         for cycle in cycles_of(net):
             for blockwise_forward in (True, False):

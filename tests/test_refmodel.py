@@ -38,10 +38,10 @@ def net(edges, nodes=(), mode="credit", **kw):
                    mode=mode, **kw)
 
 
-def fig3(interval=None, w_rate=0.75):
-    """000 Fig. 3: the diamond, capacities 32, T = 31; w filters."""
+def fig3(interval=None, w_rate=0.75, live_credit=False):
+    """000 Fig. 3: the diamond, capacities 32, T = 31; w filters; 000's receiver unless ``live_credit``."""
     return net([edge(n, 32, threshold=31, interval=interval) for n in ("uv", "uw", "vx", "wx")],
-               nodes=["u", "v", node("w", w_rate, seed=3), "x"])
+               nodes=["u", "v", node("w", w_rate, seed=3), "x"], live_credit=live_credit)
 
 
 def fig2(output_buffer=8):
@@ -430,6 +430,34 @@ def test_fig3_deadlocks_when_w_filters_46_of_64(scheduler):
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
 def test_fig3_deadlocks_with_rate_three_quarters(scheduler):
     check_fig3_deadlock(simulate(fig3(), computations=1000, scheduler=scheduler))
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_fig3_completes_with_live_credit(scheduler):
+    """Live credit takes wx's uncredited tokens at once: no credit-batching deadlock, the same outputs."""
+    result = simulate(fig3(live_credit=True), computations=1000, scheduler=scheduler)
+    assert not result.deadlocked
+    assert data_events(result, "x") == data_events(simulate(fig3(interval=31), computations=1000), "x")
+    wx = result.per_edge["wx"]
+    assert wx["credits"] == -(-wx["data_tokens"] // 32)  # the control traffic is 000's: a credit per T + 1
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_live_credit_still_deadlocks_when_w_filters_every_input_after_64(scheduler):
+    """002's filtering deadlock remains: with no heartbeat nothing tells x that w filtered."""
+    kept = set(range(1, 65, 4)) | {2, 6}
+
+    def oracle(name, output, index):
+        return index in kept if output == "wx" else None
+
+    result = simulate(fig3(live_credit=True), computations=1000, filter_oracle=oracle, scheduler=scheduler)
+    assert result.deadlocked and sorted(result.blocking_cycle) == ["uv", "uw", "vx", "wx"]
+    for full in ("uv", "vx"):
+        assert result.channel_states[full]["full"]
+    for empty in ("uw", "wx"):  # every uncredited token was taken: nothing is held back
+        state = result.channel_states[empty]
+        assert state["data"] == 0 and state["control_empty"] and state["scb"] == state["borrowed"]
+    assert [i for _, i, _ in data_events(result, "x")] == list(range(1, 62))  # up to the first index wx lacks
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)

@@ -131,7 +131,7 @@ def test_network_name_not_string():
 
 def test_network_unknown_key():
     check_network("mod = 1", "t.toml:3: network.mod: unknown key; did you mean mode? use one of: "
-                  "name, mode, dummy_algorithm, filtering, data_width, index_width")
+                  "name, mode, dummy_algorithm, filtering, live_credit, data_width, index_width")
 
 
 def test_unknown_mode():
@@ -150,6 +150,21 @@ def test_unknown_dummy_algorithm():
 def test_filtering_not_bool():
     check_network("filtering = 1", "t.toml:3: network.filtering: must be true or false, not 1; "
                   "use true (nodes may filter) or false (no node ever filters)")
+
+
+def test_live_credit_not_bool():
+    check_network("live_credit = 0", "t.toml:3: network.live_credit: must be true or false, not 0; "
+                  "use true (take uncredited tokens at once) or false (000's receiver: only against credit)")
+
+
+def test_live_credit_is_for_credit_mode():
+    check_network('mode = "inband"\nlive_credit = true',
+                  't.toml:4: network.live_credit: applies to credit mode only; remove live_credit, or set '
+                  'mode = "credit"')
+
+
+def test_live_credit_off():
+    assert parse_spec(with_network("live_credit = false")).live_credit is False
 
 
 def test_data_width_zero():
@@ -500,8 +515,8 @@ def test_edge_defaults():
 
 def test_network_defaults():
     net = parse_spec(BASE, "x.toml")
-    assert (net.name, net.mode, net.dummy_algorithm, net.filtering, net.data_width, net.index_width,
-            net.source) == ("n", "credit", "nonpropagation", True, 32, 32, "x.toml")
+    assert (net.name, net.mode, net.dummy_algorithm, net.filtering, net.live_credit, net.data_width,
+            net.index_width, net.source) == ("n", "credit", "nonpropagation", True, True, 32, 32, "x.toml")
 
 
 def test_node_defaults():

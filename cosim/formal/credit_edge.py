@@ -25,21 +25,27 @@ What is proved, in every reachable state (``ProofResult.status == "PASS"``):
 * no channel overflows: a committed token enters the data channel and a committed control message the
   control channel in the same cycle, and nothing enters otherwise (with the channels' own
   ``level <= capacity``, proved in :mod:`sfdf.cosim.formal.channel`);
-* ``SCB <= T`` between computations, ``RCB <= |q|``, and tokens in the data channel = ``SCB`` + credits
-  in the control channel not yet absorbed + ``RCB`` (so credits never exceed the tokens present,
-  000 Thm. 3.2: ``RCB`` + credits in flight ``<=`` tokens in ``q``);
+* ``SCB <= T`` between computations, ``RCB <= |q|``, and, with *live credit* (the receiver takes tokens
+  pushed since the sender's last control message before their credit arrives, counting them in
+  ``borrowed``; docs/hardware.md), tokens in the data channel = ``RCB`` + credits in the control
+  channel not yet absorbed + ``SCB`` - ``borrowed``, where ``borrowed`` never exceeds the uncredited
+  tokens of the current epoch (``SCB`` with no message in flight, else the oldest message's credits);
+  so the credits not yet spent never exceed the tokens present (000 Thm. 3.2: ``RCB`` + credits in
+  flight - ``borrowed`` ``<=`` tokens in ``q``);
 * the receiver never offers an index older than one it offered before on this edge (data, message or
   heartbeat; EOS is index infinity and not compared), and a heartbeat it offers is below every token
   still in the data channel: a dummy never overtakes a token (000 Alg. 4);
 * the receiver pops only what it offered and the join consumed: a data token only when the join
-  consumes an offered data head, a user message only when consumed (or with its data token), the
-  heartbeat register only when its offered index is consumed or a later message makes it obsolete; a
-  pure credit message is absorbed (it is never offered). ``i_consume`` while ``!o_head.valid`` changes
-  nothing the join can see. Conversely, a consumed offer is popped.
+  consumes an offered data head (on credit or on live credit), a user message only when consumed (or
+  with its data token), the heartbeat register only when its offered index is consumed or a later
+  message or token (one of larger index) is popped and makes it obsolete; a pure credit message is
+  absorbed (it is never offered). ``i_consume`` while ``!o_head.valid`` changes nothing the join can
+  see. Conversely, a consumed offer is popped.
 
 The harness also asserts *strengthening invariants* (prefixed ``invariant:``) relating the sender's and
-receiver's internal registers (SCB, RCB, push and pop counts, the "credits taken" flag) to the
-channels' contents; they are what makes the properties inductive, and are proved like the rest.
+receiver's registers (SCB, which is the sender's ``o_uncredited``, RCB, ``borrowed``, push and pop
+counts, the "credits taken" flag) to the channels' contents; they are what makes the properties
+inductive, and are proved like the rest.
 """
 
 from __future__ import annotations
@@ -89,18 +95,20 @@ class CreditEdgeHarness(Elaboratable):
         The classes under proof (subclasses for the broken variants of :mod:`sfdf.cosim.formal.mutants`).
     strengthen : bool
         Assert the strengthening invariants (without them only a bounded check is meaningful).
+    live : bool
+        The receiver's live credit (``False``: 000's receiver as printed, ``borrowed`` stays 0).
     """
 
     def __init__(self, *, capacity=2, control_capacity=3, threshold=0, heartbeat=1, index_width=4,
                  channels="model", messages=True, eos=True, sender=CreditSender, receiver=CreditReceiver,
-                 strengthen=True):
+                 strengthen=True, live=True):
         if channels not in ("model", "rtl"):
             raise ValueError(f"channels must be 'model' or 'rtl', not {channels!r}")
         self.capacity, self.control_capacity, self.threshold = capacity, control_capacity, threshold
         self.heartbeat, self.index_width, self.channels = heartbeat, index_width, channels
         self.messages, self.eos = messages, eos
         self.sender_class, self.receiver_class = sender, receiver
-        self.strengthen = strengthen
+        self.strengthen, self.live = strengthen, live
 
     def elaborate(self, platform):
         m = Module()
@@ -110,13 +118,15 @@ class CreditEdgeHarness(Elaboratable):
                                 heartbeat=self.heartbeat, index_width=w, data_width=1, payload_width=1,
                                 delta_width=dw)
         rcv = self.receiver_class(capacity=c, control_capacity=cc, index_width=w, data_width=1,
-                                  payload_width=1)
+                                  payload_width=1, live=self.live)
         modules = {}
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
-        scb, pushes = _internal(driven_signals(modules["sender"]), snd, "scb", "pushes")
-        rcb, taken, pops = _internal(driven_signals(modules["receiver"]), rcv, "rcb", "taken", "pops")
+        scb = snd.o_uncredited  # SCB is a member: the receiver reads it (live credit)
+        pushes, = _internal(driven_signals(modules["sender"]), snd, "pushes")
+        rcb, taken, pops, borrowed = _internal(driven_signals(modules["receiver"]), rcv,
+                                               "rcb", "taken", "pops", "borrowed")
 
         dlayout, clayout = data_layout(w, 1), control_layout(c, w, 1)
         if self.channels == "model":
@@ -129,7 +139,8 @@ class CreditEdgeHarness(Elaboratable):
         wiring.connect(m, dch.o_stream, rcv.i_data)
         wiring.connect(m, snd.o_ctrl, cch.i_stream)
         wiring.connect(m, cch.o_stream, rcv.i_ctrl)
-        m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear)]
+        m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear),
+                     rcv.i_uncredited.eq(snd.o_uncredited)]
 
         # the environment
         comp = snd.i_comp.payload
@@ -166,16 +177,23 @@ class CreditEdgeHarness(Elaboratable):
             Assert(cch.level <= cc, "control channel level <= |q'|"),
         ]
 
-        # credits (000 Alg. 1, 2; Thm. 3.2)
+        # credits (000 Alg. 1, 2; Thm. 3.2), with live credit: the receiver took `borrowed` tokens before
+        # their credit arrived, tokens that the oldest control message in flight credits (with none in
+        # flight, the next one pushed: they are among SCB's); absorbing it subtracts them
         ctrl = [cent[k] for k in range(cc)]
         in_flight = sum(Mux(k < cch.level, entry.credits, 0) for k, entry in enumerate(ctrl))
         in_flight = in_flight - Mux(taken, ctrl[0].credits, 0)
         m.d.comb += [
             Assert(scb <= self.threshold, "SCB <= T between computations"),
             Assert(rcb <= c, "RCB <= |q|"),
-            Assert(dch.level == scb + in_flight + rcb,
-                   "tokens in q = SCB + credits in flight + RCB (000 Thm. 3.2)"),
-            Assert(rcb + in_flight <= dch.level, "credits never exceed the tokens present (000 Thm. 3.2)"),
+            Assert(dch.level + borrowed == scb + in_flight + rcb,
+                   "tokens in q = RCB + credits in flight + SCB - borrowed (000 Thm. 3.2)"),
+            Assert(rcb + in_flight <= dch.level + borrowed,
+                   "credits not yet spent never exceed the tokens present (000 Thm. 3.2)"),
+            Assert((cch.level != 0) | (borrowed <= scb),
+                   "live credit: borrowed <= SCB with no control message in flight"),
+            Assert((cch.level == 0) | (borrowed <= ctrl[0].credits),
+                   "live credit: borrowed <= the oldest control message's credits"),
         ]
 
         # offers never go back in index; a heartbeat never overtakes a token (000 Alg. 4)
@@ -195,16 +213,18 @@ class CreditEdgeHarness(Elaboratable):
             Assert(~c_out | (ctrl[0].kind == CTRL_CREDIT) | (consume & head.is_msg),
                    "a user message is popped only when consumed as offered; credit messages are absorbed"),
             Assert(~(consume & head.is_msg) | c_out, "a consumed user message is popped"),
-            Assert(~rcv.o_heartbeat_clear | (consume & offers_heartbeat) | c_out,
-                   "the heartbeat is cleared only when consumed or made obsolete by a pop"),
+            Assert(~rcv.o_heartbeat_clear | (consume & offers_heartbeat) | c_out & (ctrl[0].index > hb.index)
+                   | d_out & (dent[0].index > hb.index),
+                   "the heartbeat is cleared only when consumed or made obsolete by a pop of a later message or token"),
             Assert(~(consume & offers_heartbeat) | rcv.o_heartbeat_clear, "a consumed heartbeat is cleared"),
             Assert(~c_out | (ctrl[0].kind != CTRL_EOS), "EOS is never popped"),
         ]
 
         # strengthening invariants: the merged order of the edge. Every committed computation appends, in
         # this order, its token, its control message and its dummy; indices grow along that order and the
-        # receiver offers its earliest pending item. covered[k]: tokens of q credited by RCB and by the
-        # messages up to k (credits of a message already taken are in RCB)
+        # receiver offers its earliest pending item. covered[k]: tokens credited by RCB and by the messages
+        # up to k (credits of a message already taken are in RCB), counting the `borrowed` tokens taken on
+        # live credit, which were the oldest: token p of q is token p + borrowed of that count
         inv = []
 
         def invariant(value, message):
@@ -243,11 +263,12 @@ class CreditEdgeHarness(Elaboratable):
             invariant(~(live & (entry.kind == CTRL_CREDIT)) | ~taken | (k != 0), "credits taken from a user message")
             with m.If(live & entry.with_token):  # its last credited token has its index
                 for p, token in enumerate(dent):
-                    with m.If((covered[k] == p + 1) & (p < dlevel)):
+                    with m.If((covered[k] == p + 1 + borrowed) & (p < dlevel)):
                         m.d.comb += check(token.index == entry.index, f"invariant: message {k} rides on token {p}")
             for p, token in enumerate(dent):
                 with m.If(live & (p < dlevel)):
-                    m.d.comb += check(Mux(p < covered[k], token.index <= entry.index, token.index > entry.index),
+                    m.d.comb += check(Mux(p + borrowed < covered[k], token.index <= entry.index,
+                                          token.index > entry.index),
                                        f"invariant: token {p} and message {k} in commit order")
             if k + 1 < cc:
                 invariant(~(k + 1 < clevel) | ~live | (ctrl[k + 1].kind == CTRL_EOS) | (entry.index < ctrl[k + 1].index),
@@ -255,16 +276,22 @@ class CreditEdgeHarness(Elaboratable):
         invariant(~taken | (clevel != 0) & (ctrl[0].kind != CTRL_CREDIT) & (ctrl[0].credits != 0),
                   "taken: the head message's credits are in RCB")
         invariant(~taken | ~ctrl[0].with_token | (rcb != 0), "taken with a token: that token is in RCB")
+        invariant((borrowed == 0) | (rcb == 0) & ~taken, "borrowed: RCB = 0 and no credits taken")
+        invariant((clevel == 0) | ~ctrl[0].with_token | (borrowed < ctrl[0].credits),
+                  "borrowed: the oldest message's own token was not taken on live credit")
         # the heartbeat: `before` control messages in q' were pushed before it
         before = Signal(len(pops))
         m.d.comb += before.eq(hb.seq - pops)
         # a message pushed after the heartbeat at the head of q' (before == 0) makes it obsolete: the
         # receiver offers that message (or its credited tokens) instead and clears the heartbeat when
-        # it pops it, so the heartbeat may then be older than the latest offer
-        obsolete = (before == 0) & (clevel != 0)
+        # it pops it, so the heartbeat may then be older than the latest offer. So do tokens pushed after
+        # it with no message in flight (SCB != 0: a dummy is written with SCB = 0): the receiver offers
+        # them on live credit and clears the heartbeat when it takes one
+        obsolete = (before == 0) & ((clevel != 0) | (scb != 0))
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | obsolete | (hb.index >= last), "heartbeat: index >= last unless obsolete")
         invariant(~hb.valid | (before <= clevel), "heartbeat: pushed after the messages popped")
+        invariant(~hb.valid | (before != 0) | (borrowed == 0), "heartbeat: no token taken on live credit since current")
         tokens_before = Signal(range(c * (cc + 1) + 1))  # tokens of q committed before the heartbeat
         m.d.comb += tokens_before.eq(Mux(taken & (before == 0), 0, rcb))
         for k in range(cc):
@@ -277,7 +304,8 @@ class CreditEdgeHarness(Elaboratable):
                                        f"invariant: message {k} and the heartbeat in commit order")
             for p, token in enumerate(dent):
                 with m.If(p < dlevel):
-                    m.d.comb += check(Mux(p < tokens_before, token.index < hb.index, token.index > hb.index),
+                    m.d.comb += check(Mux(p + borrowed < tokens_before, token.index < hb.index,
+                                          token.index > hb.index),
                                        f"invariant: token {p} and the heartbeat in commit order")
         if self.strengthen:
             for value, message in inv:

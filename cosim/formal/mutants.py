@@ -21,6 +21,7 @@ __all__ = [
     "CorruptWhenFullChannel",
     "DummyOvertakesSender",
     "EagerCreditReceiver",
+    "ForgetfulLiveReceiver",
     "GreedyChannel",
     "PeekingInbandReceiver",
     "UncountedCreditSender",
@@ -60,20 +61,22 @@ class UncountedCreditSender(CreditSender):
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
-        m.d.comb += self.o_ctrl.payload.credits.eq(driven_signals(m)["scb"])
+        m.d.comb += self.o_ctrl.payload.credits.eq(self.o_uncredited)  # SCB
         return m
 
 
 class DummyOvertakesSender(CreditSender):
     """A sender that writes a dummy without first flushing its pending credits: ``credit_due`` is only the
-    threshold test, not 000 Alg. 4's "``i - LastRecvIdx > [e]`` with credits pending". The receiver then
-    offers the dummy's index while tokens of lower index wait uncredited in ``q``: a dummy overtakes a
-    token (the hazard of erratum 5, docs/semantics.md)."""
+    threshold test, not 000 Alg. 4's "``i - LastRecvIdx > [e]`` with credits pending". Without live
+    credit the receiver would then offer the dummy's index while tokens of lower index wait uncredited
+    in ``q``: a dummy overtaking a token (the hazard of erratum 5, docs/semantics.md). With live credit
+    it takes those tokens first, and taking one clears the dummy as obsolete although the dummy comes
+    after it (its index is not below the token's): the dummy is lost."""
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
         comp = self.i_comp.payload
-        m.d.comb += driven_signals(m)["credit_due"].eq(comp.emit & (driven_signals(m)["scb"] == self.threshold))
+        m.d.comb += driven_signals(m)["credit_due"].eq(comp.emit & (self.o_uncredited == self.threshold))
         return m
 
 
@@ -85,6 +88,20 @@ class EagerCreditReceiver(CreditReceiver):
         m = super().elaborate(platform)
         with m.If(self.i_consume & self.i_data.valid):
             m.d.comb += self.i_data.ready.eq(1)
+        return m
+
+
+class ForgetfulLiveReceiver(CreditReceiver):
+    """A receiver that absorbs a control message's full credits, forgetting the tokens it already took
+    on live credit (``rcb_eff = credits``, not ``credits - borrowed``): those tokens are counted twice,
+    and RCB credits tokens that are not in ``q``."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        regs = driven_signals(m)
+        ctrl = self.i_ctrl.payload
+        absorb = (regs["rcb"] == 0) & self.i_ctrl.valid & (ctrl.credits != 0) & ~regs["taken"]
+        m.d.comb += regs["rcb_eff"].eq(Mux(absorb, ctrl.credits, regs["rcb"]))
         return m
 
 

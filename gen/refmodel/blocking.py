@@ -69,7 +69,8 @@ def channel_states(links, nodes, cycle) -> dict[str, dict]:
     dict of str to dict
         Per edge: ``src``, ``dst``, ``data`` (tokens held), ``hidden``, ``capacity``, ``full``,
         ``empty`` (nothing visible), ``control``, ``control_capacity``, ``control_full``,
-        ``control_empty`` (None in inband mode), ``scb``, ``rcb`` (None in inband mode), ``role``
+        ``control_empty`` (None in inband mode), ``scb``, ``rcb``, ``borrowed`` (live credit's tokens
+        taken before their credit; None in inband mode), ``role``
         (``"blockwise"``, ``"counterblockwise"`` or None off the cycle) and ``waiting``
         (``"<node>: <reason>"`` for each node blocked on the edge).
     """
@@ -96,6 +97,7 @@ def channel_states(links, nodes, cycle) -> dict[str, dict]:
             "control_empty": ctl.level == 0 if credit else None,
             "scb": link.scb if credit else None,
             "rcb": link.rcb if credit else None,
+            "borrowed": link.borrowed if credit else None,
             "role": roles.get(link.name),
             "waiting": waiting.get(link.name, []),
         }

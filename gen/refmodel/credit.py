@@ -5,6 +5,13 @@ message: credits are detached into ``RCB`` (the message stays, with 0 credits); 
 message is delivered and popped; a 0-credit credit message is popped; a dummy or EOS stops the
 loop and stands for its index. With ``RCB > 0`` the edge offers its head data token.
 
+Live credit (``network.live_credit``, docs/hardware.md): with ``RCB = 0`` and no control message in
+flight but a dummy (which the sender wrote with ``SCB = 0``, so every token behind it is newer), the
+data channel holds exactly the sender's ``SCB - borrowed`` uncredited tokens, and nothing can
+precede them: the visible head is offered at once, taking it is ``borrowed += 1`` (and drops the
+obsolete dummy), and the next message's credits are detached as ``credits - borrowed``. The RTL's
+receiver (:class:`sfdf.hdl.credit.CreditReceiver`) takes the same tokens in the same states.
+
 Sender, after computing ``i``, per output edge in spec order (docs/semantics.md, 000 Alg. 4 with
 the erratum of the printed ``while`` loop, which never ends when ``i`` was filtered with ``SCB > 0``)::
 
@@ -20,7 +27,7 @@ computation. At EOS the sender pushes the messages it owes, its remaining credit
 
 from __future__ import annotations
 
-from .channels import DATA, INF, MSG_CREDIT, MSG_EOS, MSG_USER
+from .channels import DATA, INF, MSG_CREDIT, MSG_DUMMY, MSG_EOS, MSG_USER
 from .node import (
     BLOCKED,
     DONE,
@@ -110,22 +117,42 @@ def _push_eos(node, action) -> int:
     return _push_credits(node, link, MSG_EOS, INF)
 
 
-class CreditNode(NodeSim):
-    """A node running 000 Alg. 4 on every input and output edge."""
+def _live(link) -> bool:
+    """Live credit: with ``RCB = 0``, may the data head be taken before its credit arrives?
 
-    __slots__ = ()
+    Only when no control message is in flight but a lone dummy, and a token is visible: then every
+    token in ``q`` is one of the sender's uncredited ``SCB - borrowed`` (see the module docstring).
+    """
+    ctl = link.control.queue
+    q = link.data
+    return (not ctl or len(ctl) == 1 and ctl[0][0] == MSG_DUMMY) and len(q.queue) > q.hidden
+
+
+class CreditNode(NodeSim):
+    """A node running 000 Alg. 4 on every input and output edge (with live credit if the network says)."""
+
+    __slots__ = ("live_credit",)
+
+    def __init__(self, *args, live_credit: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.live_credit = live_credit
 
     def _receive(self) -> bool:
         inputs = self.inputs
         offers = self.offers
+        live = self.live_credit
         for k, link in enumerate(inputs):
             while not link.rcb:
                 ctl = link.control.queue
+                if live and _live(link):
+                    offer = link.data.queue[0][1]
+                    break
                 if not ctl:
                     return self.block(link, WAIT_CONTROL_EMPTY)
                 message = ctl[0]
                 if message[1]:
-                    link.rcb = message[1]
+                    link.rcb = message[1] - link.borrowed
+                    link.borrowed = 0
                     message[1] = 0
                 elif message[0] == MSG_USER:
                     ctl.popleft()
@@ -160,6 +187,12 @@ class CreditNode(NodeSim):
                     payload += link.data.queue.popleft()[2] << link.shift
                     present = True
                     link.rcb -= 1
+                elif live and _live(link):
+                    payload += link.data.queue.popleft()[2] << link.shift
+                    present = True
+                    link.borrowed += 1
+                    if link.control.queue:
+                        link.control.queue.popleft()  # a dummy older than the token: obsolete
                 else:
                     link.control.queue.popleft()  # the dummy with index i
                 link.wake_src()

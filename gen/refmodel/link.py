@@ -40,6 +40,8 @@ class Link:
         Set when the nodes are built.
     scb, rcb, last_sent, last_recv : int
         Credit protocol variables (000 Alg. 1, 2, 4).
+    borrowed : int
+        Tokens the receiver took on live credit, before their credit message (docs/hardware.md).
     last_output : int
         ``LastOutputIndex_q`` (002 Alg. 2, 5).
     interval : int or None
@@ -50,7 +52,7 @@ class Link:
         Biconnected component (002 Sec. 3.2), used by Propagation only.
     """
 
-    __slots__ = ("name", "position", "data", "control", "src", "dst", "scb", "rcb", "last_sent",
+    __slots__ = ("name", "position", "data", "control", "src", "dst", "scb", "rcb", "borrowed", "last_sent",
                  "last_recv", "last_output", "interval", "threshold", "track_visible", "bicomp",
                  "flush_oracle", "data_mask", "shift") + COUNTERS
 
@@ -60,7 +62,7 @@ class Link:
         self.data = DataChannel(edge.capacity, edge.output_buffer)
         self.control = ControlChannel(edge.control_capacity) if credit else None
         self.src = self.dst = None
-        self.scb = self.rcb = self.last_sent = self.last_recv = self.last_output = 0
+        self.scb = self.rcb = self.borrowed = self.last_sent = self.last_recv = self.last_output = 0
         self.interval = edge.interval
         self.threshold = edge.threshold
         self.track_visible = track_visible

@@ -186,6 +186,7 @@ def _build(network, sources, sched, filter_oracle, flush_oracle, cycles, depth) 
             if link.data.output_buffer > 1:
                 link.flush_oracle = flush_oracle
     cls = CreditNode if credit else PropagationNode if propagation else InbandNode
+    options = {"live_credit": network.live_credit} if credit else {}
     nodes = []
     for rank, name in enumerate(network.topological_order()):
         ins = [link for link, e in zip(links, network.edges) if e.dst == name]
@@ -196,7 +197,7 @@ def _build(network, sources, sched, filter_oracle, flush_oracle, cycles, depth) 
                    make_kernel(spec.kernel, spec.params, len(ins), max(1, len(outs)), network.data_width,
                                network.index_width),
                    words=words, frame_ends=ends, log=None if outs else [], filter_oracle=filter_oracle,
-                   depth=depth)
+                   depth=depth, **options)
         node.ready = sched.add
         for link in ins:
             link.dst = node

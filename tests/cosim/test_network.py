@@ -4,7 +4,8 @@ With and without back-pressure: the variance network with its own kernels on spa
 credit mode and in-band under each dummy algorithm; the diamond and BLAST-like topologies in credit
 mode (random_filter kernels) and in-band under each algorithm, as is 003 Fig. 2 made safe (output
 buffers); 20 random DAGs with undirected cycles, random capacities and filter rates. The unsafe specs
-deadlock where the model says: 000 Fig. 3 without heartbeats, and 003 Fig. 2 under an adversarial flush.
+deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's receiver; with live credit it
+completes), and 003 Fig. 2 under an adversarial flush.
 """
 
 from __future__ import annotations
@@ -83,12 +84,19 @@ def random_network(seed):
     nodes = tuple(replace(n, kernel="random_filter", ii=rng.choice([1, 1, 2]),
                           params={"rate": rng.choice([0.0, 0.3, 0.7, 0.95]), "seed": rng.randrange(1 << 16)})
                   for n in net.nodes)
-    return replace(net, nodes=nodes, mode="credit", index_width=rng.choice([8, 16, 32]))
+    # one in four with 000's receiver as printed (live_credit = false), the rest with live credit
+    return replace(net, nodes=nodes, mode="credit", index_width=rng.choice([8, 16, 32]), live_credit=seed % 4 != 3)
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_random_dag_matches_model(seed, verilator_toolchain, cosim_build_root):
     check(random_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3)
+
+
+def test_fig3_completes_with_live_credit(examples, verilator_toolchain, cosim_build_root):
+    """The same spec with live credit (the default): no credit-batching deadlock, RTL = model."""
+    network = replace(load_spec(examples / "fig3_deadlock.toml"), live_credit=True)
+    check(network, cosim_build_root, computations=400, seed=1, pause=0.0, max_frame=400)
 
 
 def test_fig3_deadlocks_where_the_model_says(examples, verilator_toolchain, cosim_build_root):
