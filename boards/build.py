@@ -34,7 +34,7 @@ from .facts import write_board_facts
 from .top import Board, BoardTop
 
 __all__ = ["TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
-           "fusesoc_core", "parse_report", "toolchain_env"]
+           "fusesoc_core", "parse_report", "place_again", "toolchain_env"]
 
 log = logging.getLogger(__name__)
 
@@ -357,3 +357,31 @@ def _program(board: Board, bitstream: Path, env: dict[str, str]) -> dict:
         return {"programmed": True}
     lines = (done.stdout + done.stderr).strip().splitlines()
     return {"programmed": False, "program_error": lines[-1] if lines else f"{tool} exited with {done.returncode}"}
+
+
+def place_again(built: dict, board: Board, seed: int) -> dict:
+    """Place and route a finished :func:`build` once more with nextpnr seed ``seed``, reusing its Yosys
+    netlist (Yosys is deterministic; only the placer's seed moves Fmax by 5-10%): the build's nextpnr
+    command with the seed changed and the report, log and config written beside, as ``top.seed<N>.*``;
+    no bitstream. Returns :func:`build`'s keys for that placement."""
+    build_dir = Path(built["directory"])
+    script = (build_dir / f"build_{TOP}.sh").read_text()
+    (line,) = [line for line in script.splitlines() if line.startswith('"$NEXTPNR_')]
+    stem = f"{TOP}.seed{seed}"
+    line = re.sub(r"--seed \d+", f"--seed {seed}", line)
+    for option, suffix in (("--report", "report.json"), ("--log", "tim"), ("--textcfg", "config")):
+        line = line.replace(f"{option} {TOP}.{suffix}", f"{option} {stem}.{suffix}")
+    env = toolchain_env(board)
+    start = time.monotonic()
+    done = subprocess.run(["sh", "-c", f"set -e\n{line}"], cwd=build_dir, env=env, capture_output=True,
+                          text=True, check=False)
+    result = {key: built[key] for key in ("board", "device", "network", "mode", "clock_mhz", "baud", "directory")}
+    result.update({"built": True, "build_s": round(time.monotonic() - start, 1)})
+    if done.returncode != 0:
+        raise BuildFailed(f"{built['network']} on {board.name}, seed {seed}: "
+                          f"{(done.stdout + done.stderr).strip().splitlines()[-1:]} (logs in {build_dir})")
+    report_path = build_dir / f"{stem}.report.json"
+    figures = parse_report(json.loads(report_path.read_text()), board.family, _yosys_cells(build_dir / f"{TOP}.rpt"))
+    result.update({"fits": True, **figures, "timing_met": figures["fmax_mhz"] >= built["clock_mhz"],
+                   "report": str(report_path)})
+    return result
