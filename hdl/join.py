@@ -1,10 +1,12 @@
 """The SFDF join: choose the least index among the inputs' heads (002 Alg. 1, 5; 000 Alg. 4).
 
 Each input offers a head (:func:`sfdf.hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
-every input offers one, the join picks the least index (serial-number order relative to the node's
-current index: every ordered pair of offsets compared side by side for up to three inputs, a tree of
-:func:`sfdf.hdl.serial.serial_min_offset` beyond), presents the payloads of the data heads with that
-index, and on ``i_commit`` consumes every head with that index. When every head is EOS the node is done.
+every input offers one, the join picks the least index in serial-number order (every ordered pair of
+heads compared side by side for up to three inputs, a tree of :func:`sfdf.hdl.serial.serial_min_offset`
+relative to the node's current index beyond; both exact while the pending indices lie within
+``2^(w-1)`` after the current one, as docs/semantics.md's index-width rule guarantees), presents the
+payloads of the data heads with that index, and on ``i_commit`` consumes every head with that index.
+When every head is EOS the node is done.
 """
 
 import operator
@@ -76,7 +78,8 @@ class SFDFJoin(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        current = Signal(self.index_width)  # every pending index lies in (current, current + 2^w)
+        # every pending index lies in (current, current + 2^(w-1)): pairwise serial order is exact there
+        current = Signal(self.index_width)
         heads = [self.i_heads[k] for k in range(self.inputs)]
         offered = [h.valid for h in heads]
         live = [h.valid & ~h.eos for h in heads]
@@ -108,13 +111,15 @@ class SFDFJoin(wiring.Component):
         return m
 
     def _pairwise(self, heads, live, current):
-        """Few inputs: every ordered pair's offsets compared side by side, so the chosen inputs are known
-        one comparator after the subtractors (a tree then needs a mux and an equality compare)."""
+        """Few inputs: every ordered pair of heads compared side by side by the sign of their difference
+        (``a`` precedes ``b`` iff ``(a - b) mod 2^w`` has its top bit set: exact while they are less than
+        ``2^(w-1)`` apart, docs/semantics.md; equal indices are not ordered), so the chosen inputs are known
+        one subtractor after the heads, without ``current``: it only gives the offset, beside them."""
         w = self.index_width
         offsets = [(h.index - current)[:w] for h in heads]
         ats = []
         for k in range(self.inputs):
-            beaten = [live[j] & (offsets[j] < offsets[k]) for j in range(self.inputs) if j != k]
+            beaten = [live[j] & (heads[j].index - heads[k].index)[w - 1] for j in range(self.inputs) if j != k]
             ats.append(live[k] & ~Cat(*beaten).any() if beaten else live[k])
         if self.inputs == 1:
             return heads[0].index, offsets[0], live[0], ats

@@ -18,7 +18,8 @@ def simulate(dut, bench):
 
 
 def check_join(inputs, width, steps, seed):
-    """Random heads each cycle; the join's choice equals the least live index after ``current``."""
+    """Random heads each cycle within ``2^(w-1)`` after ``current`` (docs/semantics.md's index-width rule);
+    the join's choice equals the least live index after ``current``."""
     rng = random.Random(seed)
     dut = SFDFJoin(inputs=inputs, index_width=width, data_width=8, payload_width=4)
     mod = 1 << width
@@ -30,7 +31,7 @@ def check_join(inputs, width, steps, seed):
             for _ in range(inputs):
                 valid = rng.random() < 0.9
                 eos = rng.random() < 0.1
-                heads.append({"valid": valid, "index": (current + rng.randint(1, mod - 1)) % mod,
+                heads.append({"valid": valid, "index": (current + rng.randint(1, mod // 2 - 1)) % mod,
                               "is_data": rng.random() < 0.7, "data": rng.randrange(256), "eos": eos})
             commit = rng.random() < 0.8
             ctx.set(dut.i_heads, heads)

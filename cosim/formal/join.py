@@ -2,9 +2,9 @@
 and at the least index.
 
 The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``.
-Assumed, as the receivers guarantee on a real edge: a live head's index is not the node's current index
-(every pending index lies in ``(current, current + 2 ** w)``, docs/hardware.md, "Join and emission";
-the harness keeps its own ``current``, the index of the last committed computation, from 0).
+Assumed, as the receivers and docs/semantics.md's index-width rule guarantee on a real network: a live
+head's index lies in ``(current, current + 2 ** (w - 1))`` (docs/hardware.md, "Join and emission"; the
+harness keeps its own ``current``, the index of the last committed computation, from 0).
 
 What is proved, in every reachable state:
 
@@ -53,7 +53,8 @@ class JoinHarness(Elaboratable):
         current = Signal(w)
         live = [h.valid & ~h.eos for h in heads]
         for k, h in enumerate(heads):
-            m.d.comb += Assume(~live[k] | (h.index != current), f"head {k}: index in (current, current + 2^w)")
+            ahead = (h.index - current)[:w]
+            m.d.comb += Assume(~live[k] | (ahead != 0) & ~ahead[w - 1], f"head {k}: index in (current, current + 2^(w-1))")
         go = dut.i_commit & dut.o_ready
         with m.If(go):
             m.d.sync += current.eq(dut.o_index)
