@@ -236,7 +236,9 @@ class CreditReceiver(wiring.Component):
         with m.If(has_credit):
             m.d.comb += [head.valid.eq(self.i_data.valid), head.is_data.eq(1)]
             # the user message sent with this token (holding its last credit) goes with it
-            with_msg = ((rcb_eff == 1) & self.i_ctrl.valid & (ctrl.kind == CTRL_USER) & (taken | absorb)
+            # RCB' == 1, compared without waiting for the subtraction credits - borrowed
+            last_credit = Mux(absorb, ctrl.credits == borrowed + 1, rcb == 1)
+            with_msg = (last_credit & self.i_ctrl.valid & (ctrl.kind == CTRL_USER) & (taken | absorb)
                         & ctrl.with_token)
             m.d.comb += head.is_msg.eq(with_msg)
             with m.If(self.i_consume & self.i_data.valid):
