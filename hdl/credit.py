@@ -60,9 +60,6 @@ class CreditSender(wiring.Component):
         The heartbeat register, read by the receiver.
     i_heartbeat_clear : In(1)
         The receiver consumed the heartbeat.
-    o_uncredited : Out(range(capacity + 1))
-        SCB, registered: the tokens pushed since the last control message, whose credit is still to
-        be sent; the receiver may take them at once (live credit, docs/hardware.md).
     """
 
     def __init__(self, *, capacity, control_capacity, threshold, heartbeat, index_width, data_width,
@@ -83,14 +80,13 @@ class CreditSender(wiring.Component):
             "o_ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
             "i_heartbeat_clear": In(1),
-            "o_uncredited": Out(range(capacity + 1)),
         })
         self._seq_width = seq_width(control_capacity)
 
     def elaborate(self, platform):
         m = Module()
         comp = self.i_comp.payload
-        scb = self.o_uncredited
+        scb = Signal(range(self.capacity + 1))
         pushes = Signal(self._seq_width)
         scb1 = Signal(range(self.capacity + 2))
         m.d.comb += scb1.eq(scb + comp.emit)
@@ -156,9 +152,10 @@ class CreditReceiver(wiring.Component):
 
     Offers the join one head per cycle: the data token when ``RCB > 0``; with ``RCB = 0`` a user message
     (after the data its credits covered: 000 Thm. 3.1) or EOS at the head of the control channel; with
-    ``RCB = 0`` and no control message in flight, a data token on *live credit* (the sender's SCB says
-    tokens were pushed after its last control message: nothing can precede them, so they need not wait
-    for their credit; the next message's credits are reduced by those taken, docs/hardware.md); else the
+    ``RCB = 0`` and no control message in flight, a data token on *live credit* (every token then in the
+    data channel was pushed after the sender's last control message: nothing can precede them, so they
+    need not wait for their credit; the next message's credits are reduced by those taken,
+    docs/hardware.md); else the
     heartbeat index once every control message pushed before it has been read. A user message is offered
     with the index it was sent after, so the join delivers it in that computation: copies of one message
     reaching a join on several inputs meet in one computation and are forwarded once (docs/hardware.md).
@@ -168,8 +165,7 @@ class CreditReceiver(wiring.Component):
     ----------
     capacity, control_capacity, index_width, data_width, payload_width : int
     live : bool
-        Live credit (the network's ``live_credit``); ``False`` is 000's receiver as printed, which
-        ignores ``i_uncredited``.
+        Live credit (the network's ``live_credit``); ``False`` is 000's receiver as printed.
 
     Members
     -------
@@ -177,8 +173,6 @@ class CreditReceiver(wiring.Component):
     i_ctrl : In(stream.Signature(control_layout))
     i_heartbeat : In(heartbeat_layout)
     o_heartbeat_clear : Out(1)
-    i_uncredited : In(range(capacity + 1))
-        The sender's SCB (:attr:`CreditSender.o_uncredited`), read with live credit.
     o_head : Out(head_layout)
         The offer to the join.
     i_consume : In(1)
@@ -194,7 +188,6 @@ class CreditReceiver(wiring.Component):
             "i_ctrl": In(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(heartbeat_layout(index_width, control_capacity)),
             "o_heartbeat_clear": Out(1),
-            "i_uncredited": In(range(capacity + 1)),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
         })
@@ -206,14 +199,16 @@ class CreditReceiver(wiring.Component):
         taken = Signal()  # the head message's credits are already in RCB
         pops = Signal(self._seq_width)
         # live credit: with RCB = 0 and no control message in flight, the data channel holds exactly the
-        # sender's SCB tokens less those already taken; the next message's credits cover them too
+        # sender's SCB tokens less those already taken (000 Thm. 3.2's count: tokens in q = RCB + credits
+        # in flight + SCB - borrowed), so any token in it may be taken; the next message's credits
+        # cover the taken ones too. Both channels' valid is level != 0, so no count crosses the link.
         borrowed = Signal(range(self.capacity + 1))
         ctrl = self.i_ctrl.payload
         head = self.o_head
         fresh = (ctrl.credits != 0) & ~taken
         # credits on the head message are absorbed and usable in the same cycle: no bubble per batch
         absorb = (rcb == 0) & self.i_ctrl.valid & fresh
-        live = (rcb == 0) & ~self.i_ctrl.valid & (self.i_uncredited != borrowed) if self.live else C(0)
+        live = (rcb == 0) & ~self.i_ctrl.valid & self.i_data.valid if self.live else C(0)
         rcb_eff = Signal(range(self.capacity + 1))
         m.d.comb += rcb_eff.eq(Mux(absorb, ctrl.credits - borrowed, rcb))
         with m.If(absorb):

@@ -50,10 +50,6 @@ class CreditLinkSignature(wiring.Signature):
         before it, in place of dummies in ``q'`` (docs/hardware.md).
     heartbeat_clear : In(1)
         Flows back: the receiver consumed the heartbeat.
-    uncredited : Out(range(capacity + 1))
-        The sender's SCB, a register beside the data channel: tokens pushed since its last control
-        message, which the receiver may take before their credit arrives (docs/hardware.md, "Live
-        credit").
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -64,7 +60,6 @@ class CreditLinkSignature(wiring.Signature):
             "ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
             "heartbeat_clear": In(1),
-            "uncredited": Out(range(capacity + 1)),
         })
 
     def __eq__(self, other):
@@ -232,7 +227,6 @@ class CreditEdge(wiring.Component):
         m.d.comb += [
             self.o_link.heartbeat.eq(self.i_link.heartbeat),
             self.i_link.heartbeat_clear.eq(self.o_link.heartbeat_clear),
-            self.o_link.uncredited.eq(self.i_link.uncredited),
         ]
         return m
 

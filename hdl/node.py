@@ -142,7 +142,6 @@ class SFDFNode(wiring.Component):
                 m.d.comb += [
                     rx.i_heartbeat.eq(link.heartbeat),
                     link.heartbeat_clear.eq(rx.o_heartbeat_clear),
-                    rx.i_uncredited.eq(link.uncredited),
                 ]
             head = join.i_heads[k]
             m.d.comb += [getattr(head, f).eq(getattr(rx.o_head, f)) for f, _ in head_layout(1, 1, 1)]
@@ -301,7 +300,6 @@ class SFDFNode(wiring.Component):
         m.d.comb += [
             link.heartbeat.eq(tx.o_heartbeat),
             tx.i_heartbeat_clear.eq(link.heartbeat_clear),
-            link.uncredited.eq(tx.o_uncredited),
         ]
         return tx
 

@@ -43,8 +43,7 @@ class Edge(wiring.Component):
             channel = m.submodules[name] = DataChannel(out.payload.shape(), depth)
             wiring.connect(m, out, channel.i_stream)
             wiring.connect(m, channel.o_stream, inp)
-        m.d.comb += [rx.i_heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(rx.o_heartbeat_clear),
-                     rx.i_uncredited.eq(tx.o_uncredited)]
+        m.d.comb += [rx.i_heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(rx.o_heartbeat_clear)]
         wiring.connect(m, wiring.flipped(self.i_comp), tx.i_comp)
         m.d.comb += [self.o_head.eq(rx.o_head), rx.i_consume.eq(self.i_consume)]
         return m

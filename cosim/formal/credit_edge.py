@@ -43,7 +43,7 @@ What is proved, in every reachable state (``ProofResult.status == "PASS"``):
   see. Conversely, a consumed offer is popped.
 
 The harness also asserts *strengthening invariants* (prefixed ``invariant:``) relating the sender's and
-receiver's registers (SCB, which is the sender's ``o_uncredited``, RCB, ``borrowed``, push and pop
+receiver's registers (SCB, RCB, ``borrowed``, push and pop
 counts, the "credits taken" flag) to the channels' contents; they are what makes the properties
 inductive, and are proved like the rest.
 """
@@ -123,8 +123,7 @@ class CreditEdgeHarness(Elaboratable):
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
-        scb = snd.o_uncredited  # SCB is a member: the receiver reads it (live credit)
-        pushes, = _internal(driven_signals(modules["sender"]), snd, "pushes")
+        scb, pushes = _internal(driven_signals(modules["sender"]), snd, "scb", "pushes")
         rcb, taken, pops, borrowed = _internal(driven_signals(modules["receiver"]), rcv,
                                                "rcb", "taken", "pops", "borrowed")
 
@@ -139,8 +138,7 @@ class CreditEdgeHarness(Elaboratable):
         wiring.connect(m, dch.o_stream, rcv.i_data)
         wiring.connect(m, snd.o_ctrl, cch.i_stream)
         wiring.connect(m, cch.o_stream, rcv.i_ctrl)
-        m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear),
-                     rcv.i_uncredited.eq(snd.o_uncredited)]
+        m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear)]
 
         # the environment
         comp = snd.i_comp.payload

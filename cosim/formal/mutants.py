@@ -61,7 +61,7 @@ class UncountedCreditSender(CreditSender):
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
-        m.d.comb += self.o_ctrl.payload.credits.eq(self.o_uncredited)  # SCB
+        m.d.comb += self.o_ctrl.payload.credits.eq(driven_signals(m)["scb"])  # SCB
         return m
 
 
@@ -76,7 +76,8 @@ class DummyOvertakesSender(CreditSender):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         comp = self.i_comp.payload
-        m.d.comb += driven_signals(m)["credit_due"].eq(comp.emit & (self.o_uncredited == self.threshold))
+        signals = driven_signals(m)
+        m.d.comb += signals["credit_due"].eq(comp.emit & (signals["scb"] == self.threshold))
         return m
 
 
