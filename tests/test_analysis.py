@@ -190,6 +190,14 @@ def test_check_json_has_the_contract_keys():
     assert {"network", "potential_deadlock", "deadlock_free", "violations", "intervals"} <= set(js)
 
 
+@pytest.mark.parametrize("live", [True, False])
+def test_check_says_which_credit_receiver(live):
+    report = check(replace(diamond(4, 4, 4, 4), mode="credit", live_credit=live))
+    assert report.to_json()["live_credit"] is live
+    assert report.summary_lines()[0].endswith("live credit)" if live else "no live credit)")
+    assert check(replace(diamond(4, 4, 4, 4), mode="inband")).to_json()["live_credit"] is None
+
+
 # -- output buffers (003) ----------------------------------------------------------------------------
 def ob_net(base, obs):
     net = base.with_edges([replace(e, output_buffer=obs[e.name]) for e in base.edges])

@@ -50,6 +50,7 @@ class CheckReport:
             "intervals": self.intervals,
             "mode": net.mode,
             "dummy_algorithm": net.dummy_algorithm if net.mode == "inband" else None,
+            "live_credit": net.live_credit if net.mode == "credit" else None,
             "filtering": net.filtering,
             "thresholds": {e.name: e.threshold for e in net.edges} if net.mode == "credit" else {},
             "control_capacities": ({e.name: e.control_capacity for e in net.edges}
@@ -60,7 +61,10 @@ class CheckReport:
 
     def summary_lines(self) -> list[str]:
         net = self.network
-        proto = "credit (000)" if net.mode == "credit" else f"inband {net.dummy_algorithm} (002)"
+        if net.mode == "credit":
+            proto = "credit (000, live credit)" if net.live_credit else "credit (000's receiver: no live credit)"
+        else:
+            proto = f"inband {net.dummy_algorithm} (002)"
         if not net.filtering:
             proto += ", no filtering"
         lines = [
