@@ -225,13 +225,17 @@ class InbandReceiver(wiring.Component):
     capacity : int
         ``|q|``; sizes ``i_flushed``.
     index_width, data_width, payload_width : int
+    buffered : bool
+        The sender may hide tokens (an output buffer ``|q|_o > 1``). ``False``: every token it writes
+        is visible at once (003: a buffer of 1 is none), so the head is offered whenever the channel
+        holds one, and no pop count is kept.
 
     Members
     -------
     i_token : In(stream.Signature(inband_token_layout))
         From the channel.
     i_flushed : In(flushed_width(capacity))
-        The sender's ``o_flushed``.
+        The sender's ``o_flushed`` (read only when ``buffered``).
     o_head : Out(head_layout)
         The offer to the join.
     o_head_dummy : Out(1)
@@ -240,8 +244,9 @@ class InbandReceiver(wiring.Component):
         The join takes the head this cycle (ignored for EOS).
     """
 
-    def __init__(self, *, capacity, index_width, data_width, payload_width):
+    def __init__(self, *, capacity, index_width, data_width, payload_width, buffered=True):
         check_integer("Capacity", capacity, 1)
+        self.buffered = bool(buffered)
         super().__init__({
             "i_token": In(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
             "i_flushed": In(flushed_width(capacity)),
@@ -252,12 +257,18 @@ class InbandReceiver(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        popped = Signal.like(self.i_flushed)
         token = self.i_token.payload
         head = self.o_head
         offer = Signal()
+        if self.buffered:  # visible while the pop count differs from the sender's flushed count
+            popped = Signal.like(self.i_flushed)
+            visible = popped != self.i_flushed
+            with m.If(self.i_token.ready):
+                m.d.sync += popped.eq(popped + 1)
+        else:
+            visible = 1
         m.d.comb += [
-            offer.eq(self.i_token.valid & (popped != self.i_flushed)),
+            offer.eq(self.i_token.valid & visible),
             head.valid.eq(offer),
             head.index.eq(token.index),
             head.is_data.eq(offer & token.is_data),
@@ -269,5 +280,4 @@ class InbandReceiver(wiring.Component):
         ]
         with m.If(self.i_consume & offer & ~token.eos):
             m.d.comb += self.i_token.ready.eq(1)
-            m.d.sync += popped.eq(popped + 1)
         return m

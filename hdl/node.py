@@ -129,7 +129,8 @@ class SFDFNode(wiring.Component):
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
-                                                             data_width=e.width, payload_width=self.pw)
+                                                             data_width=e.width, payload_width=self.pw,
+                                                             buffered=e.output_buffer > 1)
                 wiring.connect(m, wiring.flipped(link.token), rx.i_token)
                 m.d.comb += rx.i_flushed.eq(link.flushed)
                 self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
