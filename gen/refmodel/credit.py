@@ -183,16 +183,15 @@ class CreditNode(NodeSim):
         present = False
         for k, link in enumerate(inputs):
             if offers[k] == i:
-                if link.rcb:
+                if link.rcb or live and _live(link):  # the data token, on credit or on live credit
                     payload += link.data.queue.popleft()[2] << link.shift
                     present = True
-                    link.rcb -= 1
-                elif live and _live(link):
-                    payload += link.data.queue.popleft()[2] << link.shift
-                    present = True
-                    link.borrowed += 1
-                    if link.control.queue:
-                        link.control.queue.popleft()  # a dummy older than the token: obsolete
+                    if link.rcb:
+                        link.rcb -= 1
+                    else:
+                        link.borrowed += 1
+                        if link.control.queue:
+                            link.control.queue.popleft()  # a dummy older than the token: obsolete
                 else:
                     link.control.queue.popleft()  # the dummy with index i
                 link.wake_src()
