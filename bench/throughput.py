@@ -110,7 +110,8 @@ RECONVERGENT = {
 
 
 def reconvergent(build_dir, words, capacity=16):
-    """Words per cycle out of ``e`` for each structure and skip capacity, auto thresholds and T = 0."""
+    """Words per cycle out of ``e`` for each structure and skip capacity, auto thresholds and T = 0; also
+    written to bench/out/reconvergent.json."""
     rows = []
     for name, (branches, skips) in RECONVERGENT.items():
         for skip in skips:
@@ -124,6 +125,7 @@ def reconvergent(build_dir, words, capacity=16):
                 rows.append({"structure": name, "skip_capacity": skip, "threshold": "auto" if threshold is None
                              else threshold, "words_per_cycle": rate, "thresholds": row["thresholds"]})
                 print(f"{name}: skip |q| = {skip}, T = {rows[-1]['threshold']}: {rate:.3f} words/cycle", flush=True)
+    (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
     return rows
 
 
@@ -217,8 +219,7 @@ def main(argv=None):
     OUT.mkdir(exist_ok=True)
     build_dir = Path(args.build_dir)
     if args.only_reconvergent:
-        rows = reconvergent(build_dir, args.words, args.capacity)
-        (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
+        reconvergent(build_dir, args.words, args.capacity)
         return
     fig4_rows = fig4(build_dir, args.frames)
     plot_fig4(fig4_rows)
@@ -243,7 +244,6 @@ def main(argv=None):
           + ", ".join(f"{e} {r:.3f}" for e, r in variance["channel_tokens_per_cycle"].items())
           + f" (first to last token); cocotb {variance['cycles_per_s']:.0f} cycles/s")
     rows = reconvergent(build_dir, args.words, args.capacity)
-    (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
     (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "variance": variance,
                                                      "fig4": fig4_rows, "reconvergent": rows}, indent=2))
     plot(curve, q)

@@ -333,11 +333,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
         result.update({"fits": False, "error": message, "fmax_mhz": 0.0, "luts": 0, "ffs": 0, "brams": 0,
                        "timing_met": False, "built": True})
         return result
-    figures = parse_report(json.loads(report_path.read_text()), board.family,
-                           _yosys_cells(build_dir / f"{TOP}.rpt"))
     bitstream = build_dir / f"{TOP}.{'bit' if board.family == 'ecp5' else 'bin'}"
-    result.update({"fits": True, "built": True, **figures, "timing_met": figures["fmax_mhz"] >= clock_hz / 1e6,
-                   "bitstream": str(bitstream), "report": str(report_path)})
+    result.update({"built": True, **_placed(report_path, board, clock_hz / 1e6), "bitstream": str(bitstream)})
     if report is not None:
         shutil.copyfile(report_path, report)
     if program:
@@ -380,8 +377,13 @@ def place_again(built: dict, board: Board, seed: int) -> dict:
     if done.returncode != 0:
         raise BuildFailed(f"{built['network']} on {board.name}, seed {seed}: "
                           f"{(done.stdout + done.stderr).strip().splitlines()[-1:]} (logs in {build_dir})")
-    report_path = build_dir / f"{stem}.report.json"
-    figures = parse_report(json.loads(report_path.read_text()), board.family, _yosys_cells(build_dir / f"{TOP}.rpt"))
-    result.update({"fits": True, **figures, "timing_met": figures["fmax_mhz"] >= built["clock_mhz"],
-                   "report": str(report_path)})
+    result.update(_placed(build_dir / f"{stem}.report.json", board, built["clock_mhz"]))
     return result
+
+
+def _placed(report_path: Path, board: Board, clock_mhz: float) -> dict:
+    """The figures of a placement that fits: nextpnr's report at ``report_path``, with Yosys's cell
+    counts from the build's log beside it, and whether ``clock_mhz`` was met."""
+    figures = parse_report(json.loads(report_path.read_text()), board.family,
+                           _yosys_cells(report_path.parent / f"{TOP}.rpt"))
+    return {"fits": True, **figures, "timing_met": figures["fmax_mhz"] >= clock_mhz, "report": str(report_path)}
