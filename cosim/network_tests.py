@@ -70,12 +70,16 @@ class NetworkBench:
                                          busy=lambda: len(self.finished) < len(self.sinks))
 
     def levels(self) -> dict[str, int]:
-        """Every channel's level (data, control) and the beats through each port."""
+        """Every channel's level (data, control) and the beats through each port. A credit channel's
+        level counts the token its receiver holds in an offer register (hdl/offer.py): it is in the
+        channel for the analysis until the join consumes it."""
         levels = {f"{port} beats in": s.count for port, s in self.sources.items()}
         for name, (data, control) in self.channels.items():
-            levels[f"{name} data"] = int(data.level.value)
-            if control is not None:
-                levels[f"{name} control"] = int(control.level.value)
+            if control is None:
+                levels[f"{name} data"] = int(data.level.value)
+            else:
+                levels[f"{name} data"] = int(data.level.value) + int(data.held.value)
+                levels[f"{name} control"] = int(control.level.value) + int(control.held.value)
         levels.update({f"{port} beats out": s.count for port, s in self.sinks.items()})
         return levels
 

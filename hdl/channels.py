@@ -1,6 +1,6 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
-from amaranth import Module, Shape, Signal, Value
+from amaranth import Mux, Module, Shape, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -36,6 +36,10 @@ class DataChannel(wiring.Component):
       every other cycle at capacity 1.
     * ``o_stream.valid`` is exactly ``level != 0``: a token written into an empty channel is offered
       on the next cycle (latency 1), and a reader that is always ready sees one token per cycle.
+    * With ``release``, a token the reader has taken still counts against the capacity until the
+      reader releases it: a credit-mode node holds its inputs' offers in registers
+      (:class:`sfdf.hdl.offer.OfferRegister`), and a token there is still in ``q`` for the analysis.
+      ``i_stream.ready`` is then exactly ``level + held < capacity``.
 
     ``amaranth.lib.fifo.SyncFIFOBuffered(depth=capacity)`` also bounds the count by ``capacity``, but
     it blocks writes while its memory is full even when the output register is being read, accepts
@@ -56,6 +60,8 @@ class DataChannel(wiring.Component):
         Shape of a token (for example a :class:`~amaranth.lib.data.StructLayout`).
     capacity : int
         ``|q| >= 1``: the most tokens the channel ever holds.
+    release : bool
+        Add ``i_release`` and ``held``: a token read is held until released.
 
     Members
     -------
@@ -64,19 +70,32 @@ class DataChannel(wiring.Component):
     o_stream : ``Out(stream.Signature(payload_shape))``
         Tokens to the receiver, oldest first.
     level : ``Out(range(capacity + 1))``
-        Number of tokens held (registered).
+        Number of tokens held and not read (registered).
+    held : ``Out(1)``
+        With ``release``: a token read and not yet released (registered). The reader reads again only
+        in a cycle it releases the held token, or holds none.
+    i_release : ``In(1)``
+        With ``release``: the reader lets go of the held token (ignored when none is held).
     """
 
-    def __init__(self, payload_shape, capacity):
+    def __init__(self, payload_shape, capacity, *, release=False):
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
             raise TypeError(f"Channel capacity must be a positive integer, not {capacity!r}")
         self._payload_shape = payload_shape
         self._capacity = capacity
-        super().__init__({
+        self._release = bool(release)
+        members = {
             "i_stream": In(stream.Signature(payload_shape)),
             "o_stream": Out(stream.Signature(payload_shape)),
             "level": Out(range(capacity + 1)),
-        })
+        }
+        if release:
+            members.update(held=Out(1), i_release=In(1))
+        super().__init__(members)
+
+    @property
+    def release(self):
+        return self._release
 
     @property
     def payload_shape(self):
@@ -97,14 +116,22 @@ class DataChannel(wiring.Component):
         # the count and the flags derived from it are registers, so ready and valid leave the channel
         # straight from flip-flops; each flag's next value is chosen by the transfer from comparisons
         # of the present count, which do not wait for the transfer (no carry chain after it)
-        full, valid, many = Signal(), Signal(), Signal()  # level == capacity, != 0, >= 2
+        full, valid, many = Signal(), Signal(), Signal()  # level (+ held) == capacity, level != 0, >= 2
         m.d.comb += self.i_stream.ready.eq(~full)
+        if self._release:  # a token read leaves the channel's count of room only when released
+            release = self.i_release & self.held
+            m.d.sync += self.held.eq(self.held & ~release | do_read)
+            last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
+        else:
+            release, last_room = do_read, self.level == capacity - 1
+        with m.If(do_write & ~release):
+            m.d.sync += full.eq(last_room)
+        with m.Elif(release & ~do_write):
+            m.d.sync += full.eq(0)
         with m.If(do_write & ~do_read):
-            m.d.sync += [self.level.eq(self.level + 1), full.eq(self.level == capacity - 1), valid.eq(1),
-                         many.eq(self.level != 0)]
+            m.d.sync += [self.level.eq(self.level + 1), valid.eq(1), many.eq(self.level != 0)]
         with m.Elif(do_read & ~do_write):
-            m.d.sync += [self.level.eq(self.level - 1), full.eq(0), valid.eq(self.level != 1),
-                         many.eq(self.level >= 3)]
+            m.d.sync += [self.level.eq(self.level - 1), valid.eq(self.level != 1), many.eq(self.level >= 3)]
 
         width = Shape.cast(self._payload_shape).width
         lutram = capacity - 1 <= lutram_rows(platform)

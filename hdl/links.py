@@ -21,6 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 from .channels import ControlChannel, DataChannel
 from .inband import flushed_width
+from .offer import release_layout
 from .tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
 
 __all__ = ["CreditEdge", "CreditLinkSignature", "InbandEdge", "InbandLinkSignature", "Links", "LinksSignature",
@@ -50,6 +51,9 @@ class CreditLinkSignature(wiring.Signature):
         before it, in place of dummies in ``q'`` (docs/hardware.md).
     heartbeat_clear : In(1)
         Flows back: the receiver consumed the heartbeat.
+    release : In(release_layout)
+        Flows back to the channels: the receiver's offer register let go of the data token or the
+        control message it held (:class:`sfdf.hdl.offer.OfferRegister`); the sender ignores it.
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -60,6 +64,7 @@ class CreditLinkSignature(wiring.Signature):
             "ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
             "heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
             "heartbeat_clear": In(1),
+            "release": In(release_layout()),
         })
 
     def __eq__(self, other):
@@ -192,7 +197,8 @@ class Links(Sequence):
 class CreditEdge(wiring.Component):
     """One credit-mode edge (000 Fig. 2): the data channel ``q`` (:class:`sfdf.hdl.channels.DataChannel` of
     exactly ``|q|`` tokens) and the control channel ``q'`` (:class:`sfdf.hdl.channels.ControlChannel` of
-    ``|q'|`` messages); the heartbeat register, kept by the sender, and its clear pass straight through.
+    ``|q'|`` messages), both counting what the receiver's offer register holds until it is released;
+    the heartbeat register, kept by the sender, and its clear pass straight through.
 
     Parameters
     ----------
@@ -217,9 +223,9 @@ class CreditEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity)
+        m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity, release=True)
         m.submodules.qc = qc = ControlChannel(control_layout(link.capacity, link.index_width, link.payload_width),
-                                              link.control_capacity)
+                                              link.control_capacity, release=True)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.data))
         wiring.connect(m, wiring.flipped(self.i_link.ctrl), qc.i_stream)
@@ -227,6 +233,8 @@ class CreditEdge(wiring.Component):
         m.d.comb += [
             self.o_link.heartbeat.eq(self.i_link.heartbeat),
             self.i_link.heartbeat_clear.eq(self.o_link.heartbeat_clear),
+            q.i_release.eq(self.o_link.release.data),
+            qc.i_release.eq(self.o_link.release.ctrl),
         ]
         return m
 

@@ -22,7 +22,8 @@ from .join import SFDFJoin
 from .kernels import make_kernel
 from .links import LinksSignature, edge_link
 from .manifest import BeatKind
-from .tokens import head_layout
+from .offer import OfferRegister
+from .tokens import CTRL_CREDIT, head_layout
 
 __all__ = ["DECIDED", "SFDFNode", "beat_layout", "word_layout"]
 
@@ -40,6 +41,11 @@ def word_layout(data_width: int) -> data.StructLayout:
 def beat_layout(index_width: int, data_width: int) -> data.StructLayout:
     """A sink's output beat."""
     return data.StructLayout({"data": data_width, "index": index_width, "kind": BeatKind})
+
+
+def _offer(to, head):
+    """Assignments of one head (:func:`sfdf.hdl.tokens.head_layout`) to another of other widths, field by field."""
+    return [getattr(to, f).eq(getattr(head, f)) for f, _ in head_layout(1, 1, 1)]
 
 
 class SFDFNode(wiring.Component):
@@ -134,19 +140,9 @@ class SFDFNode(wiring.Component):
                 wiring.connect(m, wiring.flipped(link.token), rx.i_token)
                 m.d.comb += rx.i_flushed.eq(link.flushed)
                 self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
+                m.d.comb += [*_offer(join.i_heads[k], rx.o_head), rx.i_consume.eq(join.o_consume[k])]
             else:
-                rx = m.submodules[f"rx{k}"] = CreditReceiver(
-                    capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
-                    data_width=e.width, payload_width=self.pw, live=self.live_credit)
-                wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
-                wiring.connect(m, wiring.flipped(link.data), rx.i_data)
-                m.d.comb += [
-                    rx.i_heartbeat.eq(link.heartbeat),
-                    link.heartbeat_clear.eq(rx.o_heartbeat_clear),
-                ]
-            head = join.i_heads[k]
-            m.d.comb += [getattr(head, f).eq(getattr(rx.o_head, f)) for f, _ in head_layout(1, 1, 1)]
-            m.d.comb += rx.i_consume.eq(join.o_consume[k])
+                self._credit_input(m, k, e, link, join)
         msg = Signal(self.pw)
         for k in reversed(range(n)):  # the first input delivering a message gives its payload
             with m.If(join.o_msg_mask[k]):
@@ -155,6 +151,31 @@ class SFDFNode(wiring.Component):
                     for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts, strict=True))]
         return join.o_ready, join.o_eos, join.o_index, join.o_offset, payloads, join.o_mask, \
             join.o_msg_mask.any(), msg, Const(0), join.i_commit
+
+    def _credit_input(self, m, k, e, link, join):
+        """Credit input ``k``: its receiver, and the register that holds its offer for the join
+        (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers")."""
+        rx = m.submodules[f"rx{k}"] = CreditReceiver(
+            capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
+            data_width=e.width, payload_width=self.pw, live=self.live_credit)
+        offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
+                                                          payload_width=self.pw)
+        wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
+        wiring.connect(m, wiring.flipped(link.data), rx.i_data)
+        ctrl_pop = link.ctrl.valid & link.ctrl.ready
+        absorbed = ctrl_pop & (link.ctrl.payload.kind == CTRL_CREDIT)  # a credit message: never held
+        m.d.comb += [
+            rx.i_heartbeat.eq(link.heartbeat),
+            link.heartbeat_clear.eq(rx.o_heartbeat_clear),
+            *_offer(offer.i_head, rx.o_head),
+            rx.i_consume.eq(offer.o_take),
+            offer.i_popped.data.eq(link.data.valid & link.data.ready),
+            offer.i_popped.ctrl.eq(ctrl_pop & ~absorbed),
+            *_offer(join.i_heads[k], offer.o_head),
+            offer.i_consume.eq(join.o_consume[k]),
+            link.release.data.eq(offer.o_release.data),
+            link.release.ctrl.eq(offer.o_release.ctrl | absorbed),
+        ]
 
     def _source(self, m):
         """A source's words as computations: index = words so far, EOS. Its kernel turns ``last`` into

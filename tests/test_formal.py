@@ -51,6 +51,12 @@ def test_data_channel_is_an_exact_fifo(build, capacity):
     _passes(ChannelHarness(DataChannel(2, capacity)), build, f"channel{capacity}", depth=3)
 
 
+@pytest.mark.parametrize("capacity", [1, 2, 3])
+def test_released_channel_is_an_exact_fifo(build, capacity):
+    """The credit edges' channels: a token read still takes room until its offer register releases it."""
+    _passes(ChannelHarness(DataChannel(2, capacity, release=True)), build, f"release{capacity}", depth=3)
+
+
 def test_block_ram_channel_is_an_exact_fifo(build):
     with block_storage():  # the block-RAM scheme at a small capacity (by default past 65)
         _passes(ChannelHarness(DataChannel(2, 5)), build, "block5", depth=3)
@@ -69,6 +75,11 @@ def test_channel_proof_needs_its_strengthening(build):
 
 def test_greedy_channel_fails(build):
     _fails(ChannelHarness(mutants.GreedyChannel(2, 2)), build, "greedy", depth=5,
+           violated="i_stream.ready == (level != capacity)")
+
+
+def test_forgetting_the_held_token_fails(build):
+    _fails(ChannelHarness(mutants.ForgetfulReleaseChannel(2, 2)), build, "forgetful_release", depth=5,
            violated="i_stream.ready == (level != capacity)")
 
 

@@ -22,6 +22,7 @@ from sfdf.hdl.links import (
     edge_link,
 )
 from sfdf.hdl.node import SFDFNode
+from sfdf.hdl.offer import release_layout
 from sfdf.hdl.tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
 
 IW, DW, PW = 8, 12, 16
@@ -42,7 +43,8 @@ def test_credit_link_is_000_fig2_seen_from_the_sender():
     assert members["ctrl"] == Out(stream.Signature(control_layout(4, IW, PW)))
     assert members["heartbeat"] == Out(heartbeat_layout(IW, 9))
     assert members["heartbeat_clear"] == In(1)
-    assert list(members) == ["data", "ctrl", "heartbeat", "heartbeat_clear"]
+    assert members["release"] == In(release_layout())
+    assert list(members) == ["data", "ctrl", "heartbeat", "heartbeat_clear", "release"]
     assert credit_link() == credit_link() != credit_link(capacity=8)
 
 
@@ -129,6 +131,31 @@ def test_credit_edge_channels_and_heartbeat():
         ctx.set(i.ctrl.valid, 0)
         assert ctx.get(o.data.valid) and ctx.get(o.data.payload.data) == 0x5a
         assert ctx.get(o.ctrl.valid) and ctx.get(o.ctrl.payload.credits) == 2 and ctx.get(o.ctrl.payload.payload) == 9
+
+    run(dut, bench)
+
+
+def test_credit_edge_counts_what_the_receiver_holds():
+    """A token the receiver has read still takes room in q until its offer register releases it."""
+    dut = CreditEdge(credit_link(capacity=2, control_capacity=3))
+
+    async def bench(ctx):
+        i, o = dut.i_link, dut.o_link
+        ctx.set(i.data.valid, 1)
+        for index in (1, 2):
+            ctx.set(i.data.payload, {"index": index, "data": index})
+            await ctx.tick()
+        ctx.set(i.data.valid, 0)
+        assert not ctx.get(i.data.ready)
+        ctx.set(o.data.ready, 1)  # the receiver reads token 1 into its offer register
+        await ctx.tick()
+        ctx.set(o.data.ready, 0)
+        assert ctx.get(o.data.payload.index) == 2
+        assert not ctx.get(i.data.ready), "a held token still counts"
+        ctx.set(o.release, {"data": 1, "ctrl": 0})
+        await ctx.tick()
+        ctx.set(o.release, {"data": 0, "ctrl": 0})
+        assert ctx.get(i.data.ready), "room once released"
 
     run(dut, bench)
 

@@ -7,7 +7,10 @@ AXI-stream valid stability, and a synchronous reset at any cycle):
 
 * ``level <= capacity`` (the channel never holds more than ``|q|`` tokens: the capacity the deadlock
   analysis assumes, 002 Thm. 2.2, 000 (3)-(5));
-* ``i_stream.ready == (level != capacity)`` and ``o_stream.valid == (level != 0)``;
+* ``i_stream.ready == (level != capacity)`` and ``o_stream.valid == (level != 0)``; with ``release``
+  (a token read counts against the capacity until released, hdl/offer.py) ``level + held`` is the
+  count of room, for a reader that holds at most one token (an assumption: it reads again only while
+  releasing);
 * ``level`` is the number of tokens written and not read (equal to the model's, which counts them);
 * FIFO order, unchanged: whenever ``o_stream.valid``, ``o_stream.payload`` is the oldest token written
   and not yet read (the model's head). With the count this is the shadow-FIFO form of "token ``n`` out
@@ -26,7 +29,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Array, Assert, Elaboratable, Module, Mux, Shape, Signal, Value
+from amaranth.hdl import Array, Assert, Assume, Elaboratable, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
@@ -217,14 +220,24 @@ class ChannelHarness(Elaboratable):
         valid, ready = AnySeq(1), AnySeq(1)
         payload = AnySeq(width) if width else 0
         for fifo in (dut, model):
-            m.d.comb += [fifo.i_stream.valid.eq(valid), fifo.o_stream.ready.eq(ready)]
+            m.d.comb += fifo.o_stream.ready.eq(ready)
             if width:
                 m.d.comb += Value.cast(fifo.i_stream.payload).eq(payload)
 
+        # the model writes when the channel does: with release, it has room for the held token too
+        m.d.comb += [dut.i_stream.valid.eq(valid), model.i_stream.valid.eq(valid & dut.i_stream.ready)]
         capacity = dut.capacity
+        occupied = dut.level
+        if dut.release:  # a token read counts until released; the reader holds at most one
+            release, shadow = AnySeq(1), Signal()
+            read = dut.o_stream.valid & dut.o_stream.ready
+            m.d.comb += [dut.i_release.eq(release), Assume(~read | ~shadow | release),
+                         Assert(dut.held == shadow, "held: a token read and not released")]
+            m.d.sync += shadow.eq(shadow & ~release | read)
+            occupied = dut.level + dut.held
         m.d.comb += [
-            Assert(dut.level <= capacity, "level <= capacity"),
-            Assert(dut.i_stream.ready == (dut.level != capacity), "i_stream.ready == (level != capacity)"),
+            Assert(occupied <= capacity, "level <= capacity"),
+            Assert(dut.i_stream.ready == (occupied != capacity), "i_stream.ready == (level != capacity)"),
             Assert(dut.o_stream.valid == (dut.level != 0), "o_stream.valid == (level != 0)"),
             Assert(dut.level == model.level, "level counts the tokens written and not read"),
         ]

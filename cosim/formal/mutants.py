@@ -21,6 +21,7 @@ __all__ = [
     "CorruptWhenFullChannel",
     "DummyOvertakesSender",
     "EagerCreditReceiver",
+    "ForgetfulReleaseChannel",
     "ForgetfulLiveReceiver",
     "GreedyChannel",
     "PeekingInbandReceiver",
@@ -35,6 +36,19 @@ class GreedyChannel(DataChannel):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         m.d.comb += self.i_stream.ready.eq(1)
+        return m
+
+
+class ForgetfulReleaseChannel(DataChannel):
+    """A channel with ``release`` whose room forgets the token the reader holds (as a channel without
+    ``release`` would): ``|q| + 1`` tokens fit behind an offer register."""
+
+    def __init__(self, payload_shape, capacity):
+        super().__init__(payload_shape, capacity, release=True)
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.i_stream.ready.eq(self.level != self.capacity)
         return m
 
 

@@ -1,0 +1,80 @@
+"""Registered offers: the join of a credit-mode node reads its inputs' heads from registers.
+
+A credit receiver's offer (000 Alg. 1, 4) is a function of its counters, the heads of two channels and
+the heartbeat register: three or four LUT levels that, offered to the join combinationally, sat at the
+start of the decide stage's loop (heads -> join -> consumption -> the next heads, docs/hardware.md,
+"Registered offers"). :class:`OfferRegister` takes the receiver's offer into a register whenever the
+register is free or the join consumes what it holds, so the receiver works out its next offer while the
+join decides on the present one. The receiver is unchanged: to it the register is a join that consumes
+every offer at once.
+
+Exactness: a token or user message in the register has left its channel but still counts against the
+channel's capacity until the join consumes it (the channels' ``release``), so ``q`` and ``q'`` hold
+exactly ``|q|`` and ``|q'|`` for the analysis. Every offer stays true while it waits: tokens and
+messages are consumed as offered, and a dummy index is a lower bound on the edge's later indices that
+no later event falsifies; offers on an edge never go back in index, so a waiting dummy never hides a
+lower index. The cost is one cycle of latency per hop.
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from .tokens import head_layout
+
+__all__ = ["OfferRegister", "release_layout"]
+
+
+def release_layout() -> data.StructLayout:
+    """What a credit-mode input lets go of in one cycle: a data token, a control message."""
+    return data.StructLayout({"data": 1, "ctrl": 1})
+
+
+class OfferRegister(wiring.Component):
+    """One credit-mode input's offer, held in a register between the receiver and the join.
+
+    Parameters
+    ----------
+    index_width, data_width, payload_width : int
+
+    Members
+    -------
+    i_head : In(head_layout)
+        The receiver's offer.
+    o_take : Out(1)
+        The register takes the receiver's offer this cycle (the receiver's ``i_consume``): it is free,
+        or the join consumes what it holds.
+    i_popped : In(release_layout)
+        What taking the offer pops from the channels and holds (a data token; a user message; a credit
+        message is absorbed, not held: the caller releases it at once).
+    o_head : Out(head_layout)
+        The offer, to the join (registered).
+    i_consume : In(1)
+        The join consumes the held offer.
+    o_release : Out(release_layout)
+        The channels' tokens the consumed offer held.
+    """
+
+    def __init__(self, *, index_width, data_width, payload_width):
+        layout = head_layout(index_width, data_width, payload_width)
+        super().__init__({
+            "i_head": In(layout),
+            "o_take": Out(1),
+            "i_popped": In(release_layout()),
+            "o_head": Out(layout),
+            "i_consume": In(1),
+            "o_release": Out(release_layout()),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        held = Signal(release_layout())
+        consume = self.i_consume & self.o_head.valid
+        m.d.comb += [
+            self.o_take.eq(~self.o_head.valid | consume),
+            self.o_release.data.eq(consume & held.data),
+            self.o_release.ctrl.eq(consume & held.ctrl),
+        ]
+        with m.If(self.o_take):
+            m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
+        return m
