@@ -171,7 +171,7 @@ def control_per_edge(name: str) -> dict:
     senders, receivers = total(r"\.tx\d+$"), total(r"\.rx\d+$")
     joins, kernels = total(r"\.join$"), total(r"\.kernel$")
     fifos = total(r"\.edge_[^.]+\.qc?$")  # an edge's channels q and qc (sfdf.hdl.links)
-    decided = total(r"\.decided$")  # the channel between a node's two stages (hdl.node.DECIDED)
+    decided = total(r"\.decided(\.\w+)?$")  # the queue between a node's two stages (hdl.decided)
     edges = facts["edges"]
     return {"design": name, "edges": edges, "senders": senders, "receivers": receivers, "joins": joins,
             "kernels": kernels, "fifos": fifos, "decided": decided, "total": sum(modules.values()),

@@ -3,18 +3,20 @@
 What a user would otherwise build (bench/fpga.py compares Fmax and size with it): every edge a
 :class:`sfdf.hdl.channels.DataChannel` of ``|q|`` payloads (no computation index), every node firing when all
 its inputs hold a token and all its outputs have room, the same kernel as :class:`sfdf.hdl.top.NetworkTop`
-fed by a local computation counter. No credits, heartbeats, dummies, join or control messages: when a
+fed by a local computation counter (a pipelined kernel's results wait in the same queue as an sfdf
+node's, :class:`sfdf.hdl.decided.DecidedQueue`, until the outputs take them). No credits, heartbeats, dummies, join or control messages: when a
 node filters, such a network can deadlock (000 Fig. 3) or join tokens of different computations, which
 is the problem sfdf solves; as hardware it is the floor sfdf's control logic is measured against.
 """
 
 from amaranth import Cat, Module, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from sfdf.gen.kernels import input_shift, result_width, word_width
 from sfdf.hdl.axis import AxisSignature
 from sfdf.hdl.channels import DataChannel
+from sfdf.hdl.decided import DecidedQueue
 from sfdf.hdl.kernels import make_kernel
 
 __all__ = ["PlainNetworkTop"]
@@ -65,17 +67,31 @@ class PlainNetworkTop(wiring.Component):
                 valid = word.tvalid
                 m.d.comb += [kernel.i_payloads[0].eq(word.tdata), kernel.i_mask.eq(1), kernel.i_last.eq(word.tlast),
                              word.tready.eq(fire)]
+            # what the outputs send: the kernel's answer now, or, from a pipelined kernel, the oldest
+            # computation its queue holds (hdl.decided: the same queue as an sfdf node's)
+            emit, result, index, sending = kernel.o_emit, kernel.o_data, count + 1, valid
+            if kernel.latency:
+                queue = m.submodules[f"decided_{node.name}"] = DecidedQueue(
+                    data.StructLayout({"emit": len(kernel.o_emit), "index": iw}), data_width=len(kernel.o_data),
+                    latency=kernel.latency)
+                record, head = queue.i_record, queue.o_comp
+                m.d.comb += [record.valid.eq(valid), record.payload.emit.eq(kernel.o_emit),
+                             record.payload.index.eq(count + 1), queue.i_data.eq(kernel.o_data)]
+                emit, result, index, sending = head.payload.emit, head.payload.data, head.payload.index, head.valid
             if outs:
                 ready = Cat(fifos[e.name].i_stream.ready for e in outs).all()
                 for j, e in enumerate(outs):
                     tail = fifos[e.name].i_stream
-                    m.d.comb += [tail.valid.eq(fire & kernel.o_emit[j]), tail.payload.eq(kernel.o_data[:e.width])]
+                    m.d.comb += [tail.valid.eq(sending & ready & emit[j]), tail.payload.eq(result[:e.width])]
             else:
                 beat = getattr(self, node.name)
                 ready = beat.tready
-                m.d.comb += [beat.tvalid.eq(valid & kernel.o_emit[0]), beat.tdata.eq(kernel.o_data),
-                             beat.tuser.eq(count + 1)]
-            m.d.comb += [fire.eq(valid & ready), kernel.i_index.eq(count + 1), kernel.i_step.eq(fire)]
+                m.d.comb += [beat.tvalid.eq(sending & emit[0]), beat.tdata.eq(result), beat.tuser.eq(index)]
+            if kernel.latency:
+                m.d.comb += [head.ready.eq(ready), fire.eq(valid & record.ready)]
+            else:
+                m.d.comb += fire.eq(valid & ready)
+            m.d.comb += [kernel.i_index.eq(count + 1), kernel.i_step.eq(fire)]
             with m.If(fire):
                 m.d.sync += count.eq(count + 1)
         return m

@@ -17,7 +17,7 @@ from pathlib import Path
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import random_words, simulate
 from sfdf.hdl.generate import generate
-from sfdf.hdl.node import DECIDED
+from sfdf.hdl.node import decided_depth
 
 from .runner import RunResults, build_and_run
 
@@ -111,8 +111,8 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
     oracle = (lambda edge, hidden, index: flush_after.get(edge) == index) if flush_after else None
     # the model's nodes hold as many decided computations as the RTL's (docs/hardware.md, "The pipelined
-    # node"): the outputs are the same at any depth, and a deadlock leaves the same channel levels
-    expected = simulate(resolved, inputs=inputs, seed=seed, flush_oracle=oracle, depth=DECIDED)
+    # node"; a pipelined kernel's adds its latency): the outputs are the same at any depth
+    expected = simulate(resolved, inputs=inputs, seed=seed, flush_oracle=oracle, depth=decided_depth(resolved))
     config = {
         "manifest": json.loads(j_path.read_text()), "inputs": inputs, "seed": seed, "pause": pause,
         "expected": {sink: [list(ev) for ev in log] for sink, log in expected.outputs.items()},

@@ -2,8 +2,13 @@
 
 A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which),
 each already placed by :func:`sfdf.gen.kernels.input_shift`, the index ``i_index`` and, at a source,
-``i_last`` (the word ends a frame). It answers combinationally with a payload and an emit bit per
-output, and optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``).
+``i_last`` (the word ends a frame). It answers combinationally with an emit bit per output and
+optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``), and with the
+payload ``o_data`` ``latency`` cycles later (a kernel's class attribute: the variance kernels register
+their multiply or their inputs, so that the decide stage does not wait for a multiplier and a wide
+adder; :class:`sfdf.hdl.decided.DecidedQueue` holds the computation until its data arrive). A pipelined
+kernel's stages run every cycle: its result ``latency`` cycles after any cycle is that cycle's
+computation's, stepped or not.
 ``i_step`` commits the computation; state (LFSRs, accumulators) advances only on a *data*
 computation (at least one payload present), as in the model. Every kernel has the members of
 :func:`kernel_signature`; :func:`make_kernel` builds one by its spec name.
@@ -31,8 +36,8 @@ from sfdf.gen.kernels import (
     variance_fields,
 )
 
-__all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_signature",
-           "make_kernel"]
+__all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_latency",
+           "kernel_signature", "make_kernel"]
 
 #: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
 _FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
@@ -89,6 +94,8 @@ class RandomFilter(wiring.Component):
     gets it iff ``o_emit[j]`` (combinational, from the stepped LFSR states).
     """
 
+    latency = 0
+
     def __init__(self, *, inputs, outputs, data_width, seed=_FILTER["seed"], rate=_FILTER["rate"], in_width=None,
                  index_width=32):
         self.inputs, self.outputs, self.data_width = inputs, outputs, data_width
@@ -133,6 +140,8 @@ class VarianceSource(wiring.Component):
     As :func:`kernel_signature` with one 16-bit input and 17-bit ``o_data``.
     """
 
+    latency = 0
+
     def __init__(self, *, outputs, index_width=32, filter_zeros=_SOURCE["filter_zeros"]):
         self.outputs, self.filter_zeros = outputs, filter_zeros
         super().__init__(kernel_signature(1, outputs, PIXEL_BITS, PIXEL_BITS + 1, index_width))
@@ -153,13 +162,16 @@ class VarianceSum(wiring.Component):
 
     One adder (and, for squares, one 16x16 multiplier) into an accumulator of the result's width
     (:func:`sfdf.gen.kernels.kernel_output_width`): ``o_data = acc + term(pixel)``, emitted on every output
-    at the word marked last (bit 16), after which the accumulator clears.
+    at the word marked last (bit 16), after which the accumulator clears. Two stages (``latency = 1``):
+    the term is registered, then added, so the multiplier and the accumulator's adder each have a cycle.
 
     Parameters
     ----------
     squares : bool
     outputs, index_width : int
     """
+
+    latency = 1
 
     def __init__(self, *, squares, outputs, index_width=32):
         self.squares, self.outputs = squares, outputs
@@ -172,13 +184,18 @@ class VarianceSum(wiring.Component):
         pixel = self.i_payloads[0][:PIXEL_BITS]
         last = self.i_payloads[0][PIXEL_BITS]
         acc = Signal(width)
-        term = pixel * pixel if self.squares else pixel
+        term, stepped, cleared = Signal(width), Signal(), Signal()  # stage 1: this cycle's computation
+        m.d.sync += [
+            term.eq(pixel * pixel if self.squares else pixel),
+            stepped.eq(self.i_step & self.i_mask[0]),
+            cleared.eq(last),
+        ]
         m.d.comb += [
-            self.o_data.eq((acc + term)[:width]),
+            self.o_data.eq((acc + term)[:width]),  # stage 2: last cycle's computation
             self.o_emit.eq(last.replicate(self.outputs)),
         ]
-        with m.If(self.i_step & self.i_mask[0]):
-            m.d.sync += acc.eq(Mux(last, 0, self.o_data))
+        with m.If(stepped):
+            m.d.sync += acc.eq(Mux(cleared, 0, self.o_data))
         return m
 
 
@@ -187,12 +204,15 @@ class VarianceJoin(wiring.Component):
 
     The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), so the kernel adds its
     inputs and puts ``n = i_index - previous`` on top, ``previous`` being the index of the previous
-    result (indices count words, so ``n`` counts every pixel, zeros included).
+    result (indices count words, so ``n`` counts every pixel, zeros included). Two stages
+    (``latency = 1``): the present payloads and ``n`` are registered, then added.
 
     Parameters
     ----------
     outputs, index_width : int
     """
+
+    latency = 1
 
     def __init__(self, *, outputs, index_width=32):
         self.outputs = outputs
@@ -204,15 +224,26 @@ class VarianceJoin(wiring.Component):
         m = Module()
         n_lsb = self.fields["n"][0]
         previous = Signal(len(self.i_index))
-        total = ((self.i_payloads[0] & self.i_mask[0].replicate(n_lsb))
-                 + (self.i_payloads[1] & self.i_mask[1].replicate(n_lsb)))[:n_lsb]
+        present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
+        n = Signal(len(previous))
+        m.d.sync += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
+        m.d.sync += n.eq((self.i_index - previous)[:len(previous)])
         m.d.comb += [
-            self.o_data.eq(Cat(total, (self.i_index - previous)[:len(previous)])),
+            self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], n)),  # stage 2
             self.o_emit.eq(Const(-1, self.outputs)),
         ]
         with m.If(self.i_step & self.i_mask.any()):
             m.d.sync += previous.eq(self.i_index)
         return m
+
+
+def kernel_latency(name) -> int:
+    """Cycles from a computation to its data for the hardware kernel named ``name`` (module docstring)."""
+    classes = {None: RandomFilter, "random_filter": RandomFilter, "variance_source": VarianceSource,
+               "variance_mean": VarianceSum, "variance_mean_sq": VarianceSum, "variance_join": VarianceJoin}
+    if name not in classes:
+        raise ValueError(f"Kernel {name!r} has no hardware")
+    return classes[name].latency
 
 
 def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width):

@@ -14,23 +14,30 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .channels import DataChannel
 from .credit import CreditReceiver, CreditSender
+from .decided import DecidedQueue
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
 from .join import SFDFJoin
-from .kernels import make_kernel
+from .kernels import kernel_latency, make_kernel
 from .links import LinksSignature, edge_link
 from .manifest import BeatKind
 from .offer import OfferRegister
 from .tokens import CTRL_CREDIT, head_layout
 
-__all__ = ["DECIDED", "SFDFNode", "beat_layout", "word_layout"]
+__all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "word_layout"]
 
 #: Decided computations between a node's two stages: the decide stage's room is a register (the
 #: channel's ``ready``), and two entries keep one computation per cycle flowing through it. It is the
 #: ``depth`` of :func:`sfdf.gen.refmodel.simulate` the hardware needs (docs/hardware.md).
 DECIDED = 2
+
+
+def decided_depth(network) -> int:
+    """The most decided computations a node of ``network`` holds: :data:`DECIDED` plus its kernel's
+    latency (:class:`sfdf.hdl.decided.DecidedQueue`), the ``depth`` at which the reference model's nodes
+    hold at least as many as the hardware's."""
+    return DECIDED + max((kernel_latency(node.kernel) for node in network.nodes), default=0)
 
 
 def word_layout(data_width: int) -> data.StructLayout:
@@ -195,7 +202,7 @@ class SFDFNode(wiring.Component):
     def _decision_layout(self, kernel) -> data.StructLayout:
         """What the decide stage hands the emit stage for one computation (see :meth:`elaborate`)."""
         fields = {"index": self.iw, "delta": self._delta_width, "emit": max(1, len(self.out_edges)),
-                  "data": len(kernel.o_data), "msg_valid": 1, "msg": self.pw, "eos": 1}
+                  "msg_valid": 1, "msg": self.pw, "eos": 1}
         if self._propagates:
             fields["dummy_in"] = len(self._dummy_heads)
         return data.StructLayout(fields)
@@ -223,7 +230,8 @@ class SFDFNode(wiring.Component):
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
         # -- decide: one computation per cycle while the emit stage has room for it
-        decided = m.submodules.decided = DataChannel(self._decision_layout(kernel), DECIDED)
+        decided = m.submodules.decided = DecidedQueue(self._decision_layout(kernel), data_width=len(kernel.o_data),
+                                                      latency=kernel.latency, depth=DECIDED)
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         word_go = Signal()
@@ -237,19 +245,19 @@ class SFDFNode(wiring.Component):
             kernel.i_index.eq(index),
             kernel.i_last.eq(last),
             data_comp.eq(kernel.i_mask.any()),
-            decided.i_stream.valid.eq(word_go | eos_go),
-            issue.eq(decided.i_stream.valid & decided.i_stream.ready),
+            decided.i_record.valid.eq(word_go | eos_go),
+            issue.eq(decided.i_record.valid & decided.i_record.ready),
             input_commit.eq(issue & word_go),
             kernel.i_step.eq(issue & word_go),
         ]
+        m.d.comb += decided.i_data.eq(kernel.o_data)  # with the record, or ``latency`` cycles after it
         for k, p in enumerate(payloads):
             m.d.comb += kernel.i_payloads[k].eq(p)
-        record = decided.i_stream.payload
+        record = decided.i_record.payload
         m.d.comb += [
             record.index.eq(index),
             record.delta.eq(delta),
             record.emit.eq(kernel.o_emit & data_comp.replicate(len(record.emit)) & ~eos_go.replicate(len(record.emit))),
-            record.data.eq(kernel.o_data),
             record.msg_valid.eq(msg_valid & ~eos_go),
             record.msg.eq(msg),
             record.eos.eq(eos_go),
@@ -265,12 +273,12 @@ class SFDFNode(wiring.Component):
                 m.d.sync += cooldown.eq(cooldown - 1)
 
         # -- emit: the oldest decided computation, to every output at once (all or nothing)
-        head = decided.o_stream.payload
+        head = decided.o_comp.payload
         outputs_ready = Signal(init=1)
         commit = Signal()
         m.d.comb += [
-            decided.o_stream.ready.eq(outputs_ready),
-            commit.eq(decided.o_stream.valid & outputs_ready),
+            decided.o_comp.ready.eq(outputs_ready),
+            commit.eq(decided.o_comp.valid & outputs_ready),
         ]
         self._dummy_in = head.dummy_in if self._propagates else []
         if self.out_edges:
@@ -290,7 +298,7 @@ class SFDFNode(wiring.Component):
                 readies.append(tx.i_comp.ready)
             m.d.comb += outputs_ready.eq(Cat(*readies).all())
         else:
-            valid = decided.o_stream.valid
+            valid = decided.o_comp.valid
             self._sink(m, valid & ~head.eos, valid & head.eos, head.index, head.emit[0], head.data,
                        head.msg_valid, head.msg, outputs_ready)
         return m

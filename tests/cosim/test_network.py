@@ -118,7 +118,7 @@ def test_ob_fig2_deadlocks_where_the_model_says(examples, verilator_toolchain, c
     """003 Fig. 2: u flushes uw's output buffer right after index 4 (an adversarial flush), then both
     long-branch buffers hide what x needs. RTL and model deadlock on the same cycle: the short branch
     (uv, vx) full, every token on the long branch (uw, wx) hidden. The model runs at the RTL's depth
-    (hdl.node.DECIDED): its counts on the long branch are at least the RTL's, its nodes taking a token
+    (hdl.node.decided_depth): its counts on the long branch are at least the RTL's, its nodes taking a token
     before knowing the output has room where the RTL's emit all or nothing."""
     network = load_spec(examples / "ob_fig2.toml")
     run = run_network(network, build_dir=cosim_build_root, computations=100, seed=1, pause=0.0, max_frame=100,

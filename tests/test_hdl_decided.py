@@ -1,0 +1,70 @@
+# amaranth: UnusedElaboratable=no
+"""The queue of decided computations and the pipelined kernels' result lane (hdl/decided.py)."""
+
+import random
+
+import pytest
+from amaranth.lib import data
+from amaranth.sim import Simulator
+
+from sfdf.hdl.decided import DecidedQueue
+
+RECORD = data.StructLayout({"index": 8, "emit": 1})
+
+
+@pytest.mark.parametrize("latency", [0, 1, 3])
+@pytest.mark.parametrize("busy", [0.0, 0.4])
+def test_each_computation_leaves_with_its_own_data(latency, busy):
+    """A kernel whose result for the record taken at cycle t is ready at t + latency: every computation
+    leaves once, in order, with its data; with an always-ready reader and a record every cycle, one
+    leaves every cycle (the queue's depth covers the latency)."""
+    dut = DecidedQueue(RECORD, data_width=16, latency=latency)
+    rng = random.Random(latency)
+    count = 60
+    taken, left = [], []
+
+    async def writer(ctx):
+        index = 0
+        history = [None] * (latency + 1)  # the kernel's pipeline: data of the record offered `latency` ago
+        while index < count:
+            offer = rng.random() >= busy
+            ctx.set(dut.i_record.valid, offer)
+            ctx.set(dut.i_record.payload, {"index": index, "emit": index & 1})
+            history = [index * 7 + 3] + history[:-1]
+            if history[latency] is not None:
+                ctx.set(dut.i_data, history[latency])
+            _, _, ready = await ctx.tick().sample(dut.i_record.ready)
+            if offer and ready:
+                taken.append(index)
+                index += 1
+        ctx.set(dut.i_record.valid, 0)
+        for _ in range(latency + 1):  # the kernel's pipeline keeps running
+            history = [0] + history[:-1]
+            if history[latency] is not None:
+                ctx.set(dut.i_data, history[latency])
+            await ctx.tick()
+
+    async def reader(ctx):
+        cycles = 0
+        while len(left) < count:
+            ready = rng.random() >= busy
+            ctx.set(dut.o_comp.ready, ready)
+            _, _, valid, payload = await ctx.tick().sample(dut.o_comp.valid, dut.o_comp.payload)
+            if valid and ready:
+                left.append((payload.index, payload.emit, payload.data, cycles))
+            cycles += 1
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(writer)
+    sim.add_testbench(reader)
+    sim.run()
+    assert [(i, e, d) for i, e, d, _ in left] == [(i, i & 1, i * 7 + 3) for i in range(count)]
+    if not busy:
+        cycles = [c for *_, c in left]
+        assert cycles == list(range(cycles[0], cycles[0] + count)), "one computation per cycle"
+
+
+def test_depth_and_latency_must_make_sense():
+    with pytest.raises(ValueError, match="Latency"):
+        DecidedQueue(RECORD, data_width=4, latency=-1)
