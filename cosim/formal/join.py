@@ -1,9 +1,7 @@
 """Proof of the SFDF join (hdl/join.py; 002 Alg. 1, 5; 000 Alg. 4): it consumes only heads that are offered
 and at the least index.
 
-The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``;
-with ``lookahead`` (heads held in offer registers) an index changes only when taken, to the announced
-next one, and the join's registered pairwise order is proved equal to the heads' order.
+The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``.
 Assumed, as the receivers and docs/semantics.md's index-width rule guarantee on a real network: a live
 head's index lies in ``(current, current + 2 ** (w - 1))`` (docs/hardware.md, "Join and emission"; the
 harness keeps its own ``current``, the index of the last committed computation, from 0).
@@ -35,13 +33,13 @@ __all__ = ["JoinHarness"]
 class JoinHarness(Elaboratable):
     """``SFDFJoin(inputs, index_width)`` under free heads; see the module docstring."""
 
-    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin, lookahead=False):
-        self.inputs, self.index_width, self.join_class, self.lookahead = inputs, index_width, join, lookahead
+    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin):
+        self.inputs, self.index_width, self.join_class = inputs, index_width, join
 
     def elaborate(self, platform):
         m = Module()
         n, w = self.inputs, self.index_width
-        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1, lookahead=self.lookahead)
+        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1)
         dut._MustUse__silence = True  # elaborated here, to reach its register
         module = m.submodules.join = dut.elaborate(platform)
         names = driven_signals(module)
@@ -49,16 +47,9 @@ class JoinHarness(Elaboratable):
             raise FormalError("SFDFJoin has no internal register current; update cosim/formal/join.py")
         heads = [dut.i_heads[k] for k in range(n)]
         m.d.comb += dut.i_commit.eq(AnySeq(1))
-        for k, h in enumerate(heads):
-            m.d.comb += [h.valid.eq(AnySeq(1)), h.is_data.eq(AnySeq(1)),
+        for h in heads:
+            m.d.comb += [h.valid.eq(AnySeq(1)), h.index.eq(AnySeq(w)), h.is_data.eq(AnySeq(1)),
                          h.data.eq(AnySeq(1)), h.is_msg.eq(AnySeq(1)), h.msg.eq(AnySeq(1)), h.eos.eq(AnySeq(1))]
-            if dut.lookahead:  # registered heads: an index changes only when taken, to the announced one
-                index, following, take = Signal(w, name=f"index{k}"), AnySeq(w), AnySeq(1)
-                m.d.comb += [h.index.eq(index), dut.i_next[k].eq(following), dut.i_take[k].eq(take)]
-                with m.If(take):
-                    m.d.sync += index.eq(following)
-            else:
-                m.d.comb += h.index.eq(AnySeq(w))
         current = Signal(w)
         live = [h.valid & ~h.eos for h in heads]
         for k, h in enumerate(heads):
@@ -79,16 +70,6 @@ class JoinHarness(Elaboratable):
             Assert(~(dut.o_consume != 0) | go, "consume only when committing while ready"),
             Assert(names["current"] == current, "invariant: the join's current index"),
         ]
-        if dut.lookahead:
-            for j in range(n):
-                for k in range(n):
-                    if j != k:
-                        order = names.get(f"precedes_{j}_{k}")
-                        if order is None:
-                            raise FormalError("SFDFJoin(lookahead=True) has no register precedes_j_k; "
-                                              "update cosim/formal/join.py")
-                        m.d.comb += Assert(order == (heads[j].index - heads[k].index)[w - 1],
-                                           f"invariant: the registered order of heads {j}, {k}")
         with m.If(dut.o_ready):
             m.d.comb += Assert(dut.o_offset == least, "o_offset = o_index - current")
             m.d.comb += Assert(Cat(*(live[k] & (heads[k].index == dut.o_index) for k in range(n))).any(),

@@ -7,7 +7,7 @@ last assignment to a signal in a module wins), so the rest of the design is the 
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Value
+from amaranth.hdl import Module, Mux, Value
 from amaranth.lib import wiring
 
 from sfdf.hdl.channels import DataChannel
@@ -25,7 +25,6 @@ __all__ = [
     "ForgetfulReleaseChannel",
     "GreedyChannel",
     "PeekingInbandReceiver",
-    "StaleOrderJoin",
     "UncountedCreditSender",
     "UnreadyJoin",
 ]
@@ -139,17 +138,3 @@ class UnreadyJoin(SFDFJoin):
         m = super().elaborate(platform)
         m.d.comb += self.o_consume.eq(Mux(self.i_commit, self.o_at, 0))
         return m
-
-
-class StaleOrderJoin(SFDFJoin):
-    """A join with registered order (``lookahead``) that misses input 0's replacements: its order stays the
-    old head's when input 0 alone takes a new one."""
-
-    def _pairwise(self, m, heads, live, current):
-        take = self.i_take
-        self.i_take = Cat(take[0] & take[1:].any(), take[1:])
-        try:
-            return super()._pairwise(m, heads, live, current)
-        finally:
-            self.i_take = take
-
