@@ -55,24 +55,13 @@ class SFDFJoin(wiring.Component):
         The node performs the computation this cycle.
     o_consume : Out(inputs)
         Heads taken (those with the chosen index) when committing.
-    i_next : In(ArrayLayout(index_width, inputs)), i_take : In(inputs)
-        With ``lookahead`` (heads held in registers, :class:`sfdf.hdl.offer.OfferRegister`): head ``k`` is
-        replaced by one of index ``i_next[k]`` at the end of a cycle with ``i_take[k]``, and is unchanged
-        otherwise. The join then orders the next cycle's heads pairwise in this cycle and keeps the order
-        in registers, so no subtractor lies between the heads and ``o_consume``.
     """
 
-    def __init__(self, *, inputs, index_width, data_width, payload_width, lookahead=False):
+    def __init__(self, *, inputs, index_width, data_width, payload_width):
         if inputs < 1:
             raise ValueError(f"A join needs at least one input, not {inputs}")
         self.inputs, self.index_width = inputs, index_width
-        self.lookahead = lookahead and 1 < inputs <= PAIRWISE_MAX
-        members = {} if not self.lookahead else {
-            "i_next": In(data.ArrayLayout(index_width, inputs)),
-            "i_take": In(inputs),
-        }
         super().__init__({
-            **members,
             "i_heads": In(data.ArrayLayout(head_layout(index_width, data_width, payload_width), inputs)),
             "o_ready": Out(1),
             "o_eos": Out(1),
@@ -95,7 +84,7 @@ class SFDFJoin(wiring.Component):
         offered = [h.valid for h in heads]
         live = [h.valid & ~h.eos for h in heads]
         if self.inputs <= PAIRWISE_MAX:
-            least, offset, any_live, ats = self._pairwise(m, heads, live, current)
+            least, offset, any_live, ats = self._pairwise(heads, live, current)
         else:
             least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width,
                                                         base=current)
@@ -121,27 +110,16 @@ class SFDFJoin(wiring.Component):
             m.d.sync += current.eq(least)
         return m
 
-    def _pairwise(self, m, heads, live, current):
+    def _pairwise(self, heads, live, current):
         """Few inputs: every ordered pair of heads compared side by side by the sign of their difference
         (``a`` precedes ``b`` iff ``(a - b) mod 2^w`` has its top bit set: exact while they are less than
         ``2^(w-1)`` apart, docs/semantics.md; equal indices are not ordered), so the chosen inputs are known
         one subtractor after the heads, without ``current``: it only gives the offset, beside them."""
         w = self.index_width
         offsets = [(h.index - current)[:w] for h in heads]
-        pairs = [(j, k) for k in range(self.inputs) for j in range(self.inputs) if j != k]
-        precedes = {(j, k): (heads[j].index - heads[k].index)[w - 1] for j, k in pairs}
-        if self.lookahead:  # the order of next cycle's heads, from this cycle's and the next ones
-            for j, k in pairs:
-                a_j, a_k = heads[j].index, heads[k].index
-                b_j, b_k = self.i_next[j], self.i_next[k]
-                take_j, take_k = self.i_take[j], self.i_take[k]
-                order = Signal(name=f"precedes_{j}_{k}")
-                m.d.sync += order.eq(Mux(take_j, Mux(take_k, (b_j - b_k)[w - 1], (b_j - a_k)[w - 1]),
-                                         Mux(take_k, (a_j - b_k)[w - 1], order)))
-                precedes[j, k] = order
         ats = []
         for k in range(self.inputs):
-            beaten = [live[j] & precedes[j, k] for j in range(self.inputs) if j != k]
+            beaten = [live[j] & (heads[j].index - heads[k].index)[w - 1] for j in range(self.inputs) if j != k]
             ats.append(live[k] & ~Cat(*beaten).any() if beaten else live[k])
         if self.inputs == 1:
             return heads[0].index, offsets[0], live[0], ats

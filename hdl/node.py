@@ -138,7 +138,7 @@ class SFDFNode(wiring.Component):
         n = len(self.in_edges)
         width = max(e.width for e in self.in_edges)
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
-                                            payload_width=self.pw, lookahead=self.mode == "credit")
+                                            payload_width=self.pw)
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
@@ -183,8 +183,6 @@ class SFDFNode(wiring.Component):
             link.release.data.eq(offer.o_release.data),
             link.release.ctrl.eq(offer.o_release.ctrl | absorbed),
         ]
-        if join.lookahead:  # the join orders the registered offers a cycle ahead
-            m.d.comb += [join.i_next[k].eq(rx.o_head.index), join.i_take[k].eq(offer.o_take)]
 
     def _source(self, m):
         """A source's words as computations: index = words so far, EOS. Its kernel turns ``last`` into
