@@ -28,8 +28,9 @@ from .tokens import CTRL_CREDIT, head_layout
 __all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "word_layout"]
 
 #: Decided computations between a node's two stages: the decide stage's room is a register (the
-#: channel's ``ready``), and two entries keep one computation per cycle flowing through it. It is the
-#: ``depth`` of :func:`sfdf.gen.refmodel.simulate` the hardware needs (docs/hardware.md).
+#: channel's ``ready``), and two entries keep one computation per cycle flowing through it; a pipelined
+#: kernel adds its latency (:func:`decided_depth`, the ``depth`` of :func:`sfdf.gen.refmodel.simulate`
+#: the hardware needs; docs/hardware.md).
 DECIDED = 2
 
 
@@ -208,9 +209,10 @@ class SFDFNode(wiring.Component):
         return data.StructLayout(fields)
 
     def elaborate(self, platform):
-        """Two stages joined by :data:`DECIDED` decided computations (docs/hardware.md, "The pipelined
-        node"): the *decide* stage chooses a computation from the inputs' heads, consumes them and runs
-        the kernel; the *emit* stage hands the oldest decided computation to every output at once."""
+        """Two stages joined by :data:`DECIDED` decided computations, plus the kernel's latency
+        (docs/hardware.md, "The pipelined node"): the *decide* stage chooses a computation from the
+        inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
+        computation to every output at once."""
         m = Module()
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         inputs = self._inputs if self.in_edges else self._source
