@@ -87,11 +87,10 @@ class PlainNetworkTop(wiring.Component):
                 beat = getattr(self, node.name)
                 ready = beat.tready
                 m.d.comb += [beat.tvalid.eq(sending & emit[0]), beat.tdata.eq(result), beat.tuser.eq(index)]
-            if kernel.latency:
-                m.d.comb += [head.ready.eq(ready), fire.eq(valid & record.ready)]
-            else:
-                m.d.comb += fire.eq(valid & ready)
-            m.d.comb += [kernel.i_index.eq(count + 1), kernel.i_step.eq(fire)]
+            if kernel.latency:  # fires when the queue has room; the queue's head waits for the outputs
+                m.d.comb += head.ready.eq(ready)
+            m.d.comb += [fire.eq(valid & (record.ready if kernel.latency else ready)),
+                         kernel.i_index.eq(count + 1), kernel.i_step.eq(fire)]
             with m.If(fire):
                 m.d.sync += count.eq(count + 1)
         return m

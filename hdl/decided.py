@@ -48,6 +48,7 @@ class DecidedQueue(wiring.Component):
         if latency < 0 or depth < 1:
             raise ValueError(f"Latency must be >= 0 and depth >= 1, not {latency} and {depth}")
         self.record, self.data_width, self.latency, self.depth = record, data_width, latency, depth
+        # the record's fields, then data: a computation's bits are its record's followed by its data
         self.comp = data.StructLayout({**{name: field.shape for name, field in record}, "data": data_width})
         super().__init__({
             "i_record": In(stream.Signature(record)),
@@ -65,10 +66,8 @@ class DecidedQueue(wiring.Component):
             m.d.comb += [
                 queue.i_stream.valid.eq(self.i_record.valid),
                 self.i_record.ready.eq(queue.i_stream.ready),
-                queue.i_stream.payload.data.eq(self.i_data),
+                queue.i_stream.payload.eq(Cat(self.i_record.payload, self.i_data)),
             ]
-            m.d.comb += [getattr(queue.i_stream.payload, f).eq(getattr(self.i_record.payload, f))
-                         for f, _ in self.record]
             return m
         m.submodules.records = records = DataChannel(self.record, capacity)
         m.submodules.results = results = DataChannel(self.data_width, capacity)
@@ -84,7 +83,6 @@ class DecidedQueue(wiring.Component):
             out.valid.eq(both),
             records.o_stream.ready.eq(both & out.ready),
             results.o_stream.ready.eq(both & out.ready),
-            out.payload.data.eq(results.o_stream.payload),
+            out.payload.eq(Cat(records.o_stream.payload, results.o_stream.payload)),
         ]
-        m.d.comb += [getattr(out.payload, f).eq(getattr(records.o_stream.payload, f)) for f, _ in self.record]
         return m

@@ -200,7 +200,7 @@ class SFDFNode(wiring.Component):
         return (word.valid & ~eos_pending, eos_pending, count + 1, Const(1), [word.payload.data], 1,
                 None, None, word.payload.last, commit)
 
-    def _decision_layout(self, kernel) -> data.StructLayout:
+    def _decision_layout(self) -> data.StructLayout:
         """What the decide stage hands the emit stage for one computation (see :meth:`elaborate`)."""
         fields = {"index": self.iw, "delta": self._delta_width, "emit": max(1, len(self.out_edges)),
                   "msg_valid": 1, "msg": self.pw, "eos": 1}
@@ -232,7 +232,7 @@ class SFDFNode(wiring.Component):
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
         # -- decide: one computation per cycle while the emit stage has room for it
-        decided = m.submodules.decided = DecidedQueue(self._decision_layout(kernel), data_width=len(kernel.o_data),
+        decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
                                                       latency=kernel.latency, depth=DECIDED)
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
