@@ -22,7 +22,14 @@ from amaranth.lib.wiring import In, Out
 from .channels import ControlChannel, DataChannel
 from .inband import flushed_width
 from .offer import release_layout
-from .tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
+from .tokens import (
+    control_layout,
+    counter_control_layout,
+    counter_heartbeat_layout,
+    data_layout,
+    heartbeat_layout,
+    inband_token_layout,
+)
 
 __all__ = ["CreditEdge", "CreditLinkSignature", "InbandEdge", "InbandLinkSignature", "Links", "LinksSignature",
            "edge_link"]
@@ -39,14 +46,18 @@ class CreditLinkSignature(wiring.Signature):
         ``|q'|``: sizes the heartbeat's push count.
     index_width, data_width, payload_width : int
         Index bits, the edge's payload bits (its ``width``), user message bits.
+    live : bool
+        Live credit (:mod:`sfdf.hdl.counter`): stamped messages, no credit messages; else 000's credit
+        messages (:mod:`sfdf.hdl.credit`).
 
     Members
     -------
     data : Out(stream.Signature(data_layout))
         The data channel ``q``: data tokens ``{index, data}``.
-    ctrl : Out(stream.Signature(control_layout))
-        The control channel ``q'``: credits, user messages and EOS (000 Sec. 3).
-    heartbeat : Out(heartbeat_layout)
+    ctrl : Out(stream.Signature(control_layout or counter_control_layout))
+        The control channel ``q'``: credits, user messages and EOS (000 Sec. 3); with live credit user
+        messages and EOS, stamped.
+    heartbeat : Out(heartbeat_layout or counter_heartbeat_layout)
         The sender's heartbeat register: the latest dummy index (000 Alg. 4) and the control pushes
         before it, in place of dummies in ``q'`` (docs/hardware.md).
     heartbeat_clear : In(1)
@@ -56,13 +67,20 @@ class CreditLinkSignature(wiring.Signature):
         control message it held (:class:`sfdf.hdl.offer.OfferRegister`); the sender ignores it.
     """
 
-    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
+    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True):
         self.capacity, self.control_capacity = capacity, control_capacity
         self.index_width, self.data_width, self.payload_width = index_width, data_width, payload_width
+        self.live = bool(live)
+        if self.live:
+            self.control_layout = counter_control_layout(capacity, index_width, payload_width)
+            heartbeat = counter_heartbeat_layout(capacity, index_width, control_capacity)
+        else:
+            self.control_layout = control_layout(capacity, index_width, payload_width)
+            heartbeat = heartbeat_layout(index_width, control_capacity)
         super().__init__({
             "data": Out(stream.Signature(data_layout(index_width, data_width))),
-            "ctrl": Out(stream.Signature(control_layout(capacity, index_width, payload_width))),
-            "heartbeat": Out(heartbeat_layout(index_width, control_capacity)),
+            "ctrl": Out(stream.Signature(self.control_layout)),
+            "heartbeat": Out(heartbeat),
             "heartbeat_clear": In(1),
             "release": In(release_layout()),
         })
@@ -73,7 +91,7 @@ class CreditLinkSignature(wiring.Signature):
     def __repr__(self):
         return (f"CreditLinkSignature(capacity={self.capacity}, control_capacity={self.control_capacity}, "
                 f"index_width={self.index_width}, data_width={self.data_width}, "
-                f"payload_width={self.payload_width})")
+                f"payload_width={self.payload_width}, live={self.live})")
 
 
 class InbandLinkSignature(wiring.Signature):
@@ -119,8 +137,9 @@ class InbandLinkSignature(wiring.Signature):
                 f"data_width={self.data_width}, payload_width={self.payload_width}, flush={self.flush})")
 
 
-def edge_link(edge, *, mode, index_width, payload_width, flush=False):
-    """The link of ``edge`` (a resolved ``gen.model.Edge``) in ``mode`` (``"credit"`` or ``"inband"``).
+def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credit=True):
+    """The link of ``edge`` (a resolved ``gen.model.Edge``) in ``mode`` (``"credit"`` or ``"inband"``;
+    ``live_credit``: the network's, in credit mode).
 
     ``flush``: the sender's half of an in-band edge whose spontaneous flush is wired (verification);
     it has a ``flush`` member only when the edge's output buffer is above 1 (as
@@ -130,7 +149,8 @@ def edge_link(edge, *, mode, index_width, payload_width, flush=False):
         return InbandLinkSignature(capacity=edge.capacity, index_width=index_width, data_width=edge.width,
                                    payload_width=payload_width, flush=flush and edge.output_buffer > 1)
     return CreditLinkSignature(capacity=edge.capacity, control_capacity=edge.control_capacity,
-                               index_width=index_width, data_width=edge.width, payload_width=payload_width)
+                               index_width=index_width, data_width=edge.width, payload_width=payload_width,
+                               live=live_credit)
 
 
 class LinksSignature(wiring.Signature):
@@ -224,8 +244,7 @@ class CreditEdge(wiring.Component):
         m = Module()
         link = self.link
         m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity, release=True)
-        m.submodules.qc = qc = ControlChannel(control_layout(link.capacity, link.index_width, link.payload_width),
-                                              link.control_capacity, release=True)
+        m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=True)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.data))
         wiring.connect(m, wiring.flipped(self.i_link.ctrl), qc.i_stream)

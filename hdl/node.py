@@ -14,6 +14,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .counter import CounterReceiver, CounterSender
 from .credit import CreditReceiver, CreditSender
 from .decided import DecidedQueue
 from .gap import delta_width
@@ -69,7 +70,7 @@ class SFDFNode(wiring.Component):
     components : Mapping[str, int] or None
         Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
     live_credit : bool
-        Credit mode: receivers take uncredited tokens at once (:class:`sfdf.hdl.credit.CreditReceiver`).
+        Credit mode: live credit (:mod:`sfdf.hdl.counter`), else 000's credit messages (:mod:`sfdf.hdl.credit`).
     flushable : bool
         Verification only: a ``flush`` member on the link of every in-band output whose output buffer
         is above 1 (:class:`sfdf.hdl.inband.InbandSender`).
@@ -118,10 +119,12 @@ class SFDFNode(wiring.Component):
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
         self.flushable, self.live_credit = flushable, live_credit
         members = {
-            "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width)
+            "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width,
+                                                   live_credit=live_credit)
                                          for e in self.in_edges])),
             "outputs": Out(LinksSignature([edge_link(e, mode=mode, index_width=index_width,
-                                                     payload_width=payload_width, flush=flushable)
+                                                     payload_width=payload_width, flush=flushable,
+                                                     live_credit=live_credit)
                                            for e in self.out_edges])),
         }
         if not self.in_edges:
@@ -163,15 +166,17 @@ class SFDFNode(wiring.Component):
     def _credit_input(self, m, k, e, link, join):
         """Credit input ``k``: its receiver, and the register that holds its offer for the join
         (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers")."""
-        rx = m.submodules[f"rx{k}"] = CreditReceiver(
+        receiver = CounterReceiver if self.live_credit else CreditReceiver
+        rx = m.submodules[f"rx{k}"] = receiver(
             capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
-            data_width=e.width, payload_width=self.pw, live=self.live_credit)
+            data_width=e.width, payload_width=self.pw)
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
                                                           payload_width=self.pw)
         wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
         wiring.connect(m, wiring.flipped(link.data), rx.i_data)
         ctrl_pop = link.ctrl.valid & link.ctrl.ready
-        absorbed = ctrl_pop & (link.ctrl.payload.kind == CTRL_CREDIT)  # a credit message: never held
+        # a credit message (000's receiver only) is absorbed, never held
+        absorbed = ctrl_pop & (link.ctrl.payload.kind == CTRL_CREDIT) if not self.live_credit else Const(0)
         m.d.comb += [
             rx.i_heartbeat.eq(link.heartbeat),
             link.heartbeat_clear.eq(rx.o_heartbeat_clear),
@@ -323,10 +328,14 @@ class SFDFNode(wiring.Component):
             for k, flag in enumerate(self._dummy_in):
                 m.d.comb += tx.i_dummy_in[k].eq(flag)
             return tx
-        tx = m.submodules[f"tx{j}"] = CreditSender(
-            capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
-            heartbeat=e.interval, index_width=self.iw, data_width=e.width, payload_width=self.pw,
-            delta_width=self._delta_width)
+        widths = dict(index_width=self.iw, data_width=e.width, payload_width=self.pw, delta_width=self._delta_width)
+        if self.live_credit:
+            tx = m.submodules[f"tx{j}"] = CounterSender(
+                capacity=e.capacity, control_capacity=e.control_capacity, heartbeat=e.interval, **widths)
+        else:
+            tx = m.submodules[f"tx{j}"] = CreditSender(
+                capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
+                heartbeat=e.interval, **widths)
         wiring.connect(m, tx.o_data, wiring.flipped(link.data))
         wiring.connect(m, tx.o_ctrl, wiring.flipped(link.ctrl))
         m.d.comb += [

@@ -8,11 +8,14 @@ __all__ = [
     "CTRL_USER",
     "computation_layout",
     "control_layout",
+    "counter_control_layout",
+    "counter_heartbeat_layout",
     "data_layout",
     "head_layout",
     "heartbeat_layout",
     "inband_token_layout",
     "seq_width",
+    "stamp_width",
 ]
 
 #: Control message kinds. A credit message carries only credits; a user message may carry credits too
@@ -32,6 +35,31 @@ def control_layout(capacity: int, index_width: int, payload_width: int) -> data.
     (docs/hardware.md)."""
     return data.StructLayout({"kind": 2, "credits": range(capacity + 1), "index": index_width,
                               "with_token": 1, "payload": payload_width})
+
+
+def stamp_width(capacity: int) -> int:
+    """Bits of the data push/pop counts that place a control message among the tokens (live credit).
+
+    A message's stamp (the tokens pushed before it) is at most ``|q|`` ahead of the receiver's pops (the
+    tokens between are in ``q``), so counts of ``bits(|q| + 1)`` bits compare exactly modulo their width.
+    """
+    return (capacity + 1).bit_length()
+
+
+def counter_control_layout(capacity: int, index_width: int, payload_width: int) -> data.StructLayout:
+    """A control message with live credit (:mod:`sfdf.hdl.counter`): a user message or EOS, its
+    ``stamp`` (the tokens pushed on the edge before it: its token too when ``with_token``), the index of
+    the computation after which it was sent and its payload. No credit messages: the stamp carries
+    000's credits (docs/hardware.md, "Live credit")."""
+    return data.StructLayout({"eos": 1, "stamp": stamp_width(capacity), "index": index_width,
+                              "with_token": 1, "payload": payload_width})
+
+
+def counter_heartbeat_layout(capacity: int, index_width: int, control_capacity: int) -> data.StructLayout:
+    """The heartbeat register with live credit: the latest dummy and the tokens (``stamp``) and control
+    messages (``seq``) pushed before it."""
+    return data.StructLayout({"valid": 1, "index": index_width, "seq": seq_width(control_capacity),
+                              "stamp": stamp_width(capacity)})
 
 
 def seq_width(control_capacity: int) -> int:

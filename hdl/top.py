@@ -76,7 +76,8 @@ class NetworkTop(wiring.Component):
         for e in net.edges:
             flush = e.name in self.flush_edges
             edge = m.submodules[f"edge_{e.name}"] = edge_kind(
-                edge_link(e, mode=net.mode, index_width=iw, payload_width=MESSAGE_WIDTH, flush=flush))
+                edge_link(e, mode=net.mode, index_width=iw, payload_width=MESSAGE_WIDTH, flush=flush,
+                          live_credit=net.live_credit))
             wiring.connect(m, nodes[e.src].outputs[net.out_edges(e.src).index(e)], edge.i_link)
             wiring.connect(m, edge.o_link, nodes[e.dst].inputs[net.in_edges(e.dst).index(e)])
             if flush:

@@ -12,6 +12,7 @@ import pytest
 
 from sfdf.cosim.formal import mutants
 from sfdf.cosim.formal.channel import ChannelHarness, block_storage
+from sfdf.cosim.formal.counter_edge import CounterEdgeHarness
 from sfdf.cosim.formal.credit_edge import CreditEdgeHarness
 from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
 from sfdf.cosim.formal.join import JoinHarness
@@ -99,6 +100,30 @@ def test_corrupting_channel_fails(build):
 ], ids=["T0-e1", "T1-e2", "T1-no-heartbeat", "T1-e1-rtl-channels", "T1-e2-batched"])
 def test_credit_edge(build, config):
     _passes(CreditEdgeHarness(index_width=4, **config), build, "credit", depth=2)
+
+
+@pytest.mark.parametrize("config", [
+    {"capacity": 2, "control_capacity": 2, "heartbeat": 1},
+    {"capacity": 1, "control_capacity": 1, "heartbeat": 0},
+    {"capacity": 3, "control_capacity": 2, "heartbeat": 2},
+    {"capacity": 2, "control_capacity": 2, "heartbeat": None},
+    {"capacity": 2, "control_capacity": 2, "heartbeat": 1, "channels": "rtl"},
+], ids=["q2-e1", "q1-e0", "q3-e2", "q2-no-heartbeat", "q2-e1-rtl-channels"])
+def test_live_credit_edge(build, config):
+    """The default credit edge: credits by counter (hdl.counter), stamps exact, offers in commit order."""
+    _passes(CounterEdgeHarness(index_width=4, **config), build, "counter", depth=2)
+
+
+def test_token_overtaking_a_message_fails(build):
+    _fails(CounterEdgeHarness(receiver=mutants.EarlyTokenReceiver, strengthen=False), build, "early", depth=6,
+           violated="its stamp is within q")
+
+
+def test_dummy_stamped_short_fails(build):
+    """The receiver offers the dummy while the token before it waits, and takes the token after it, clearing
+    the dummy as obsolete although its index is not below the token's: the dummy is lost."""
+    _fails(CounterEdgeHarness(sender=mutants.ShortStampSender, strengthen=False), build, "short", depth=6,
+           violated="the heartbeat is cleared only when consumed or made obsolete")
 
 
 def test_uncounted_credit_fails(build):

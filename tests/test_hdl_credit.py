@@ -1,4 +1,5 @@
-"""CreditSender + CreditReceiver over real FIFOs in the Amaranth simulator (000 Alg. 1, 2, 4; Thm. 3.1)."""
+"""One credit-mode edge over real FIFOs in the Amaranth simulator (000 Alg. 1, 2, 4; Thm. 3.1): live credit
+(CounterSender + CounterReceiver, the default) and 000's credit messages (CreditSender + CreditReceiver)."""
 
 import gc
 import itertools
@@ -12,6 +13,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from sfdf.hdl.channels import DataChannel
+from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.credit import CreditReceiver, CreditSender
 from sfdf.hdl.gap import delta_width
 from sfdf.hdl.tokens import computation_layout, head_layout
@@ -33,12 +35,15 @@ class Edge(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        tx = m.submodules.tx = CreditSender(capacity=self.q, control_capacity=self.qc, threshold=self.threshold,
-                                            heartbeat=self.heartbeat, index_width=IW, data_width=DW,
-                                            payload_width=PW, delta_width=self.delta_width)
-        rx = m.submodules.rx = CreditReceiver(capacity=self.q, control_capacity=self.qc, index_width=IW,
-                                              data_width=DW, payload_width=PW, live=self.live)
-        # the edge's own exact channels: live credit needs a control channel whose valid is level != 0
+        widths = dict(capacity=self.q, control_capacity=self.qc, index_width=IW, data_width=DW, payload_width=PW)
+        if self.live:
+            tx = m.submodules.tx = CounterSender(heartbeat=self.heartbeat, delta_width=self.delta_width, **widths)
+            rx = m.submodules.rx = CounterReceiver(**widths)
+        else:
+            tx = m.submodules.tx = CreditSender(threshold=self.threshold, heartbeat=self.heartbeat,
+                                                delta_width=self.delta_width, **widths)
+            rx = m.submodules.rx = CreditReceiver(live=False, **widths)
+        # the edge's own exact channels: live credit needs channels that show a write after the same delay
         for name, out, inp, depth in (("data", tx.o_data, rx.i_data, self.q), ("ctrl", tx.o_ctrl, rx.i_ctrl, self.qc)):
             channel = m.submodules[name] = DataChannel(out.payload.shape(), depth)
             wiring.connect(m, out, channel.i_stream)
@@ -141,9 +146,16 @@ def test_full_throughput_when_threshold_leaves_room():
 
 
 @pytest.mark.parametrize("q", [1, 2, 3, 8])
-@pytest.mark.parametrize("threshold", [0, None])
-def test_back_pressure_and_small_channels(q, threshold):
-    check_edge(n=150, q=q, threshold=threshold, consume_rate=0.4, seed=q)
+@pytest.mark.parametrize(("threshold", "live"), [(0, False), (None, False), (None, True)])
+def test_back_pressure_and_small_channels(q, threshold, live):
+    check_edge(n=150, q=q, threshold=threshold, consume_rate=0.4, seed=q, live=live)
+
+
+@pytest.mark.parametrize("q", [1, 2, 5])
+def test_live_credit_messages_and_dummies_with_small_channels(q):
+    """Stamps wrap at ``bits(|q| + 1)`` bits and the pop counts at ``seq_width``: long runs of tokens,
+    messages and dummies over the smallest channels, under back-pressure."""
+    check_edge(n=400, q=q, qc=2, heartbeat=1, emit_rate=0.5, msg_rate=0.3, consume_rate=0.5, seed=q)
 
 
 @pytest.mark.parametrize("live", [True, False])
@@ -153,13 +165,14 @@ def test_filtering_with_heartbeats(heartbeat, live):
     assert seen["dummies"], "filtering with a finite heartbeat must send dummies"
 
 
+@pytest.mark.parametrize("live", [True, False])
 @pytest.mark.parametrize(("run", "consume_rate", "seed"), [(12, 0.5, 0), (16, 0.3, 0), (16, 0.5, 1), (20, 0.7, 1)])
-def test_obsolete_heartbeat_never_returns(run, consume_rate, seed):
+def test_obsolete_heartbeat_never_returns(run, consume_rate, seed, live):
     """A dummy the receiver never needed (a later credit message was read first) is cleared: with
     ``|q'| = 3`` the pop count has 3 bits and wraps every 8 messages, and a heartbeat left valid through
     a run of tokens would match it again and offer its old index (found by the random-DAG cosim)."""
     check_edge(n=150, q=2, qc=3, threshold=0, heartbeat=1, consume_rate=consume_rate, seed=seed,
-               emits=[True] * 3 + [False] * 3 + [True] * run)
+               emits=[True] * 3 + [False] * 3 + [True] * run, live=live)
 
 
 @pytest.mark.parametrize("live", [True, False])
@@ -176,9 +189,9 @@ def test_without_live_credit_tokens_wait_for_the_threshold():
 
 
 def test_uncredited_tokens_are_taken_on_live_credit():
-    """No heartbeat, T = 7: the few tokens sent never reach the threshold, so no credit message is sent
-    before EOS (000's receiver would hold them: the Fig. 3 mechanism), yet the receiver takes each one
-    a cycle after it is pushed, against the sender's SCB (docs/hardware.md, "Live credit")."""
+    """No heartbeat, T = 7: 000's sender would send no credit message for these few tokens before EOS
+    (000's receiver would hold them: the Fig. 3 mechanism); with live credit the receiver takes each one
+    a cycle after it is pushed (docs/hardware.md, "Live credit")."""
     seen = run_edge(n=40, q=8, threshold=7, heartbeat=None, emit_rate=0.1, seed=3)
     sent = [(i, v) for i, e, v, _ in seen["plan"] if e]
     assert 0 < len(sent) <= 7

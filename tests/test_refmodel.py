@@ -238,9 +238,17 @@ def test_join_forwards_a_frame_end_once_after_its_last_copy():
 # -- credit protocol counts (000 Alg. 2, 4) ------------------------------------------------------
 @pytest.mark.parametrize("n, threshold, credits", [(20, 3, 5), (22, 3, 6), (5, 0, 5), (9, 8, 1)])
 def test_credit_messages_follow_the_threshold(n, threshold, credits):
-    # SCB > T after every T + 1 tokens; EOS flushes the rest.
-    result = simulate(net([edge("ab", 16, threshold=threshold)]), computations=n)
+    # 000's sender: SCB > T after every T + 1 tokens; EOS flushes the rest.
+    result = simulate(net([edge("ab", 16, threshold=threshold)], live_credit=False), computations=n)
     assert result.per_edge["ab"]["credits"] == credits and result.credits == credits
+
+
+@pytest.mark.parametrize("threshold", [0, 3, 15])
+def test_live_credit_sends_no_credit_messages(threshold):
+    # Live credit: tokens are credited by the counters (hdl.counter); EOS carries the last credits.
+    result = simulate(net([edge("ab", 16, threshold=threshold)]), computations=40)
+    assert result.per_edge["ab"]["credits"] == 0 and result.per_edge["ab"]["data_tokens"] == 40
+    assert [e[1] for e in result.outputs["b"] if e[0] == "data"] == list(range(1, 41))
 
 
 @pytest.mark.parametrize("n, interval", [(40, 3), (41, 0), (7, 7)])
@@ -257,7 +265,7 @@ def test_filtered_index_after_a_jump_sends_credit_then_dummy():
     # Erratum of 000 Alg. 4: v computes 1 (sent) and then 10 (filtered) with SCB = 1; the credit
     # sets LastRecvIdx = LastSentIdx = 1, still 9 > [e] = 2 behind, so a dummy(10) must follow.
     # The printed `while ... OR i - LastRecvIdx > [e]` loop would send credit messages forever.
-    network = net([edge("sv", 4, threshold=0), edge("vx", 4, threshold=3, interval=2)])
+    network = net([edge("sv", 4, threshold=0), edge("vx", 4, threshold=3, interval=2)], live_credit=False)
 
     def oracle(name, output, index):
         return index in (1, 10) if output == "sv" else (index == 1 if output == "vx" else None)
@@ -438,8 +446,7 @@ def test_fig3_completes_with_live_credit(scheduler):
     result = simulate(fig3(live_credit=True), computations=1000, scheduler=scheduler)
     assert not result.deadlocked
     assert data_events(result, "x") == data_events(simulate(fig3(interval=31), computations=1000), "x")
-    wx = result.per_edge["wx"]
-    assert wx["credits"] == -(-wx["data_tokens"] // 32)  # the control traffic is 000's: a credit per T + 1
+    assert result.per_edge["wx"]["credits"] == 0  # credited by counter: no credit messages at all
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
@@ -567,6 +574,8 @@ def test_auto_values_are_resolved():
     network = net([Edge("uv", "u", "v", 4), Edge("uw", "u", "w", 4), Edge("vx", "v", "x", 4),
                    Edge("wx", "w", "x", 4)], nodes=["u", "v", node("w", 0.9)])
     result = simulate(network, computations=500)
+    assert not result.deadlocked and result.credits == 0  # live credit (the default): no credit messages
+    result = simulate(replace(network, live_credit=False), computations=500)
     assert not result.deadlocked and result.credits > 0
 
 

@@ -67,11 +67,11 @@ from .sby import FormalError
 __all__ = ["CreditEdgeHarness"]
 
 
-def _internal(names, component, *wanted):
+def internal_registers(names, component, *wanted):
     missing = [name for name in wanted if name not in names]
     if missing:
         raise FormalError(f"{type(component).__name__} has no internal register {', '.join(missing)}; "
-                          "update cosim/formal/credit_edge.py")
+                          "update the harness in cosim/formal")
     return [names[name] for name in wanted]
 
 
@@ -123,8 +123,8 @@ class CreditEdgeHarness(Elaboratable):
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
-        scb, pushes = _internal(driven_signals(modules["sender"]), snd, "scb", "pushes")
-        rcb, taken, pops, borrowed = _internal(driven_signals(modules["receiver"]), rcv,
+        scb, pushes = internal_registers(driven_signals(modules["sender"]), snd, "scb", "pushes")
+        rcb, taken, pops, borrowed = internal_registers(driven_signals(modules["receiver"]), rcv,
                                                "rcb", "taken", "pops", "borrowed")
 
         dlayout, clayout = data_layout(w, 1), control_layout(c, w, 1)

@@ -11,6 +11,7 @@ from amaranth.hdl import Module, Mux, Value
 from amaranth.lib import wiring
 
 from sfdf.hdl.channels import DataChannel
+from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.credit import CreditReceiver, CreditSender
 from sfdf.hdl.inband import InbandReceiver
 from sfdf.hdl.join import SFDFJoin
@@ -21,10 +22,12 @@ __all__ = [
     "CorruptWhenFullChannel",
     "DummyOvertakesSender",
     "EagerCreditReceiver",
+    "EarlyTokenReceiver",
     "ForgetfulLiveReceiver",
     "ForgetfulReleaseChannel",
     "GreedyChannel",
     "PeekingInbandReceiver",
+    "ShortStampSender",
     "UncountedCreditSender",
     "UnreadyJoin",
 ]
@@ -117,6 +120,32 @@ class ForgetfulLiveReceiver(CreditReceiver):
         ctrl = self.i_ctrl.payload
         absorb = (regs["rcb"] == 0) & self.i_ctrl.valid & (ctrl.credits != 0) & ~regs["taken"]
         m.d.comb += regs["rcb_eff"].eq(Mux(absorb, ctrl.credits, regs["rcb"]))
+        return m
+
+
+class EarlyTokenReceiver(CounterReceiver):
+    """A live-credit receiver that offers a waiting token before a due message (a message is due only with
+    the data channel empty): the token overtakes a message pushed before it (000 Thm. 3.1), and the
+    message's stamp falls behind the pops."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        ctrl = self.i_ctrl.payload
+        m.d.comb += driven_signals(m)["due"].eq(self.i_ctrl.valid & (ctrl.stamp == driven_signals(m)["pops"])
+                                                & ~self.i_data.valid)
+        return m
+
+
+class ShortStampSender(CounterSender):
+    """A live-credit sender that stamps a dummy one token short: to the receiver the dummy comes before the
+    last token pushed before it, so taking that token clears the dummy as obsolete (the dummy is lost),
+    and a consumed dummy would overtake it."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        signals = driven_signals(m)
+        with m.If(self.i_comp.valid & self.i_comp.ready & signals["dummy"]):
+            m.d.sync += self.o_heartbeat.stamp.eq(signals["stamp"] - 1)
         return m
 
 

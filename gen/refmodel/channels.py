@@ -170,17 +170,20 @@ class ControlChannel:
         """Whether pushing a message that does not coalesce would block the sender."""
         return len(self.queue) >= self.capacity
 
-    def push_dummy(self, index: int) -> int:
-        """Push ``dummy(index)``: 2 if it coalesced into a tail dummy, 1 if appended, 0 if full.
+    def push_dummy(self, index: int, credits: int = 0) -> int:
+        """Push ``dummy(index)`` carrying ``credits``: 2 if it coalesced into a tail dummy, 1 if appended,
+        0 if full.
 
         The tail has not been consumed yet (the receiver consumes from the head and a computation is
-        atomic), so raising its index only says more: no token with a lower index will come.
+        atomic), so raising its index only says more: no token with a lower index will come. Its
+        credits add up (live credit: a dummy credits the tokens pushed before it).
         """
         queue = self.queue
         if queue and queue[-1][0] == MSG_DUMMY:
+            queue[-1][1] += credits
             queue[-1][2] = index
             return 2
         if len(queue) >= self.capacity:
             return 0
-        queue.append([MSG_DUMMY, 0, index])
+        queue.append([MSG_DUMMY, credits, index])
         return 1

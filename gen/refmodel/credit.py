@@ -5,15 +5,21 @@ message: credits are detached into ``RCB`` (the message stays, with 0 credits); 
 message is delivered and popped; a 0-credit credit message is popped; a dummy or EOS stops the
 loop and stands for its index. With ``RCB > 0`` the edge offers its head data token.
 
-Live credit (``network.live_credit``, docs/hardware.md): with ``RCB = 0`` and no control message in
-flight but a dummy (which the sender wrote with ``SCB = 0``, so every token behind it is newer), the
+Live credit (``network.live_credit``, the default; docs/hardware.md): every token is credited as it is
+pushed, by the counters beside the FIFOs of :mod:`sfdf.hdl.counter` rather than by credit messages. The
+sender pushes no credit messages (``T`` has no effect) and no output buffer hides a token; a user
+message, a dummy or EOS carries the credits of the tokens pushed since the previous message (its
+*stamp*), and ``LastRecvIdx`` is the last token's or dummy's index. The receiver: with ``RCB = 0`` and
+no control message in flight but a dummy with no credits (so every token behind it is newer), the
 data channel holds exactly the sender's ``SCB - borrowed`` uncredited tokens, and nothing can
 precede them: the visible head is offered at once, taking it is ``borrowed += 1`` (and drops the
-obsolete dummy), and the next message's credits are detached as ``credits - borrowed``. The RTL's
-receiver (:class:`sfdf.hdl.credit.CreditReceiver`) takes the same tokens in the same states.
+obsolete dummy), and the next message's credits are detached as ``credits - borrowed``. The RTL
+(:class:`sfdf.hdl.counter.CounterReceiver`) takes the same tokens in the same order; it may offer a
+newer token or message where the model still offers an obsolete dummy, which changes no output.
 
-Sender, after computing ``i``, per output edge in spec order (docs/semantics.md, 000 Alg. 4 with
-the erratum of the printed ``while`` loop, which never ends when ``i`` was filtered with ``SCB > 0``)::
+Sender without live credit, after computing ``i``, per output edge in spec order (docs/semantics.md,
+000 Alg. 4 with the erratum of the printed ``while`` loop, which never ends when ``i`` was filtered with
+``SCB > 0``)::
 
     if a data token is emitted:      push it; SCB += 1; LastSentIdx = i
     for each user control message:   push it carrying SCB credits (flush OB); SCB = 0; LastRecvIdx = LastSentIdx
@@ -50,7 +56,11 @@ def _push_data(node, action) -> int:
     q = link.data
     if len(q.queue) >= q.capacity:
         return node.block(link, WAIT_DATA_FULL)
-    link.push((DATA, action[2], action[3], ()))
+    if node.live_credit:  # every token is visible and credited at once: no output buffer
+        link.push_flush((DATA, action[2], action[3], ()))
+        link.last_recv = action[2]
+    else:
+        link.push((DATA, action[2], action[3], ()))
     link.scb += 1
     link.last_sent = action[2]
     link.data_tokens += 1
@@ -65,7 +75,8 @@ def _push_credits(node, link, kind: int, value) -> int:
     link.flush()
     ctl.queue.append([kind, link.scb, value])
     link.scb = 0
-    link.last_recv = link.last_sent
+    if not node.live_credit:
+        link.last_recv = link.last_sent
     link.wake_dst()
     return DONE
 
@@ -84,17 +95,25 @@ def _beat(node, action) -> int:
     link, i = action[1], action[2]
     interval = link.interval
     late = interval is not None and i - link.last_recv > interval
-    if link.scb > link.threshold or (late and link.scb):
+    if node.live_credit:  # no credit messages: the dummy carries the credits of the tokens before it
+        if not late:
+            return NOOP
+        pushed = link.control.push_dummy(i, link.scb)
+        if not pushed:
+            return node.block(link, WAIT_CONTROL_FULL)
+        link.scb = 0
+    elif link.scb > link.threshold or (late and link.scb):
         result = _push_credits(node, link, MSG_CREDIT, None)
         if result == BLOCKED:
             return BLOCKED
         link.credits += 1
         return KEEP  # LastRecvIdx moved: a dummy may still be due
-    if not late:
-        return NOOP
-    pushed = link.control.push_dummy(i)
-    if not pushed:
-        return node.block(link, WAIT_CONTROL_FULL)
+    else:
+        if not late:
+            return NOOP
+        pushed = link.control.push_dummy(i)
+        if not pushed:
+            return node.block(link, WAIT_CONTROL_FULL)
     link.flush()
     if pushed == 2:
         link.coalesced += 1
@@ -108,7 +127,7 @@ def _beat(node, action) -> int:
 def _push_eos(node, action) -> int:
     """``(_push_eos, link)``: the remaining credits, then EOS."""
     link = action[1]
-    if link.scb:
+    if link.scb and not node.live_credit:  # with live credit EOS carries them
         result = _push_credits(node, link, MSG_CREDIT, None)
         if result == BLOCKED:
             return BLOCKED
@@ -125,7 +144,7 @@ def _live(link) -> bool:
     """
     ctl = link.control.queue
     q = link.data
-    return (not ctl or len(ctl) == 1 and ctl[0][0] == MSG_DUMMY) and len(q.queue) > q.hidden
+    return (not ctl or len(ctl) == 1 and ctl[0][0] == MSG_DUMMY and not ctl[0][1]) and len(q.queue) > q.hidden
 
 
 class CreditNode(NodeSim):

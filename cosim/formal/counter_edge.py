@@ -1,0 +1,217 @@
+"""Proof of one live-credit edge: ``CounterSender`` -> data channel + control channel + heartbeat register
+-> ``CounterReceiver`` (000 Alg. 1, 2, 4 with credits by counter; :mod:`sfdf.hdl.counter`; docs/hardware.md,
+"Live credit").
+
+The environment is :mod:`.credit_edge`'s: the sending node's request is ``AnySeq`` every cycle, assumed
+only of committed computations (:func:`.environment.committed_computations`: growing indices, ``delta``
+the saturated step, nothing after EOS), and the receiving join's ``i_consume`` is ``AnySeq``.
+
+What is proved, in every reachable state:
+
+* no channel overflows: a committed token enters the data channel and a committed user message or EOS
+  the control channel in the same cycle, and nothing enters otherwise;
+* the stamps are exact: every message's stamp is at most ``|q|`` tokens ahead of the receiver's pops
+  (so ``bits(|q| + 1)``-bit counts never alias), and the receiver's counts equal the sender's less
+  what the channels hold;
+* the receiver never offers an index older than one it offered before (EOS is index infinity), and a
+  heartbeat it offers is below every token still in the data channel (000 Alg. 4);
+* the receiver pops only what it offered and the join consumed, and pops what was consumed; the
+  heartbeat is cleared only when consumed or made obsolete by the pop of a later token or message.
+
+The ``invariant:`` assertions (the merged commit order of tokens, messages and the dummy, by stamp and
+push count) make the properties inductive and are proved like the rest.
+"""
+
+from __future__ import annotations
+
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Assert, Elaboratable, Module, Mux, Signal
+from amaranth.lib import wiring
+
+from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.counter import CounterReceiver, CounterSender
+from sfdf.hdl.gap import delta_width
+from sfdf.hdl.tokens import counter_control_layout, data_layout
+
+from .channel import attach_channel, driven_signals
+from .credit_edge import internal_registers
+from .environment import committed_computations
+from .fifo import ModelFifo
+
+__all__ = ["CounterEdgeHarness"]
+
+
+class CounterEdgeHarness(Elaboratable):
+    """One live-credit edge under an unconstrained environment; see the module docstring.
+
+    Parameters
+    ----------
+    capacity, control_capacity : int
+        ``|q|``, ``|q'|``.
+    heartbeat : int or None
+        ``[e]``.
+    index_width : int
+        ``w``: at most ``2 ** w - 1`` computations per run.
+    channels : {"model", "rtl"}
+        As :class:`.credit_edge.CreditEdgeHarness`.
+    sender, receiver : type
+        The classes under proof (subclasses for the broken variants of :mod:`.mutants`).
+    strengthen : bool
+        Assert the strengthening invariants.
+    """
+
+    def __init__(self, *, capacity=2, control_capacity=2, heartbeat=1, index_width=4, channels="model",
+                 sender=CounterSender, receiver=CounterReceiver, strengthen=True):
+        if channels not in ("model", "rtl"):
+            raise ValueError(f"channels must be 'model' or 'rtl', not {channels!r}")
+        self.capacity, self.control_capacity, self.heartbeat = capacity, control_capacity, heartbeat
+        self.index_width, self.channels = index_width, channels
+        self.sender_class, self.receiver_class, self.strengthen = sender, receiver, strengthen
+
+    def elaborate(self, platform):
+        m = Module()
+        c, cc, w = self.capacity, self.control_capacity, self.index_width
+        dw = delta_width([self.heartbeat])
+        widths = dict(capacity=c, control_capacity=cc, index_width=w, data_width=1, payload_width=1)
+        snd = self.sender_class(heartbeat=self.heartbeat, delta_width=dw, **widths)
+        rcv = self.receiver_class(**widths)
+        modules = {}
+        for name, part in (("sender", snd), ("receiver", rcv)):
+            part._MustUse__silence = True  # elaborated here, to reach the registers
+            modules[name] = m.submodules[name] = part.elaborate(platform)
+        pushed, pushes = internal_registers(driven_signals(modules["sender"]), snd, "pushed", "messages")
+        pops, pops1, popped = internal_registers(driven_signals(modules["receiver"]), rcv,
+                                                 "pops", "pops1", "messages")
+
+        dlayout, clayout = data_layout(w, 1), counter_control_layout(c, w, 1)
+        if self.channels == "model":
+            dch, cch = ModelFifo(dlayout, c), ModelFifo(clayout, cc)
+        else:
+            dch, cch = DataChannel(dlayout, c), ControlChannel(clayout, cc)
+        dent = attach_channel(m, dch, "data")
+        ctrl = attach_channel(m, cch, "control")
+        wiring.connect(m, snd.o_data, dch.i_stream)
+        wiring.connect(m, dch.o_stream, rcv.i_data)
+        wiring.connect(m, snd.o_ctrl, cch.i_stream)
+        wiring.connect(m, cch.o_stream, rcv.i_ctrl)
+        m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear)]
+
+        comp = snd.i_comp.payload
+        m.d.comb += [
+            snd.i_comp.valid.eq(AnySeq(1)),
+            comp.index.eq(AnySeq(w)),
+            comp.delta.eq(AnySeq(dw)),
+            comp.emit.eq(AnySeq(1)),
+            comp.data.eq(AnySeq(1)),
+            comp.msg_valid.eq(AnySeq(1)),
+            comp.msg.eq(AnySeq(1)),
+            comp.eos.eq(AnySeq(1)),
+            rcv.i_consume.eq(AnySeq(1)),
+        ]
+        commit, prev, ended = committed_computations(m, snd.i_comp, w, dw)
+
+        d_in = dch.i_stream.valid & dch.i_stream.ready
+        c_in = cch.i_stream.valid & cch.i_stream.ready
+        d_out = dch.o_stream.valid & dch.o_stream.ready
+        c_out = cch.o_stream.valid & cch.o_stream.ready
+        head = rcv.o_head
+        consume = rcv.i_consume & head.valid
+        offers_heartbeat = head.valid & ~head.is_data & ~head.is_msg & ~head.eos
+        hb = snd.o_heartbeat
+        clevel, dlevel = cch.level, dch.level
+        stamp_mask, seq_mask = (1 << len(pops)) - 1, (1 << len(popped)) - 1
+
+        def ahead(stamp):  # tokens pushed before an item and not yet popped
+            value = Signal(len(pops))
+            m.d.comb += value.eq(stamp - pops)
+            return value
+
+        m.d.comb += [
+            Assert(d_in == (commit & comp.emit), "a token enters the data channel iff a committed computation emits"),
+            Assert(c_in == (commit & (comp.msg_valid | comp.eos)),
+                   "a message enters the control channel iff a committed computation sends a user message or EOS"),
+            Assert(dlevel <= c, "data channel level <= |q|"),
+            Assert(clevel <= cc, "control channel level <= |q'|"),
+            Assert(((pushed - pops) & stamp_mask) == dlevel, "tokens pushed - popped = tokens in q"),
+            Assert(((pushes - popped) & seq_mask) == clevel, "messages pushed - popped = messages in q'"),
+        ]
+        for k, entry in enumerate(ctrl):
+            with m.If(k < clevel):
+                m.d.comb += Assert(ahead(entry.stamp) <= dlevel, f"message {k}: its stamp is within q")
+
+        last = Signal(w)  # the latest index offered
+        with m.If(head.valid & ~head.eos):
+            m.d.comb += Assert(head.index >= last, "no offer older than an earlier offer on the edge")
+            m.d.sync += last.eq(head.index)
+        with m.If(offers_heartbeat):
+            for p, token in enumerate(dent):
+                with m.If(p < dlevel):
+                    m.d.comb += Assert(token.index > head.index, "an offered heartbeat is below every token in q")
+
+        m.d.comb += [
+            Assert(~d_out | (consume & head.is_data), "a data token is popped only when consumed as offered"),
+            Assert(~(consume & head.is_data) | d_out, "a consumed data head is popped"),
+            Assert(~c_out | (consume & head.is_msg), "a user message is popped only when consumed as offered"),
+            Assert(~(consume & head.is_msg) | c_out, "a consumed user message is popped"),
+            Assert(~c_out | ~ctrl[0].eos, "EOS is never popped"),
+            Assert(~rcv.o_heartbeat_clear | (consume & offers_heartbeat) | c_out & (ctrl[0].index > hb.index)
+                   | d_out & (dent[0].index > hb.index),
+                   "the heartbeat is cleared only when consumed or made obsolete by a pop of a later message or token"),
+            Assert(~(consume & offers_heartbeat) | rcv.o_heartbeat_clear, "a consumed heartbeat is cleared"),
+        ]
+
+        # strengthening invariants: every committed computation appends its token, its message and its
+        # dummy, in this order; indices grow along that order
+        inv = []
+
+        def invariant(value, message):
+            inv.append((value, message))
+
+        invariant(pops1 == ((pops + 1) & stamp_mask), "pops1 = pops + 1")
+        invariant(last <= prev, "the latest offer <= the last committed index")
+        for p, token in enumerate(dent):
+            held = p < dlevel
+            invariant(~held | (token.index <= prev) & (token.index >= last), f"token {p}: last <= index <= prev")
+            if p + 1 < c:
+                invariant(~(p + 1 < dlevel) | (token.index < dent[p + 1].index), f"tokens {p}, {p + 1} in order")
+        for k, entry in enumerate(ctrl):
+            held, live = k < clevel, (k < clevel) & ~ctrl[k].eos
+            before = ahead(entry.stamp)
+            invariant(~live | (entry.index <= prev) & (entry.index >= last), f"message {k}: last <= index <= prev")
+            invariant(~held | ~entry.eos | ended & (k + 1 == clevel) & ~entry.with_token, f"message {k}: EOS is last")
+            invariant(~held | ~entry.with_token | (before != 0), f"message {k}: its token is in q")
+            if k + 1 < cc:
+                invariant(~(k + 1 < clevel) | (before <= ahead(ctrl[k + 1].stamp)), f"messages {k}, {k + 1}: stamps in order")
+                invariant(~(k + 1 < clevel) | ~live | ctrl[k + 1].eos | (entry.index < ctrl[k + 1].index),
+                          f"messages {k}, {k + 1} in order")
+            for p, token in enumerate(dent):
+                invariant(~live | ~(p < dlevel) | Mux(p < before, token.index <= entry.index, token.index > entry.index),
+                          f"token {p} and message {k} in commit order")
+                invariant(~live | ~(p < dlevel) | ~entry.with_token | (p + 1 != before) | (token.index == entry.index),
+                          f"message {k} rides on token {p}")
+        # the heartbeat: `messages_before` control messages and `tokens_before` tokens were pushed before it
+        messages_before = Signal(len(popped))
+        m.d.comb += messages_before.eq(hb.seq - popped)
+        tokens_before = ahead(hb.stamp)
+        current = (messages_before == 0) & (tokens_before == 0)
+        obsolete = current & ((clevel != 0) | (dlevel != 0))  # a later item is offered instead
+        invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
+        invariant(~hb.valid | obsolete | (hb.index >= last), "heartbeat: index >= last unless obsolete")
+        invariant(~hb.valid | (messages_before <= clevel) & (tokens_before <= dlevel), "heartbeat: within the channels")
+        invariant(~hb.valid | (((pushes - hb.seq) & seq_mask) == clevel - messages_before),
+                  "heartbeat: the messages pushed after it are in q'")
+        invariant(~hb.valid | (((pushed - hb.stamp) & stamp_mask) == dlevel - tokens_before),
+                  "heartbeat: the tokens pushed after it are in q")
+        for k, entry in enumerate(ctrl):
+            invariant(~hb.valid | ~(k < clevel)
+                      | Mux(k < messages_before, ~entry.eos & (entry.index <= hb.index)
+                            & (ahead(entry.stamp) <= tokens_before),
+                            (entry.eos | (entry.index > hb.index)) & (ahead(entry.stamp) >= tokens_before + entry.with_token)),
+                      f"message {k} and the heartbeat in commit order")
+        for p, token in enumerate(dent):
+            invariant(~hb.valid | ~(p < dlevel) | Mux(p < tokens_before, token.index < hb.index, token.index > hb.index),
+                      f"token {p} and the heartbeat in commit order")
+        if self.strengthen:
+            for value, message in inv:
+                m.d.comb += Assert(value, f"invariant: {message}")
+        return m

@@ -1,0 +1,209 @@
+"""Live credit: 000's credit protocol with the credits carried by counters beside the FIFOs.
+
+000 (Alg. 1, 2) keeps data tokens and control messages in two channels and orders them with credits: a
+control message carries the number of tokens pushed since the previous one, and the receiver takes a
+token only with credit, so it never takes a token that a message pushed before it should precede.
+Credits travel in control messages, batched by the threshold ``T``, so a token waits for its batch.
+
+In hardware both channels are written by the same commit and are visible to the receiver after the
+same latency (:class:`sfdf.hdl.channels.DataChannel`), so the receiver sees every message pushed before
+the token at its data head. A message therefore needs only its *stamp*, the count of tokens pushed
+before it (modulo ``2 ** stamp_width``), and the receiver only its count of tokens popped:
+
+* the head message is *due* when its stamp equals the pops: it precedes the next token;
+* otherwise every token up to the stamp is credited (000's credits: ``stamp - pops``), and with no
+  message in flight every token is (the credit of each token arrives with it);
+* a message sent with a token (``with_token``, stamp = pops + 1) goes with that token.
+
+There are no credit messages and no threshold (``T`` has no effect): a token is consumable downstream
+the cycle after its push, and the control channel holds only user messages and EOS. The heartbeat
+register of docs/hardware.md records the tokens and messages pushed before the dummy; the dummy is
+offered once exactly those have been popped, and a later token or message popped first makes it
+obsolete. The sender's interval test is 000 Alg. 4's ``i - LastRecvIdx > [e]`` with ``LastRecvIdx``
+the last token's or dummy's index (every token is visible to the receiver at once). The reference
+model runs the same protocol (``gen.refmodel.credit``, ``live_credit``); docs/hardware.md has the
+argument.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .gap import GapCounter
+from .params import check_integer
+from .tokens import (
+    computation_layout,
+    counter_control_layout,
+    counter_heartbeat_layout,
+    data_layout,
+    head_layout,
+    seq_width,
+    stamp_width,
+)
+
+__all__ = ["CounterReceiver", "CounterSender"]
+
+
+class CounterSender(wiring.Component):
+    """Sender side of one live-credit edge: tokens, stamped user messages and EOS, and dummies in the
+    heartbeat register (000 Alg. 2, 4 with credits by counter).
+
+    ``i_comp.ready`` depends on the request and on the channels' ``ready``, never on ``i_comp.valid``;
+    a computation commits (``valid & ready``) only when both channels can take what it pushes.
+
+    Parameters
+    ----------
+    capacity : int
+        ``|q|``: sizes the stamps.
+    control_capacity : int
+        ``|q'|``: sizes the control push count.
+    heartbeat : int or None
+        ``[e]``; None: never (unsafe on a cycle, for demonstrations).
+    index_width, data_width, payload_width, delta_width : int
+        As :class:`sfdf.hdl.credit.CreditSender`.
+
+    Members
+    -------
+    i_comp : In(stream.Signature(computation_layout))
+    o_data : Out(stream.Signature(data_layout))
+    o_ctrl : Out(stream.Signature(counter_control_layout))
+    o_heartbeat : Out(counter_heartbeat_layout)
+    i_heartbeat_clear : In(1)
+    """
+
+    def __init__(self, *, capacity, control_capacity, heartbeat, index_width, data_width, payload_width,
+                 delta_width=1):
+        check_integer("Capacity", capacity, 1)
+        check_integer("Control capacity", control_capacity, 1)
+        if heartbeat is not None:
+            check_integer("Heartbeat", heartbeat)
+        self.capacity, self.heartbeat = capacity, heartbeat
+        super().__init__({
+            "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
+                                                             delta_width))),
+            "o_data": Out(stream.Signature(data_layout(index_width, data_width))),
+            "o_ctrl": Out(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
+            "o_heartbeat": Out(counter_heartbeat_layout(capacity, index_width, control_capacity)),
+            "i_heartbeat_clear": In(1),
+        })
+        self._seq_width = seq_width(control_capacity)
+
+    def elaborate(self, platform):
+        m = Module()
+        comp = self.i_comp.payload
+        commit = self.i_comp.valid & self.i_comp.ready
+        pushed = Signal(stamp_width(self.capacity))  # tokens pushed (mod 2^stamp_width)
+        messages = Signal(self._seq_width)  # control messages pushed
+        stamp = Signal.like(pushed)
+        push = Signal()
+        m.d.comb += [stamp.eq(pushed + comp.emit), push.eq(comp.msg_valid | comp.eos)]
+
+        dummy = Signal()
+        if self.heartbeat is not None:
+            # 000 Alg. 4: i - LastRecvIdx > [e], LastRecvIdx the last token's or dummy's index
+            recv = GapCounter(self.heartbeat, comp.delta, name="recv")
+            m.d.comb += dummy.eq(~comp.eos & ~comp.emit & recv.exceeded)
+            with m.If(commit):
+                m.d.sync += recv.budget.eq(recv.advanced(comp.emit | dummy))
+
+        data_ok = ~comp.emit | self.o_data.ready
+        ctrl_ok = ~push | self.o_ctrl.ready
+        ctrl = self.o_ctrl.payload
+        m.d.comb += [
+            self.i_comp.ready.eq(data_ok & ctrl_ok),
+            self.o_data.valid.eq(self.i_comp.valid & comp.emit & ctrl_ok),
+            self.o_data.payload.index.eq(comp.index),
+            self.o_data.payload.data.eq(comp.data),
+            self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
+            ctrl.eos.eq(comp.eos),
+            ctrl.stamp.eq(stamp),
+            ctrl.index.eq(comp.index),
+            ctrl.with_token.eq(comp.emit),
+            ctrl.payload.eq(comp.msg),
+        ]
+
+        hb = self.o_heartbeat
+        with m.If(self.i_heartbeat_clear):
+            m.d.sync += hb.valid.eq(0)
+        with m.If(commit):
+            m.d.sync += [pushed.eq(stamp), messages.eq(messages + push)]
+            with m.If(dummy):  # a newer dummy overwrites the register (coalescing), never blocks
+                m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index), hb.seq.eq(messages + push),
+                             hb.stamp.eq(stamp)]
+        return m
+
+
+class CounterReceiver(wiring.Component):
+    """Receiver side of one live-credit edge: offers the join one head per cycle, in push order.
+
+    * the head control message when it is due (its stamp equals the tokens popped): a user message
+      alone, with the index it was sent after, or EOS;
+    * else the data token, with the user message sent with it (``with_token``, stamp = pops + 1);
+    * else the heartbeat's index once exactly the tokens and messages pushed before it have been
+      popped. Popping a later token or message first makes the dummy obsolete (that item has a larger
+      index): it is cleared.
+
+    Parameters
+    ----------
+    capacity, control_capacity, index_width, data_width, payload_width : int
+
+    Members
+    -------
+    i_data : In(stream.Signature(data_layout))
+    i_ctrl : In(stream.Signature(counter_control_layout))
+    i_heartbeat : In(counter_heartbeat_layout)
+    o_heartbeat_clear : Out(1)
+    o_head : Out(head_layout)
+        The offer to the join.
+    i_consume : In(1)
+        The join takes the head this cycle.
+    """
+
+    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
+        check_integer("Capacity", capacity, 1)
+        check_integer("Control capacity", control_capacity, 1)
+        self.capacity = capacity
+        super().__init__({
+            "i_data": In(stream.Signature(data_layout(index_width, data_width))),
+            "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
+            "i_heartbeat": In(counter_heartbeat_layout(capacity, index_width, control_capacity)),
+            "o_heartbeat_clear": Out(1),
+            "o_head": Out(head_layout(index_width, data_width, payload_width)),
+            "i_consume": In(1),
+        })
+        self._seq_width = seq_width(control_capacity)
+
+    def elaborate(self, platform):
+        m = Module()
+        width = stamp_width(self.capacity)
+        pops = Signal(width)  # tokens popped
+        pops1 = Signal(width, init=1)  # pops + 1, kept so the with-token test waits for no adder
+        messages = Signal(self._seq_width)  # control messages popped
+        ctrl, hb, head = self.i_ctrl.payload, self.i_heartbeat, self.o_head
+        due = Signal()
+        current = Signal()
+        with_msg = self.i_ctrl.valid & ctrl.with_token & (ctrl.stamp == pops1)
+        data_pop, ctrl_pop = Signal(), Signal()
+        m.d.comb += [
+            due.eq(self.i_ctrl.valid & (ctrl.stamp == pops)),
+            current.eq(hb.valid & (hb.seq == messages) & (hb.stamp == pops)),
+            head.data.eq(self.i_data.payload.data),
+            head.msg.eq(ctrl.payload),
+            head.index.eq(Mux(due, ctrl.index, Mux(self.i_data.valid, self.i_data.payload.index, hb.index))),
+            self.i_data.ready.eq(data_pop),
+            self.i_ctrl.ready.eq(ctrl_pop),
+        ]
+        with m.If(due):
+            m.d.comb += [head.valid.eq(1), head.is_msg.eq(~ctrl.eos), head.eos.eq(ctrl.eos),
+                         ctrl_pop.eq(self.i_consume & ~ctrl.eos)]  # EOS stays: the node is done
+        with m.Elif(self.i_data.valid):
+            m.d.comb += [head.valid.eq(1), head.is_data.eq(1), head.is_msg.eq(with_msg),
+                         data_pop.eq(self.i_consume), ctrl_pop.eq(self.i_consume & with_msg)]
+        with m.Elif(current):
+            m.d.comb += [head.valid.eq(1), self.o_heartbeat_clear.eq(self.i_consume)]
+        with m.If(current & (data_pop | ctrl_pop)):
+            m.d.comb += self.o_heartbeat_clear.eq(1)  # obsolete: a later item was popped
+        with m.If(data_pop):
+            m.d.sync += [pops.eq(pops1), pops1.eq(pops1 + 1)]
+        m.d.sync += messages.eq(messages + ctrl_pop)
+        return m
