@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sfdf.cosim.formal import mutants
 from sfdf.cosim.formal.channel import ChannelHarness, block_storage
+from sfdf.cosim.formal.counter_edge import CounterEdgeHarness
 from sfdf.cosim.formal.credit_edge import CreditEdgeHarness
 from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
 from sfdf.cosim.formal.join import JoinHarness
@@ -31,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "formal.json"
 
 CHANNEL = "channel: bound, ready/valid, count, FIFO order"
-CREDIT = "credit edge: no overflow, SCB/RCB, Thm. 3.2 with live credit, heartbeat order, pops only offered"
+CREDIT = "credit edge (000 as printed): no overflow, SCB/RCB, Thm. 3.2, heartbeat order, pops only offered"
+COUNTER = "live-credit edge: no overflow, stamps within q, commit order, heartbeat order, pops only offered"
 INBAND = "in-band edge: no overflow, no hidden offer, flushed <= |q| ahead, order"
 JOIN = "join: consumes only offered heads at the least index"
 
@@ -59,6 +61,16 @@ def _cases():
         name = "credit-" + "-".join(f"{k[:3]}{v}" for k, v in kw.items())
         cases.append((name, ", ".join(f"{k}={v}" for k, v in kw.items()), CREDIT, 2, "PASS",
                       lambda kw=kw: CreditEdgeHarness(**kw)))
+    counter = [
+        {"capacity": 4, "control_capacity": 5, "heartbeat": 3, "index_width": 6},
+        {"capacity": 7, "control_capacity": 3, "heartbeat": 2, "index_width": 6},
+        {"capacity": 3, "control_capacity": 4, "heartbeat": 2, "index_width": 5, "channels": "rtl"},
+        {"capacity": 2, "control_capacity": 3, "heartbeat": None, "index_width": 6, "channels": "rtl"},
+    ]
+    for kw in counter:
+        name = "counter-" + "-".join(f"{k[:3]}{v}" for k, v in kw.items())
+        cases.append((name, ", ".join(f"{k}={v}" for k, v in kw.items()), COUNTER, 2, "PASS",
+                      lambda kw=kw: CounterEdgeHarness(**kw)))
     inband = [
         {"capacity": 4, "output_buffer": 0, "interval": 3, "algorithm": "nonpropagation", "index_width": 6},
         {"capacity": 4, "output_buffer": 4, "interval": 3, "algorithm": "nonpropagation", "index_width": 6},
@@ -86,9 +98,10 @@ def _cases():
         ("broken-eager-receiver", "EagerCreditReceiver |q| = 3 (pops without credit)", CREDIT, 8,
          lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
                                    receiver=mutants.EagerCreditReceiver)),
-        ("broken-forgetful-live", "ForgetfulLiveReceiver |q| = 3, T = 1 (absorbs credits, not credits - borrowed)",
-         CREDIT, 8, lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
-                                              receiver=mutants.ForgetfulLiveReceiver)),
+        ("broken-early-token", "EarlyTokenReceiver |q| = 3 (a token overtakes a due message)", COUNTER, 8,
+         lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, receiver=mutants.EarlyTokenReceiver)),
+        ("broken-short-stamp", "ShortStampSender |q| = 3 (a dummy stamped one token short)", COUNTER, 8,
+         lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.ShortStampSender)),
         ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,
          lambda: InbandEdgeHarness(capacity=4, output_buffer=4, receiver=mutants.PeekingInbandReceiver)),
         ("broken-unready-join", "UnreadyJoin inputs 3 (consumes while not ready)", JOIN, 3,

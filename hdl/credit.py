@@ -1,4 +1,6 @@
-"""The credit protocol of 000 in hardware: ``CreditSender`` (Alg. 2, 4) and ``CreditReceiver`` (Alg. 1, 4).
+"""The credit protocol of 000 as printed, in hardware: ``CreditSender`` (Alg. 2, 4) and ``CreditReceiver``
+(Alg. 1, 4), built for ``live_credit = false`` (credit messages batched by the threshold ``T``; 000 Fig. 3
+deadlocks on them). The default, live credit, is :mod:`sfdf.hdl.counter`.
 
 See docs/hardware.md: one computation pushes at most one control message (a user message carries the
 whole SCB), and dummies live in a heartbeat register owned by the sender, ordered after earlier control
@@ -6,7 +8,7 @@ messages by a push count, so they never fill the control channel (000 Sec. 4.3) 
 credit. The printed Alg. 4 loop is corrected as docs/semantics.md says (erratum 5 in the README).
 """
 
-from amaranth.hdl import C, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -148,15 +150,12 @@ class CreditSender(wiring.Component):
 
 
 class CreditReceiver(wiring.Component):
-    """Receiver side of one edge: 000 Alg. 1 and the receive part of Alg. 4.
+    """Receiver side of one edge: 000 Alg. 1 and the receive part of Alg. 4, as printed
+    (``live_credit = false``; the default is :class:`sfdf.hdl.counter.CounterReceiver`).
 
     Offers the join one head per cycle: the data token when ``RCB > 0``; with ``RCB = 0`` a user message
-    (after the data its credits covered: 000 Thm. 3.1) or EOS at the head of the control channel; with
-    ``RCB = 0`` and no control message in flight, a data token on *live credit* (every token then in the
-    data channel was pushed after the sender's last control message: nothing can precede them, so they
-    need not wait for their credit; the next message's credits are reduced by those taken,
-    docs/hardware.md); else the
-    heartbeat index once every control message pushed before it has been read. A user message is offered
+    (after the data its credits covered: 000 Thm. 3.1) or EOS at the head of the control channel; else
+    the heartbeat index once every control message pushed before it has been read. A user message is offered
     with the index it was sent after, so the join delivers it in that computation: copies of one message
     reaching a join on several inputs meet in one computation and are forwarded once (docs/hardware.md).
     At most one user message per index per edge.
@@ -164,8 +163,6 @@ class CreditReceiver(wiring.Component):
     Parameters
     ----------
     capacity, control_capacity, index_width, data_width, payload_width : int
-    live : bool
-        Live credit (the network's ``live_credit``); ``False`` is 000's receiver as printed.
 
     Members
     -------
@@ -179,10 +176,10 @@ class CreditReceiver(wiring.Component):
         The join takes the head this cycle.
     """
 
-    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True):
+    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
-        self.capacity, self.live = capacity, bool(live)
+        self.capacity = capacity
         super().__init__({
             "i_data": In(stream.Signature(data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(control_layout(capacity, index_width, payload_width))),
@@ -198,21 +195,14 @@ class CreditReceiver(wiring.Component):
         rcb = Signal(range(self.capacity + 1))
         taken = Signal()  # the head message's credits are already in RCB
         pops = Signal(self._seq_width)
-        # live credit: with RCB = 0 and no control message in flight, the data channel holds exactly the
-        # sender's SCB tokens less those already taken (000 Thm. 3.2's count: tokens in q = RCB + credits
-        # in flight + SCB - borrowed), so any token in it may be taken; the next message's credits
-        # cover the taken ones too. Both channels' valid is level != 0, so no count crosses the link.
-        borrowed = Signal(range(self.capacity + 1))
         ctrl = self.i_ctrl.payload
         head = self.o_head
         fresh = (ctrl.credits != 0) & ~taken
         # credits on the head message are absorbed and usable in the same cycle: no bubble per batch
         absorb = (rcb == 0) & self.i_ctrl.valid & fresh
-        live = (rcb == 0) & ~self.i_ctrl.valid & self.i_data.valid if self.live else C(0)
         rcb_eff = Signal(range(self.capacity + 1))
-        m.d.comb += rcb_eff.eq(Mux(absorb, ctrl.credits - borrowed, rcb))
+        m.d.comb += rcb_eff.eq(Mux(absorb, ctrl.credits, rcb))
         with m.If(absorb):
-            m.d.sync += borrowed.eq(0)
             with m.If(ctrl.kind == CTRL_CREDIT):
                 m.d.comb += self.i_ctrl.ready.eq(1)
             with m.Else():
@@ -221,7 +211,7 @@ class CreditReceiver(wiring.Component):
 
         # the index offered: a data token's with credit, else a control message's, else the heartbeat's
         # (one two-level mux with no default: the valid bits say which, if any, counts)
-        has_credit = (rcb != 0) | (absorb & (ctrl.credits != borrowed)) | live  # RCB' != 0 or live credit
+        has_credit = (rcb != 0) | absorb  # RCB' != 0 (absorbed messages carry credits)
         m.d.comb += [
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
@@ -231,17 +221,13 @@ class CreditReceiver(wiring.Component):
         with m.If(has_credit):
             m.d.comb += [head.valid.eq(self.i_data.valid), head.is_data.eq(1)]
             # the user message sent with this token (holding its last credit) goes with it
-            # RCB' == 1, compared without waiting for the subtraction credits - borrowed
-            last_credit = Mux(absorb, ctrl.credits == borrowed + 1, rcb == 1)
+            last_credit = Mux(absorb, ctrl.credits == 1, rcb == 1)  # RCB' == 1
             with_msg = (last_credit & self.i_ctrl.valid & (ctrl.kind == CTRL_USER) & (taken | absorb)
                         & ctrl.with_token)
             m.d.comb += head.is_msg.eq(with_msg)
             with m.If(self.i_consume & self.i_data.valid):
                 m.d.comb += self.i_data.ready.eq(1)
-                with m.If(live):
-                    m.d.sync += borrowed.eq(borrowed + 1)
-                with m.Else():
-                    m.d.sync += rcb.eq(rcb_eff - 1)
+                m.d.sync += rcb.eq(rcb_eff - 1)
                 with m.If(with_msg):
                     m.d.comb += self.i_ctrl.ready.eq(1)
                     m.d.sync += taken.eq(0)  # overrides a same-cycle "taken"
@@ -260,9 +246,7 @@ class CreditReceiver(wiring.Component):
             with m.If(self.i_consume):
                 m.d.comb += self.o_heartbeat_clear.eq(1)
         # popping a message pushed after the dummy makes the dummy obsolete (that message's tokens have
-        # larger indices): clear it, or the pop count would wrap round to its seq and offer a stale index;
-        # so does taking a token on live credit (the dummy was written with SCB = 0: the token is newer)
-        obsolete = (self.i_ctrl.valid & self.i_ctrl.ready) | (live & self.i_consume & self.i_data.valid)
-        with m.If(current & obsolete):
+        # larger indices): clear it, or the pop count would wrap round to its seq and offer a stale index
+        with m.If(current & self.i_ctrl.valid & self.i_ctrl.ready):
             m.d.comb += self.o_heartbeat_clear.eq(1)
         return m

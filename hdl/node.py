@@ -328,7 +328,7 @@ class SFDFNode(wiring.Component):
             for k, flag in enumerate(self._dummy_in):
                 m.d.comb += tx.i_dummy_in[k].eq(flag)
             return tx
-        widths = dict(index_width=self.iw, data_width=e.width, payload_width=self.pw, delta_width=self._delta_width)
+        widths = {"index_width": self.iw, "data_width": e.width, "payload_width": self.pw, "delta_width": self._delta_width}
         if self.live_credit:
             tx = m.submodules[f"tx{j}"] = CounterSender(
                 capacity=e.capacity, control_capacity=e.control_capacity, heartbeat=e.interval, **widths)

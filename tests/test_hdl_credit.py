@@ -35,14 +35,14 @@ class Edge(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        widths = dict(capacity=self.q, control_capacity=self.qc, index_width=IW, data_width=DW, payload_width=PW)
+        widths = {"capacity": self.q, "control_capacity": self.qc, "index_width": IW, "data_width": DW, "payload_width": PW}
         if self.live:
             tx = m.submodules.tx = CounterSender(heartbeat=self.heartbeat, delta_width=self.delta_width, **widths)
             rx = m.submodules.rx = CounterReceiver(**widths)
         else:
             tx = m.submodules.tx = CreditSender(threshold=self.threshold, heartbeat=self.heartbeat,
                                                 delta_width=self.delta_width, **widths)
-            rx = m.submodules.rx = CreditReceiver(live=False, **widths)
+            rx = m.submodules.rx = CreditReceiver(**widths)
         # the edge's own exact channels: live credit needs channels that show a write after the same delay
         for name, out, inp, depth in (("data", tx.o_data, rx.i_data, self.q), ("ctrl", tx.o_ctrl, rx.i_ctrl, self.qc)):
             channel = m.submodules[name] = DataChannel(out.payload.shape(), depth)

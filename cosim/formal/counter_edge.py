@@ -72,7 +72,7 @@ class CounterEdgeHarness(Elaboratable):
         m = Module()
         c, cc, w = self.capacity, self.control_capacity, self.index_width
         dw = delta_width([self.heartbeat])
-        widths = dict(capacity=c, control_capacity=cc, index_width=w, data_width=1, payload_width=1)
+        widths = {"capacity": c, "control_capacity": cc, "index_width": w, "data_width": 1, "payload_width": 1}
         snd = self.sender_class(heartbeat=self.heartbeat, delta_width=dw, **widths)
         rcv = self.receiver_class(**widths)
         modules = {}
@@ -175,7 +175,7 @@ class CounterEdgeHarness(Elaboratable):
             if p + 1 < c:
                 invariant(~(p + 1 < dlevel) | (token.index < dent[p + 1].index), f"tokens {p}, {p + 1} in order")
         for k, entry in enumerate(ctrl):
-            held, live = k < clevel, (k < clevel) & ~ctrl[k].eos
+            held, live = k < clevel, (k < clevel) & ~entry.eos
             before = ahead(entry.stamp)
             invariant(~live | (entry.index <= prev) & (entry.index >= last), f"message {k}: last <= index <= prev")
             invariant(~held | ~entry.eos | ended & (k + 1 == clevel) & ~entry.with_token, f"message {k}: EOS is last")

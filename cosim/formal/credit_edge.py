@@ -1,5 +1,6 @@
-"""Proof of one credit-mode edge: ``CreditSender`` -> data channel + control channel + heartbeat register
--> ``CreditReceiver`` (000 Alg. 1, 2, 4; Thm. 3.2; docs/hardware.md, "One edge").
+"""Proof of one credit-mode edge of 000 as printed (``live_credit = false``): ``CreditSender`` -> data
+channel + control channel + heartbeat register -> ``CreditReceiver`` (000 Alg. 1, 2, 4; Thm. 3.2;
+docs/hardware.md, "One edge"). The live-credit edge is :mod:`.counter_edge`'s.
 
 The environment is the node on either side, left free where the protocol lets it be:
 
@@ -25,26 +26,22 @@ What is proved, in every reachable state (``ProofResult.status == "PASS"``):
 * no channel overflows: a committed token enters the data channel and a committed control message the
   control channel in the same cycle, and nothing enters otherwise (with the channels' own
   ``level <= capacity``, proved in :mod:`sfdf.cosim.formal.channel`);
-* ``SCB <= T`` between computations, ``RCB <= |q|``, and, with *live credit* (the receiver takes tokens
-  pushed since the sender's last control message before their credit arrives, counting them in
-  ``borrowed``; docs/hardware.md), tokens in the data channel = ``RCB`` + credits in the control
-  channel not yet absorbed + ``SCB`` - ``borrowed``, where ``borrowed`` never exceeds the uncredited
-  tokens of the current epoch (``SCB`` with no message in flight, else the oldest message's credits);
-  so the credits not yet spent never exceed the tokens present (000 Thm. 3.2: ``RCB`` + credits in
-  flight - ``borrowed`` ``<=`` tokens in ``q``);
+* ``SCB <= T`` between computations, ``RCB <= |q|``, and tokens in the data channel = ``RCB`` + credits
+  in the control channel not yet absorbed + ``SCB``, so the credits not yet spent never exceed the
+  tokens present (000 Thm. 3.2);
 * the receiver never offers an index older than one it offered before on this edge (data, message or
   heartbeat; EOS is index infinity and not compared), and a heartbeat it offers is below every token
   still in the data channel: a dummy never overtakes a token (000 Alg. 4);
 * the receiver pops only what it offered and the join consumed: a data token only when the join
-  consumes an offered data head (on credit or on live credit), a user message only when consumed (or
-  with its data token), the heartbeat register only when its offered index is consumed or a later
-  message or token (one of larger index) is popped and makes it obsolete; a pure credit message is
+  consumes an offered data head, a user message only when consumed (or with its data token), the
+  heartbeat register only when its offered index is consumed or a later message (one of larger index)
+  is popped and makes it obsolete; a pure credit message is
   absorbed (it is never offered). ``i_consume`` while ``!o_head.valid`` changes nothing the join can
   see. Conversely, a consumed offer is popped.
 
 The harness also asserts *strengthening invariants* (prefixed ``invariant:``) relating the sender's and
-receiver's registers (SCB, RCB, ``borrowed``, push and pop
-counts, the "credits taken" flag) to the channels' contents; they are what makes the properties
+receiver's registers (SCB, RCB, push and pop counts, the "credits taken" flag) to the channels'
+contents; they are what makes the properties
 inductive, and are proved like the rest.
 """
 
@@ -95,20 +92,18 @@ class CreditEdgeHarness(Elaboratable):
         The classes under proof (subclasses for the broken variants of :mod:`sfdf.cosim.formal.mutants`).
     strengthen : bool
         Assert the strengthening invariants (without them only a bounded check is meaningful).
-    live : bool
-        The receiver's live credit (``False``: 000's receiver as printed, ``borrowed`` stays 0).
     """
 
     def __init__(self, *, capacity=2, control_capacity=3, threshold=0, heartbeat=1, index_width=4,
                  channels="model", messages=True, eos=True, sender=CreditSender, receiver=CreditReceiver,
-                 strengthen=True, live=True):
+                 strengthen=True):
         if channels not in ("model", "rtl"):
             raise ValueError(f"channels must be 'model' or 'rtl', not {channels!r}")
         self.capacity, self.control_capacity, self.threshold = capacity, control_capacity, threshold
         self.heartbeat, self.index_width, self.channels = heartbeat, index_width, channels
         self.messages, self.eos = messages, eos
         self.sender_class, self.receiver_class = sender, receiver
-        self.strengthen, self.live = strengthen, live
+        self.strengthen = strengthen
 
     def elaborate(self, platform):
         m = Module()
@@ -118,14 +113,13 @@ class CreditEdgeHarness(Elaboratable):
                                 heartbeat=self.heartbeat, index_width=w, data_width=1, payload_width=1,
                                 delta_width=dw)
         rcv = self.receiver_class(capacity=c, control_capacity=cc, index_width=w, data_width=1,
-                                  payload_width=1, live=self.live)
+                                  payload_width=1)
         modules = {}
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
         scb, pushes = internal_registers(driven_signals(modules["sender"]), snd, "scb", "pushes")
-        rcb, taken, pops, borrowed = internal_registers(driven_signals(modules["receiver"]), rcv,
-                                               "rcb", "taken", "pops", "borrowed")
+        rcb, taken, pops = internal_registers(driven_signals(modules["receiver"]), rcv, "rcb", "taken", "pops")
 
         dlayout, clayout = data_layout(w, 1), control_layout(c, w, 1)
         if self.channels == "model":
@@ -175,23 +169,15 @@ class CreditEdgeHarness(Elaboratable):
             Assert(cch.level <= cc, "control channel level <= |q'|"),
         ]
 
-        # credits (000 Alg. 1, 2; Thm. 3.2), with live credit: the receiver took `borrowed` tokens before
-        # their credit arrived, tokens that the oldest control message in flight credits (with none in
-        # flight, the next one pushed: they are among SCB's); absorbing it subtracts them
+        # credits (000 Alg. 1, 2; Thm. 3.2)
         ctrl = [cent[k] for k in range(cc)]
         in_flight = sum(Mux(k < cch.level, entry.credits, 0) for k, entry in enumerate(ctrl))
         in_flight = in_flight - Mux(taken, ctrl[0].credits, 0)
         m.d.comb += [
             Assert(scb <= self.threshold, "SCB <= T between computations"),
             Assert(rcb <= c, "RCB <= |q|"),
-            Assert(dch.level + borrowed == scb + in_flight + rcb,
-                   "tokens in q = RCB + credits in flight + SCB - borrowed (000 Thm. 3.2)"),
-            Assert(rcb + in_flight <= dch.level + borrowed,
-                   "credits not yet spent never exceed the tokens present (000 Thm. 3.2)"),
-            Assert((cch.level != 0) | (borrowed <= scb),
-                   "live credit: borrowed <= SCB with no control message in flight"),
-            Assert((cch.level == 0) | (borrowed <= ctrl[0].credits),
-                   "live credit: borrowed <= the oldest control message's credits"),
+            Assert(dch.level == scb + in_flight + rcb, "tokens in q = RCB + credits in flight + SCB (000 Thm. 3.2)"),
+            Assert(rcb + in_flight <= dch.level, "credits not yet spent never exceed the tokens present (000 Thm. 3.2)"),
         ]
 
         # offers never go back in index; a heartbeat never overtakes a token (000 Alg. 4)
@@ -221,8 +207,7 @@ class CreditEdgeHarness(Elaboratable):
         # strengthening invariants: the merged order of the edge. Every committed computation appends, in
         # this order, its token, its control message and its dummy; indices grow along that order and the
         # receiver offers its earliest pending item. covered[k]: tokens credited by RCB and by the messages
-        # up to k (credits of a message already taken are in RCB), counting the `borrowed` tokens taken on
-        # live credit, which were the oldest: token p of q is token p + borrowed of that count
+        # up to k (credits of a message already taken are in RCB)
         inv = []
 
         def invariant(value, message):
@@ -261,11 +246,11 @@ class CreditEdgeHarness(Elaboratable):
             invariant(~(live & (entry.kind == CTRL_CREDIT)) | ~taken | (k != 0), "credits taken from a user message")
             with m.If(live & entry.with_token):  # its last credited token has its index
                 for p, token in enumerate(dent):
-                    with m.If((covered[k] == p + 1 + borrowed) & (p < dlevel)):
+                    with m.If((covered[k] == p + 1) & (p < dlevel)):
                         m.d.comb += check(token.index == entry.index, f"invariant: message {k} rides on token {p}")
             for p, token in enumerate(dent):
                 with m.If(live & (p < dlevel)):
-                    m.d.comb += check(Mux(p + borrowed < covered[k], token.index <= entry.index,
+                    m.d.comb += check(Mux(p < covered[k], token.index <= entry.index,
                                           token.index > entry.index),
                                        f"invariant: token {p} and message {k} in commit order")
             if k + 1 < cc:
@@ -274,22 +259,16 @@ class CreditEdgeHarness(Elaboratable):
         invariant(~taken | (clevel != 0) & (ctrl[0].kind != CTRL_CREDIT) & (ctrl[0].credits != 0),
                   "taken: the head message's credits are in RCB")
         invariant(~taken | ~ctrl[0].with_token | (rcb != 0), "taken with a token: that token is in RCB")
-        invariant((borrowed == 0) | (rcb == 0) & ~taken, "borrowed: RCB = 0 and no credits taken")
-        invariant((clevel == 0) | ~ctrl[0].with_token | (borrowed < ctrl[0].credits),
-                  "borrowed: the oldest message's own token was not taken on live credit")
         # the heartbeat: `before` control messages in q' were pushed before it
         before = Signal(len(pops))
         m.d.comb += before.eq(hb.seq - pops)
         # a message pushed after the heartbeat at the head of q' (before == 0) makes it obsolete: the
         # receiver offers that message (or its credited tokens) instead and clears the heartbeat when
-        # it pops it, so the heartbeat may then be older than the latest offer. So do tokens pushed after
-        # it with no message in flight (SCB != 0: a dummy is written with SCB = 0): the receiver offers
-        # them on live credit and clears the heartbeat when it takes one
-        obsolete = (before == 0) & ((clevel != 0) | (scb != 0))
+        # it pops it, so the heartbeat may then be older than the latest offer
+        obsolete = (before == 0) & (clevel != 0)
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | obsolete | (hb.index >= last), "heartbeat: index >= last unless obsolete")
         invariant(~hb.valid | (before <= clevel), "heartbeat: pushed after the messages popped")
-        invariant(~hb.valid | (before != 0) | (borrowed == 0), "heartbeat: no token taken on live credit since current")
         tokens_before = Signal(range(c * (cc + 1) + 1))  # tokens of q committed before the heartbeat
         m.d.comb += tokens_before.eq(Mux(taken & (before == 0), 0, rcb))
         for k in range(cc):
@@ -302,7 +281,7 @@ class CreditEdgeHarness(Elaboratable):
                                        f"invariant: message {k} and the heartbeat in commit order")
             for p, token in enumerate(dent):
                 with m.If(p < dlevel):
-                    m.d.comb += check(Mux(p + borrowed < tokens_before, token.index < hb.index,
+                    m.d.comb += check(Mux(p < tokens_before, token.index < hb.index,
                                           token.index > hb.index),
                                        f"invariant: token {p} and the heartbeat in commit order")
         if self.strengthen:

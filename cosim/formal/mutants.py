@@ -23,7 +23,6 @@ __all__ = [
     "DummyOvertakesSender",
     "EagerCreditReceiver",
     "EarlyTokenReceiver",
-    "ForgetfulLiveReceiver",
     "ForgetfulReleaseChannel",
     "GreedyChannel",
     "PeekingInbandReceiver",
@@ -84,11 +83,9 @@ class UncountedCreditSender(CreditSender):
 
 class DummyOvertakesSender(CreditSender):
     """A sender that writes a dummy without first flushing its pending credits: ``credit_due`` is only the
-    threshold test, not 000 Alg. 4's "``i - LastRecvIdx > [e]`` with credits pending". Without live
-    credit the receiver would then offer the dummy's index while tokens of lower index wait uncredited
-    in ``q``: a dummy overtaking a token (the hazard of erratum 5, docs/semantics.md). With live credit
-    it takes those tokens first, and taking one clears the dummy as obsolete although the dummy comes
-    after it (its index is not below the token's): the dummy is lost."""
+    threshold test, not 000 Alg. 4's "``i - LastRecvIdx > [e]`` with credits pending". The receiver then
+    offers the dummy's index while tokens of lower index wait uncredited in ``q``: a dummy overtaking a
+    token (the hazard of erratum 5, docs/semantics.md)."""
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
@@ -106,20 +103,6 @@ class EagerCreditReceiver(CreditReceiver):
         m = super().elaborate(platform)
         with m.If(self.i_consume & self.i_data.valid):
             m.d.comb += self.i_data.ready.eq(1)
-        return m
-
-
-class ForgetfulLiveReceiver(CreditReceiver):
-    """A receiver that absorbs a control message's full credits, forgetting the tokens it already took
-    on live credit (``rcb_eff = credits``, not ``credits - borrowed``): those tokens are counted twice,
-    and RCB credits tokens that are not in ``q``."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        regs = driven_signals(m)
-        ctrl = self.i_ctrl.payload
-        absorb = (regs["rcb"] == 0) & self.i_ctrl.valid & (ctrl.credits != 0) & ~regs["taken"]
-        m.d.comb += regs["rcb_eff"].eq(Mux(absorb, ctrl.credits, regs["rcb"]))
         return m
 
 

@@ -75,7 +75,7 @@ def resolve(network, *, cycles: CycleStructure | None = None):
             e,
             interval=chosen[e.name],
             threshold=auto_threshold(e.capacity) if e.threshold == AUTO else e.threshold,
-            control_capacity=(required_control_capacity(e.capacity, m)
+            control_capacity=(required_control_capacity(e.capacity, m, network.live_credit)
                               if e.control_capacity == AUTO else e.control_capacity),
         ))
     return network.with_edges(edges)

@@ -7,7 +7,11 @@
 - Control channels (000 Sec. 4.3): with at most ``m`` user messages per data token, at most ``|q|``
   credit messages (each covers a token) and, thanks to dummy coalescing, at most one dummy between
   two other messages, a control channel holds at most ``2 (m + 1) |q|`` messages while its data channel
-  is not full; one more slot and the data channel always fills first, as Thm. 4.2 assumes.
+  is not full; one more slot and the data channel always fills first, as Thm. 4.2 assumes. With live
+  credit (``sfdf.hdl.counter``) there are no credit messages: while the data channel holds ``d < |q|``
+  tokens, the control channel holds what was pushed in the ``d + 1`` gaps around them, at most ``m``
+  user messages and one (coalesced) dummy each, so ``(m + 1) |q| + 1`` slots suffice (the hardware
+  keeps the dummy in its heartbeat register, so it needs fewer still).
   Unbounded ``m`` needs heartbeat 0 on the node's out-edges (000 Thm. 4.5).
 - Index width: indices are compared by serial-number arithmetic. Without wrap-around, ``w`` bits carry
   ``2^w - 1`` computations per source. For endless streams, serial comparison is exact while every two
@@ -39,13 +43,15 @@ def auto_threshold(capacity: int) -> int:
     return max(0, capacity - 1 - CREDIT_LATENCY)
 
 
-def required_control_capacity(capacity: int, m: int | None) -> int:
-    """Smallest ``|q'|`` with which the data channel fills first (``2 (m + 1) |q| + 1``).
+def required_control_capacity(capacity: int, m: int | None, live_credit: bool = True) -> int:
+    """Smallest ``|q'|`` with which the data channel fills first: ``(m + 1) |q| + 1`` with live credit,
+    ``2 (m + 1) |q| + 1`` with 000's credit messages.
 
     For unbounded ``m`` the out-edges run heartbeat 0 (000 Thm. 4.5), under which one credit or dummy
     follows every computation; the same size with ``m = 1`` is then a sensible default.
     """
-    return 2 * ((1 if m is None else m) + 1) * capacity + 1
+    per_token = (1 if m is None else m) + 1
+    return (per_token if live_credit else 2 * per_token) * capacity + 1
 
 
 def index_spread_bound(network, intervals) -> int | None:

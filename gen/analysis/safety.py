@@ -84,11 +84,12 @@ def _credit(network, on_cycles) -> list[Violation]:
         out.append(_mirror_violation("heartbeat_cycle", cycle, "heartbeats", "000 (3), (4)"))
     for e in network.edges:
         node = network.node_by_name[e.src]
-        need = required_control_capacity(e.capacity, node.control_messages)
+        need = required_control_capacity(e.capacity, node.control_messages, network.live_credit)
         if node.control_messages is not None and e.control_capacity < need:
+            rule = "(m + 1) |q| + 1" if network.live_credit else "2 (m + 1) |q| + 1 (no live credit)"
             out.append(Violation("control_capacity", (e.name,),
                                  f"edge {e.name}: control capacity {e.control_capacity} < {need} = "
-                                 f"2 (m + 1) |q| + 1 with m = {node.control_messages}; a full control "
+                                 f"{rule} with m = {node.control_messages}; a full control "
                                  "channel can block the sender first (000 Sec. 4.3)"))
         if node.control_messages is None and e.interval not in (0, None):
             out.append(Violation("control_unbounded", (e.name,),
