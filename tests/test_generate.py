@@ -35,7 +35,7 @@ def test_generate_writes_verilog_and_manifest(examples, tmp_path):
     assert (sink["tdata_width"], sink["tuser_width"]) == (144, 34)
     assert sink["fields"] == [{"name": "n", "lsb": 112, "width": 32}, {"name": "sum", "lsb": 64, "width": 48},
                               {"name": "sum_sq", "lsb": 0, "width": 64}]
-    assert manifest["edges"]["uv"] == {"from": "u", "to": "v", "capacity": 32, "control_capacity": 129,
+    assert manifest["edges"]["uv"] == {"from": "u", "to": "v", "capacity": 32, "control_capacity": 65,
                                        "threshold": 29, "interval": 31, "output_buffer": 0, "width": 17}
     assert [manifest["edges"][e]["width"] for e in ("uw", "vx", "wx")] == [17, 48, 64]
     assert re.search(r"input \[15:0\] s_axis_u_tdata;", verilog)

@@ -23,29 +23,42 @@ from sfdf.hdl.links import (
 )
 from sfdf.hdl.node import SFDFNode
 from sfdf.hdl.offer import release_layout
-from sfdf.hdl.tokens import control_layout, data_layout, heartbeat_layout, inband_token_layout
+from sfdf.hdl.tokens import (
+    control_layout,
+    counter_control_layout,
+    counter_heartbeat_layout,
+    data_layout,
+    heartbeat_layout,
+    inband_token_layout,
+)
 
 IW, DW, PW = 8, 12, 16
 
 
-def credit_link(capacity=4, control_capacity=9):
+def credit_link(capacity=4, control_capacity=9, live=True):
     return CreditLinkSignature(capacity=capacity, control_capacity=control_capacity, index_width=IW, data_width=DW,
-                               payload_width=PW)
+                               payload_width=PW, live=live)
 
 
 def inband_link(capacity=4, flush=False):
     return InbandLinkSignature(capacity=capacity, index_width=IW, data_width=DW, payload_width=PW, flush=flush)
 
 
-def test_credit_link_is_000_fig2_seen_from_the_sender():
-    members = credit_link().members
+@pytest.mark.parametrize("live", [True, False])
+def test_credit_link_is_000_fig2_seen_from_the_sender(live):
+    members = credit_link(live=live).members
     assert members["data"] == Out(stream.Signature(data_layout(IW, DW)))
-    assert members["ctrl"] == Out(stream.Signature(control_layout(4, IW, PW)))
-    assert members["heartbeat"] == Out(heartbeat_layout(IW, 9))
+    if live:  # stamped messages (hdl.counter)
+        assert members["ctrl"] == Out(stream.Signature(counter_control_layout(4, IW, PW)))
+        assert members["heartbeat"] == Out(counter_heartbeat_layout(4, IW, 9))
+    else:  # 000's credit messages (hdl.credit)
+        assert members["ctrl"] == Out(stream.Signature(control_layout(4, IW, PW)))
+        assert members["heartbeat"] == Out(heartbeat_layout(IW, 9))
     assert members["heartbeat_clear"] == In(1)
     assert members["release"] == In(release_layout())
     assert list(members) == ["data", "ctrl", "heartbeat", "heartbeat_clear", "release"]
-    assert credit_link() == credit_link() != credit_link(capacity=8)
+    assert credit_link(live=live) == credit_link(live=live) != credit_link(capacity=8, live=live)
+    assert credit_link(live=live) != credit_link(live=not live)
 
 
 def test_inband_link_has_flush_only_when_asked():
@@ -64,6 +77,7 @@ def test_edge_link_flush_needs_an_output_buffer_above_one(output_buffer, flush, 
     link = edge_link(edge, mode="inband", index_width=IW, payload_width=PW, flush=flush)
     assert link == inband_link(flush=expected)
     assert edge_link(edge, mode="credit", index_width=IW, payload_width=PW, flush=flush) == credit_link()
+    assert edge_link(edge, mode="credit", index_width=IW, payload_width=PW, live_credit=False) == credit_link(live=False)
 
 
 class Holder(wiring.Component):
@@ -118,11 +132,11 @@ def test_credit_edge_channels_and_heartbeat():
 
     async def bench(ctx):
         i, o = dut.i_link, dut.o_link
-        ctx.set(i.heartbeat, {"valid": 1, "index": 7, "seq": 2})
+        ctx.set(i.heartbeat, {"valid": 1, "index": 7, "seq": 2, "stamp": 1})
         ctx.set(o.heartbeat_clear, 1)
         assert ctx.get(o.heartbeat.index) == 7 and ctx.get(o.heartbeat.valid) and ctx.get(i.heartbeat_clear)
         ctx.set(i.data.payload, {"index": 3, "data": 0x5a})
-        ctx.set(i.ctrl.payload, {"kind": 1, "credits": 2, "index": 3, "with_token": 1, "payload": 9})
+        ctx.set(i.ctrl.payload, {"eos": 0, "stamp": 2, "index": 3, "with_token": 1, "payload": 9})
         ctx.set(i.data.valid, 1)
         ctx.set(i.ctrl.valid, 1)
         assert ctx.get(i.data.ready) and ctx.get(i.ctrl.ready) and not ctx.get(o.data.valid)
@@ -130,7 +144,7 @@ def test_credit_edge_channels_and_heartbeat():
         ctx.set(i.data.valid, 0)
         ctx.set(i.ctrl.valid, 0)
         assert ctx.get(o.data.valid) and ctx.get(o.data.payload.data) == 0x5a
-        assert ctx.get(o.ctrl.valid) and ctx.get(o.ctrl.payload.credits) == 2 and ctx.get(o.ctrl.payload.payload) == 9
+        assert ctx.get(o.ctrl.valid) and ctx.get(o.ctrl.payload.stamp) == 2 and ctx.get(o.ctrl.payload.payload) == 9
 
     run(dut, bench)
 
