@@ -38,8 +38,8 @@ class DataChannel(wiring.Component):
       on the next cycle (latency 1), and a reader that is always ready sees one token per cycle.
     * With ``release``, a token the reader has taken still counts against the capacity until the
       reader releases it: a credit-mode node holds its inputs' offers in registers
-      (:class:`sfdf.hdl.offer.OfferRegister`), and a token there is still in ``q`` for the analysis.
-      ``i_stream.ready`` is then exactly ``level + held < capacity``.
+      (:class:`sfdf.hdl.offer.OfferRegister`, up to two per input), and a token there is still in ``q``
+      for the analysis. ``i_stream.ready`` is then exactly ``level + held < capacity``.
 
     ``amaranth.lib.fifo.SyncFIFOBuffered(depth=capacity)`` also bounds the count by ``capacity``, but
     it blocks writes while its memory is full even when the output register is being read, accepts
@@ -60,8 +60,9 @@ class DataChannel(wiring.Component):
         Shape of a token (for example a :class:`~amaranth.lib.data.StructLayout`).
     capacity : int
         ``|q| >= 1``: the most tokens the channel ever holds.
-    release : bool
-        Add ``i_release`` and ``held``: a token read is held until released.
+    release : bool or int
+        Add ``i_release`` and ``held``: a token read is held until released; an integer ``N`` lets the
+        reader hold up to ``N`` (``True`` is 1).
 
     Members
     -------
@@ -71,11 +72,11 @@ class DataChannel(wiring.Component):
         Tokens to the receiver, oldest first.
     level : ``Out(range(capacity + 1))``
         Number of tokens held and not read (registered).
-    held : ``Out(1)``
-        With ``release``: a token read and not yet released (registered). The reader reads again only
-        in a cycle it releases the held token, or holds none.
+    held : ``Out(range(N + 1))``
+        With ``release``: tokens read and not yet released (registered). The reader reads only while
+        it holds fewer than ``N`` after the cycle's release.
     i_release : ``In(1)``
-        With ``release``: the reader lets go of the held token (ignored when none is held).
+        With ``release``: the reader lets go of its oldest held token (ignored when none is held).
     """
 
     def __init__(self, payload_shape, capacity, *, release=False):
@@ -83,18 +84,21 @@ class DataChannel(wiring.Component):
             raise TypeError(f"Channel capacity must be a positive integer, not {capacity!r}")
         self._payload_shape = payload_shape
         self._capacity = capacity
-        self._release = bool(release)
+        self._release = int(release)
+        if self._release < 0:
+            raise TypeError(f"Channel release must be a boolean or a non-negative integer, not {release!r}")
         members = {
             "i_stream": In(stream.Signature(payload_shape)),
             "o_stream": Out(stream.Signature(payload_shape)),
             "level": Out(range(capacity + 1)),
         }
-        if release:
-            members.update(held=Out(1), i_release=In(1))
+        if self._release:
+            members.update(held=Out(range(self._release + 1)), i_release=In(1))
         super().__init__(members)
 
     @property
     def release(self):
+        """How many read tokens the reader may hold (0: none, no ``release``)."""
         return self._release
 
     @property
@@ -118,10 +122,15 @@ class DataChannel(wiring.Component):
         # of the present count, which do not wait for the transfer (no carry chain after it)
         full, valid, many = Signal(), Signal(), Signal()  # level (+ held) == capacity, level != 0, >= 2
         m.d.comb += self.i_stream.ready.eq(~full)
-        if self._release:  # a token read leaves the channel's count of room only when released
+        if self._release == 1:  # a token read leaves the channel's count of room only when released
             release = self.i_release & self.held
             m.d.sync += self.held.eq(self.held & ~release | do_read)
             last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
+        elif self._release:  # the same, counting what is held and what occupies the room in registers
+            release = self.i_release & (self.held != 0)
+            occupied = Signal(range(capacity + 1))
+            m.d.sync += [self.held.eq(self.held + do_read - release), occupied.eq(occupied + do_write - release)]
+            last_room = occupied == capacity - 1
         else:
             release, last_room = do_read, self.level == capacity - 1
         with m.If(do_write & ~release):

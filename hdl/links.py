@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 from .channels import ControlChannel, DataChannel
 from .inband import flushed_width
-from .offer import release_layout
+from .offer import SLOTS, release_layout
 from .tokens import (
     control_layout,
     counter_control_layout,
@@ -217,7 +217,8 @@ class Links(Sequence):
 class CreditEdge(wiring.Component):
     """One credit-mode edge (000 Fig. 2): the data channel ``q`` (:class:`sfdf.hdl.channels.DataChannel` of
     exactly ``|q|`` tokens) and the control channel ``q'`` (:class:`sfdf.hdl.channels.ControlChannel` of
-    ``|q'|`` messages), both counting what the receiver's offer register holds until it is released;
+    ``|q'|`` messages), both counting what the receiver's offer register holds (up to two) until it is
+    released;
     the heartbeat register, kept by the sender, and its clear pass straight through.
 
     Parameters
@@ -243,8 +244,9 @@ class CreditEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity, release=True)
-        m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=True)
+        m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity,
+                                         release=SLOTS)
+        m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=SLOTS)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.data))
         wiring.connect(m, wiring.flipped(self.i_link.ctrl), qc.i_stream)

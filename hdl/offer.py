@@ -1,19 +1,20 @@
-"""Registered offers: the join of a credit-mode node reads its inputs' heads from registers.
+"""Registered offers: the join of a credit-mode node reads each input's head from a two-slot register.
 
 A credit receiver's offer (000 Alg. 1, 4) is a function of its counters, the heads of two channels and
 the heartbeat register: three or four LUT levels that, offered to the join combinationally, sat at the
 start of the decide stage's loop (heads -> join -> consumption -> the next heads, docs/hardware.md,
-"Registered offers"). :class:`OfferRegister` takes the receiver's offer into a register whenever the
-register is free or the join consumes what it holds, so the receiver works out its next offer while the
-join decides on the present one. The receiver is unchanged: to it the register is a join that consumes
-every offer at once.
+"Registered offers"). :class:`OfferRegister` holds up to two offers: the join reads the older one from
+a register, and the receiver's offer is taken whenever the second slot is free, a register too. So the
+join's consumption reaches only the offer register, and the receiver and its channels move on a
+registered ``take``: the loop is cut in two (a skid buffer, as in high-clock AXI-Stream pipelines).
+The receiver is unchanged: to it the register is a join that consumes every offer at once.
 
-Exactness: a token or user message in the register has left its channel but still counts against the
-channel's capacity until the join consumes it (the channels' ``release``), so ``q`` and ``q'`` hold
+Exactness: a token or user message in either slot has left its channel but still counts against the
+channel's capacity until the join consumes it (the channels' ``release = 2``), so ``q`` and ``q'`` hold
 exactly ``|q|`` and ``|q'|`` for the analysis. Every offer stays true while it waits: tokens and
 messages are consumed as offered, and a dummy index is a lower bound on the edge's later indices that
 no later event falsifies; offers on an edge never go back in index, so a waiting dummy never hides a
-lower index. The cost is one cycle of latency per hop.
+lower index. The cost is one cycle of latency per hop, and a multiplexer of the head's width.
 """
 
 from amaranth.hdl import Module, Signal
@@ -22,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from .tokens import head_layout
 
-__all__ = ["OfferRegister", "release_layout"]
+__all__ = ["SLOTS", "OfferRegister", "release_layout"]
 
 
 def release_layout() -> data.StructLayout:
@@ -30,8 +31,12 @@ def release_layout() -> data.StructLayout:
     return data.StructLayout({"data": 1, "ctrl": 1})
 
 
+#: Offers an input holds at most: the channels' ``release``.
+SLOTS = 2
+
+
 class OfferRegister(wiring.Component):
-    """One credit-mode input's offer, held in a register between the receiver and the join.
+    """One credit-mode input's offers, held in two registers between the receiver and the join.
 
     Parameters
     ----------
@@ -42,21 +47,21 @@ class OfferRegister(wiring.Component):
     i_head : In(head_layout)
         The receiver's offer.
     o_take : Out(1)
-        The register takes the receiver's offer this cycle (the receiver's ``i_consume``): it is free,
-        or the join consumes what it holds.
+        The register takes the receiver's offer this cycle (the receiver's ``i_consume``): its second
+        slot is free (registered).
     i_popped : In(release_layout)
         What taking the offer pops from the channels and holds (a data token; a user message; a credit
         message is absorbed, not held: the caller releases it at once).
     o_head : Out(head_layout)
-        The offer, to the join (registered).
+        The older offer, to the join (registered).
     i_consume : In(1)
-        The join consumes the held offer.
+        The join consumes ``o_head``.
     o_release : Out(release_layout)
         The channels' tokens the consumed offer held.
     """
 
     def __init__(self, *, index_width, data_width, payload_width):
-        layout = head_layout(index_width, data_width, payload_width)
+        self._layout = layout = head_layout(index_width, data_width, payload_width)
         super().__init__({
             "i_head": In(layout),
             "o_take": Out(1),
@@ -69,12 +74,20 @@ class OfferRegister(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         held = Signal(release_layout())
+        spare = Signal(self._layout)
+        spare_held = Signal(release_layout())
         consume = self.i_consume & self.o_head.valid
+        free = ~self.o_head.valid | consume  # the join's slot is free after this cycle
         m.d.comb += [
-            self.o_take.eq(~self.o_head.valid | consume),
+            self.o_take.eq(~spare.valid),
             self.o_release.data.eq(consume & held.data),
             self.o_release.ctrl.eq(consume & held.ctrl),
         ]
-        with m.If(self.o_take):
-            m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
+        with m.If(free):
+            with m.If(spare.valid):
+                m.d.sync += [self.o_head.eq(spare), held.eq(spare_held), spare.valid.eq(0)]
+            with m.Else():
+                m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
+        with m.Elif(~spare.valid):
+            m.d.sync += [spare.eq(self.i_head), spare_held.eq(self.i_popped)]
         return m

@@ -58,6 +58,12 @@ def test_released_channel_is_an_exact_fifo(build, capacity):
     _passes(ChannelHarness(DataChannel(2, capacity, release=True)), build, f"release{capacity}", depth=3)
 
 
+@pytest.mark.parametrize("capacity", [1, 2, 3, 4])
+def test_channel_released_two_at_a_time_is_an_exact_fifo(build, capacity):
+    """The credit edges' channels behind a two-slot offer register: up to two read tokens take room."""
+    _passes(ChannelHarness(DataChannel(2, capacity, release=2)), build, f"release2-{capacity}", depth=3)
+
+
 def test_block_ram_channel_is_an_exact_fifo(build):
     with block_storage():  # the block-RAM scheme at a small capacity (by default past 65)
         _passes(ChannelHarness(DataChannel(2, 5)), build, "block5", depth=3)

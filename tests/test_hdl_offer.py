@@ -1,18 +1,28 @@
 # amaranth: UnusedElaboratable=no
-"""The offer register between a credit receiver and the join (hdl/offer.py)."""
+"""The two-slot offer register between a credit receiver and the join (hdl/offer.py)."""
 
+import random
+
+import pytest
 from amaranth.sim import Simulator
 
-from sfdf.hdl.offer import OfferRegister
+from sfdf.hdl.offer import SLOTS, OfferRegister
 
 
 def _head(index, *, valid=1, is_data=1):
     return {"valid": valid, "index": index, "is_data": is_data, "data": index * 3, "is_msg": 0, "msg": 0, "eos": 0}
 
 
+def _run(dut, bench):
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
 def test_offer_register_takes_holds_and_releases():
-    """Free: takes every offer. Held: takes nothing until the join consumes, then takes the next offer
-    in the same cycle. A consumed offer releases exactly what taking it popped."""
+    """Takes the receiver's offers while its second slot is free, a registered ``take``: two offers wait
+    for a stalled join, the join reads the older one, and a consumed offer releases what taking it popped."""
     dut = OfferRegister(index_width=8, data_width=8, payload_width=4)
 
     async def bench(ctx):
@@ -23,21 +33,60 @@ def test_offer_register_takes_holds_and_releases():
         ctx.set(dut.i_head, _head(9, is_data=0))  # the receiver's next offer: a dummy, popping nothing
         ctx.set(dut.i_popped, {"data": 0, "ctrl": 0})
         assert ctx.get(dut.o_head.valid) and ctx.get(dut.o_head.index) == 5 and ctx.get(dut.o_head.data) == 15
-        assert not ctx.get(dut.o_take), "a held offer waits for the join"
-        assert ctx.get(dut.o_release.data) == 0
+        assert ctx.get(dut.o_take), "the second slot takes the next offer while the join waits"
         await ctx.tick()
-        assert ctx.get(dut.o_head.index) == 5, "still held"
+        ctx.set(dut.i_head, _head(12))
+        ctx.set(dut.i_popped, {"data": 1, "ctrl": 0})
+        assert ctx.get(dut.o_head.index) == 5, "the older offer stays at the join"
+        assert not ctx.get(dut.o_take), "both slots full: the receiver waits"
         ctx.set(dut.i_consume, 1)
-        assert ctx.get(dut.o_take) and ctx.get(dut.o_release.data) and not ctx.get(dut.o_release.ctrl)
+        assert not ctx.get(dut.o_take), "take is a register: consuming frees a slot only on the next cycle"
+        assert ctx.get(dut.o_release.data) and not ctx.get(dut.o_release.ctrl)
         await ctx.tick()
-        assert ctx.get(dut.o_head.index) == 9 and not ctx.get(dut.o_head.is_data), "taken as the join consumed"
+        assert ctx.get(dut.o_head.index) == 9 and not ctx.get(dut.o_head.is_data)
         assert ctx.get(dut.o_take) and not ctx.get(dut.o_release.data), "a dummy held no token"
+        await ctx.tick()  # 9 consumed, 12 taken straight into the join's slot
+        assert ctx.get(dut.o_head.index) == 12 and ctx.get(dut.o_release.data)
         ctx.set(dut.i_head, _head(0, valid=0))
         await ctx.tick()
         ctx.set(dut.i_consume, 0)
         assert not ctx.get(dut.o_head.valid) and ctx.get(dut.o_take)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    _run(dut, bench)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_offers_reach_the_join_in_order_one_per_cycle(seed):
+    """Random offers and a random join: every offer taken reaches the join once, in order, each release
+    is the one its offer popped, at most ``SLOTS`` wait, and with a join that always consumes an offer
+    taken on one cycle is at the join on the next (one per cycle)."""
+    rng = random.Random(seed)
+    dut = OfferRegister(index_width=8, data_width=8, payload_width=4)
+    taken, seen = [], []
+
+    async def bench(ctx):
+        index = 0
+        for cycle in range(400):
+            steady = cycle < 100  # the join consumes every cycle
+            offering = rng.random() < 0.8
+            popped = rng.random() < 0.5
+            ctx.set(dut.i_head, _head(index, valid=offering, is_data=popped))
+            ctx.set(dut.i_popped, {"data": offering and popped, "ctrl": 0})
+            consume = steady or rng.random() < 0.5
+            ctx.set(dut.i_consume, consume)
+            head = ctx.get(dut.o_head)
+            if head.valid and consume:
+                seen.append(head.index)
+                assert ctx.get(dut.o_release.data) == head.is_data
+            if steady and taken and taken[-1] == index - 1 and cycle > 0 and offered_last:
+                assert head.valid and head.index == index - 1, "taken on one cycle, at the join on the next"
+            offered_last = False
+            if offering and ctx.get(dut.o_take):
+                taken.append(index)
+                offered_last = True
+                index += 1
+            assert len(taken) - len(seen) <= SLOTS
+            await ctx.tick()
+
+    _run(dut, bench)
+    assert seen == taken[:len(seen)] and len(taken) - len(seen) <= SLOTS and len(seen) > 200

@@ -228,12 +228,13 @@ class ChannelHarness(Elaboratable):
         m.d.comb += [dut.i_stream.valid.eq(valid), model.i_stream.valid.eq(valid & dut.i_stream.ready)]
         capacity = dut.capacity
         occupied = dut.level
-        if dut.release:  # a token read counts until released; the reader holds at most one
-            release, shadow = AnySeq(1), Signal()
+        if dut.release:  # a token read counts until released; the reader holds at most `release`
+            release, shadow = AnySeq(1), Signal(range(dut.release + 1))
             read = dut.o_stream.valid & dut.o_stream.ready
-            m.d.comb += [dut.i_release.eq(release), Assume(~read | ~shadow | release),
-                         Assert(dut.held == shadow, "held: a token read and not released")]
-            m.d.sync += shadow.eq(shadow & ~release | read)
+            released = release & (shadow != 0)
+            m.d.comb += [dut.i_release.eq(release), Assume(~read | (shadow - released < dut.release)),
+                         Assert(dut.held == shadow, "held: tokens read and not released")]
+            m.d.sync += shadow.eq(shadow + read - released)
             occupied = dut.level + dut.held
         m.d.comb += [
             Assert(occupied <= capacity, "level <= capacity"),
@@ -245,6 +246,9 @@ class ChannelHarness(Elaboratable):
             with m.If(dut.o_stream.valid):
                 m.d.comb += Assert(Value.cast(dut.o_stream.payload) == Value.cast(model.entries[0]),
                                    "FIFO order: the head is the oldest token not read, unchanged")
+        if self.strengthen and dut.release > 1:  # the room is counted in a register of its own
+            m.d.comb += Assert(driven_signals(dut_module)["occupied"] == occupied,
+                               "invariant: occupied = level + held")
         if self.strengthen:
             view = channel_view(m, dut, dut_module)
             for value, message in view.invariants:
