@@ -75,8 +75,10 @@ class DataChannel(wiring.Component):
     held : ``Out(range(N + 1))``
         With ``release``: tokens read and not yet released (registered). The reader reads only while
         it holds fewer than ``N`` after the cycle's release.
-    i_release : ``In(1)``
-        With ``release``: the reader lets go of its oldest held token (ignored when none is held).
+    i_release : ``In(1)``, or ``In(range(N + 1))`` for ``N > 1``
+        With ``release``: the reader lets go of its oldest held token (ignored when none is held);
+        for ``N > 1`` of that many, at most the tokens held and read this cycle (a token read and
+        released at once never takes room: a credit-mode receiver absorbs credit messages so).
     """
 
     def __init__(self, payload_shape, capacity, *, release=False):
@@ -93,7 +95,8 @@ class DataChannel(wiring.Component):
             "level": Out(range(capacity + 1)),
         }
         if self._release:
-            members.update(held=Out(range(self._release + 1)), i_release=In(1))
+            members.update(held=Out(range(self._release + 1)),
+                           i_release=In(1 if self._release == 1 else range(self._release + 1)))
         super().__init__(members)
 
     @property
@@ -127,10 +130,13 @@ class DataChannel(wiring.Component):
             m.d.sync += self.held.eq(self.held & ~release | do_read)
             last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
         elif self._release:  # the same, counting what is held and what occupies the room in registers
-            release = self.i_release & (self.held != 0)
             occupied = Signal(range(capacity + 1))
-            m.d.sync += [self.held.eq(self.held + do_read - release), occupied.eq(occupied + do_write - release)]
+            m.d.sync += [self.held.eq(self.held + do_read - self.i_release),
+                         occupied.eq(occupied + do_write - self.i_release)]
             last_room = occupied == capacity - 1
+            release = self.i_release != 0
+            with m.If(do_write & (self.i_release >= 2)):  # two or more out, one in: room again
+                m.d.sync += full.eq(0)
         else:
             release, last_room = do_read, self.level == capacity - 1
         with m.If(do_write & ~release):

@@ -187,7 +187,7 @@ class SFDFNode(wiring.Component):
             *_offer(join.i_heads[k], offer.o_head),
             offer.i_consume.eq(join.o_consume[k]),
             link.release.data.eq(offer.o_release.data),
-            link.release.ctrl.eq(offer.o_release.ctrl | absorbed),
+            link.release.ctrl.eq(offer.o_release.ctrl + absorbed),  # both may come in one cycle
         ]
 
     def _source(self, m):

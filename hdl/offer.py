@@ -26,13 +26,14 @@ from .tokens import head_layout
 __all__ = ["SLOTS", "OfferRegister", "release_layout"]
 
 
-def release_layout() -> data.StructLayout:
-    """What a credit-mode input lets go of in one cycle: a data token, a control message."""
-    return data.StructLayout({"data": 1, "ctrl": 1})
-
-
 #: Offers an input holds at most: the channels' ``release``.
 SLOTS = 2
+
+
+def release_layout() -> data.StructLayout:
+    """What a credit-mode input lets go of in one cycle: a data token; control messages, up to two (one
+    consumed from an offer register, one credit message absorbed by 000's receiver)."""
+    return data.StructLayout({"data": 1, "ctrl": range(SLOTS + 1)})
 
 
 class OfferRegister(wiring.Component):

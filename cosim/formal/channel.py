@@ -229,9 +229,14 @@ class ChannelHarness(Elaboratable):
         capacity = dut.capacity
         occupied = dut.level
         if dut.release:  # a token read counts until released; the reader holds at most `release`
-            release, shadow = AnySeq(1), Signal(range(dut.release + 1))
+            shadow = Signal(range(dut.release + 1))
             read = dut.o_stream.valid & dut.o_stream.ready
-            released = release & (shadow != 0)
+            if dut.release == 1:
+                release = AnySeq(1)
+                released = release & (shadow != 0)
+            else:  # a count: at most what is held and read this cycle
+                release = released = AnySeq(len(dut.i_release))
+                m.d.comb += Assume(released <= shadow + read)
             m.d.comb += [dut.i_release.eq(release), Assume(~read | (shadow - released < dut.release)),
                          Assert(dut.held == shadow, "held: tokens read and not released")]
             m.d.sync += shadow.eq(shadow + read - released)
