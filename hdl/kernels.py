@@ -205,7 +205,9 @@ class VarianceJoin(wiring.Component):
     The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), so the kernel adds its
     inputs and puts ``n = i_index - previous`` on top, ``previous`` being the index of the previous
     result (indices count words, so ``n`` counts every pixel, zeros included). Two stages
-    (``latency = 1``): the present payloads and ``n`` are registered, then added.
+    (``latency = 1``): the present payloads, the index and whether the computation stepped with data
+    are registered, then added and subtracted; ``previous`` advances in the second stage, from a
+    register, so the commit drives no clock enable here (it stays off the node's decide path).
 
     Parameters
     ----------
@@ -225,15 +227,15 @@ class VarianceJoin(wiring.Component):
         n_lsb = self.fields["n"][0]
         previous = Signal(len(self.i_index))
         present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
-        n = Signal(len(previous))
+        index, stepped = Signal.like(self.i_index), Signal()
         m.d.sync += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
-        m.d.sync += n.eq((self.i_index - previous)[:len(previous)])
+        m.d.sync += [index.eq(self.i_index), stepped.eq(self.i_step & self.i_mask.any())]
         m.d.comb += [
-            self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], n)),  # stage 2
+            self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], (index - previous)[:len(index)])),  # stage 2
             self.o_emit.eq(Const(-1, self.outputs)),
         ]
-        with m.If(self.i_step & self.i_mask.any()):
-            m.d.sync += previous.eq(self.i_index)
+        with m.If(stepped):
+            m.d.sync += previous.eq(index)
         return m
 
 
