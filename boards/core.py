@@ -167,7 +167,8 @@ class BoardCore(wiring.Component):
             m.d.sync += frames_in.eq(frames_in + 1)
         with m.If(frame_out):
             m.d.sync += frames_out.eq(frames_out + 1)
-        buffered = Cat(getattr(parser, f"o_source{i}").valid for i in range(len(self.sources))).any()
+        buffered = Signal()  # registered like the handshakes: the parser's output paths stay its own
+        m.d.sync += buffered.eq(Cat(getattr(parser, f"o_source{i}").valid for i in range(len(self.sources))).any())
         pending = (frames_in != frames_out) | buffered
 
         quiet = Signal(range(self.watchdog_cycles + 1))

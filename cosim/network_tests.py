@@ -28,12 +28,16 @@ def _pauses(rng: random.Random, busy: float):
         yield int(rng.random() < busy)
 
 
-def expected_tokens(events) -> list[Token]:
-    """The model's sink log as scoreboard tokens: data (index, payload), frame ends (payload, tlast)."""
+def expected_tokens(events, index_width: int) -> list[Token]:
+    """The model's sink log as scoreboard tokens: data (index, payload), frame ends (payload, tlast).
+
+    The model counts indices without bound; ``tuser`` carries them modulo ``2^index_width``.
+    """
+    mask = (1 << index_width) - 1
     tokens = []
     for event in events:
         if event[0] == "data":
-            tokens.append(Token(event[1], event[2], False))
+            tokens.append(Token(event[1] & mask, event[2], False))
         else:
             tokens.append(Token(None, event[1][1], True))
     return tokens
@@ -142,7 +146,7 @@ async def network_matches_model(dut) -> None:
     config = json.loads(Path(os.environ["SFDF_COSIM_CONFIG"]).read_text(encoding="utf-8"))
     bench = NetworkBench(dut, config)
     for node, events in config["expected"].items():
-        bench.scoreboard.expect(node, expected_tokens(events))
+        bench.scoreboard.expect(node, expected_tokens(events, bench.index_width))
     await bench.start()
     bench.watchdog.start()  # a deadlock fails the test with every channel's level
     bench.feed()

@@ -55,6 +55,9 @@ class SFDFJoin(wiring.Component):
         The node performs the computation this cycle.
     o_consume : Out(inputs)
         Heads taken (those with the chosen index) when committing.
+    o_current : Out(index_width)
+        The last computation's index (0 before the first): the join's position for the index watermark
+        (:class:`sfdf.hdl.watermark.Watermark`).
     """
 
     def __init__(self, *, inputs, index_width, data_width, payload_width):
@@ -74,6 +77,7 @@ class SFDFJoin(wiring.Component):
             "o_msgs": Out(data.ArrayLayout(payload_width, inputs)),
             "i_commit": In(1),
             "o_consume": Out(inputs),
+            "o_current": Out(index_width),
         })
 
     def elaborate(self, platform):
@@ -91,6 +95,7 @@ class SFDFJoin(wiring.Component):
             ats = [live[k] & (h.index == least) for k, h in enumerate(heads)]
         all_offered = Signal()
         m.d.comb += [
+            self.o_current.eq(current),
             all_offered.eq(Cat(*offered).all()),
             self.o_ready.eq(all_offered & any_live),
             self.o_eos.eq(all_offered & ~any_live),

@@ -83,6 +83,11 @@ class SFDFNode(wiring.Component):
         A source's input word bits; the kernel's output bits (a sink's beats).
     ii : int
         Cycles per data computation (a null computation takes one).
+    position : bool
+        A join in a network with an index watermark: ``o_position`` reports its last computation.
+    window : int or None
+        A source in a network with an index watermark: ``W``; it starts index ``i`` only while
+        ``i - i_watermark <= W`` (:mod:`sfdf.hdl.watermark`).
     index_width, data_width, payload_width : int
         Index bits; the network's payload width (``random_filter`` wraps at it); user message bits.
         Each edge's channel has the edge's own ``width``.
@@ -102,11 +107,16 @@ class SFDFNode(wiring.Component):
         A source's words.
     o_beat : Out(stream.Signature(beat_layout))
         A sink's beats.
+    o_position : Out(index_width)
+        With ``position``: the join's last computation index.
+    i_watermark : In(index_width)
+        With ``window``: the least position of the joins, registered (never above the true one).
     """
 
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
                  params=None, shifts=None, word_width=None, out_width=None, mode="credit",
-                 algorithm="nonpropagation", components=None, flushable=False, live_credit=True):
+                 algorithm="nonpropagation", components=None, flushable=False, live_credit=True,
+                 position=False, window=None):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
@@ -118,6 +128,7 @@ class SFDFNode(wiring.Component):
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
         self.flushable, self.live_credit = flushable, live_credit
+        self.position, self.window = position, window
         members = {
             "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width,
                                                    live_credit=live_credit)
@@ -127,6 +138,10 @@ class SFDFNode(wiring.Component):
                                                      live_credit=live_credit)
                                            for e in self.out_edges])),
         }
+        if position:
+            members["o_position"] = Out(index_width)
+        if window is not None:
+            members["i_watermark"] = In(index_width)
         if not self.in_edges:
             members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
@@ -160,6 +175,8 @@ class SFDFNode(wiring.Component):
                 m.d.comb += msg.eq(join.o_msgs[k])
         payloads = [join.o_payloads[k][:e.width] << shift
                     for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts, strict=True))]
+        if self.position:
+            m.d.comb += self.o_position.eq(join.o_current)
         return join.o_ready, join.o_eos, join.o_index, join.o_offset, payloads, join.o_mask, \
             join.o_msg_mask.any(), msg, Const(0), join.i_commit
 
@@ -202,7 +219,13 @@ class SFDFNode(wiring.Component):
             m.d.sync += count.eq(count + 1)
             with m.If(word.payload.eos):
                 m.d.sync += eos_pending.eq(1)
-        return (word.valid & ~eos_pending, eos_pending, count + 1, Const(1), [word.payload.data], 1,
+        allowed = Const(1)
+        if self.window is not None:
+            # the index watermark (hdl.watermark): index count + 1 may start now; next cycle's is at most
+            # count + 2, allowed iff within the window of the watermark, which only grows meanwhile
+            allowed = Signal(init=1)
+            m.d.sync += allowed.eq((count + 2 - self.i_watermark)[:self.iw] <= self.window)
+        return (word.valid & ~eos_pending & allowed, eos_pending, count + 1, Const(1), [word.payload.data], 1,
                 None, None, word.payload.last, commit)
 
     def _decision_layout(self) -> data.StructLayout:

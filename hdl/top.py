@@ -14,6 +14,7 @@ from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.analysis.control import joins, watermark
 from sfdf.gen.analysis.cycles import biconnected_edge_components
 from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
 
@@ -21,6 +22,7 @@ from .axis import AxisSignature
 from .links import CreditEdge, InbandEdge, edge_link
 from .manifest import BeatKind
 from .node import SFDFNode
+from .watermark import Watermark
 
 __all__ = ["NetworkTop"]
 
@@ -38,7 +40,9 @@ class NetworkTop(wiring.Component):
         Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
 
-    Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`) and ``edge_<edge>``
+    Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`), ``watermark`` (a live-credit network
+    with joins: :class:`sfdf.hdl.watermark.Watermark`, whose least join position holds the sources) and
+    ``edge_<edge>``
     (:class:`sfdf.hdl.links.CreditEdge` with channels ``q`` and ``qc``, or :class:`sfdf.hdl.links.InbandEdge`
     with ``q``).
     """
@@ -63,9 +67,12 @@ class NetworkTop(wiring.Component):
         nodes = {}
         components = biconnected_edge_components(net) if net.mode == "inband" else None
         kernels = {node.name: node.kernel for node in net.nodes}
+        mark = watermark(net, {e.name: e.interval for e in net.edges})
+        marked = joins(net) if mark is not None else ()
         for node in net.nodes:
             ins = net.in_edges(node.name)
             nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
+                position=node.name in marked, window=mark["window"] if mark and not ins else None,
                 in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,
                 shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
@@ -82,6 +89,10 @@ class NetworkTop(wiring.Component):
             wiring.connect(m, edge.o_link, nodes[e.dst].inputs[net.in_edges(e.dst).index(e)])
             if flush:
                 m.d.comb += edge.flush.eq(getattr(self, f"flush_{e.name}"))  # a port named after the edge
+        if marked:  # the index watermark (hdl.watermark): the joins' least position holds the sources
+            low = m.submodules.watermark = Watermark(joins=len(marked), index_width=iw)
+            m.d.comb += [low.i_positions[k].eq(nodes[v].o_position) for k, v in enumerate(marked)]
+            m.d.comb += [nodes[s].i_watermark.eq(low.o_low) for s in net.sources]
         for s in net.sources:
             axis, word = getattr(self, s), nodes[s].i_word
             m.d.comb += [

@@ -82,7 +82,13 @@ class CheckReport:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
         iw = self.index_width
-        if iw.get("serial_comparison_proved"):
+        mark = iw.get("watermark")
+        if mark is not None:
+            lines.append(f"index width {iw['bits']}: index watermark {mark['window']} (joins lag a stopped "
+                         f"source by <= {mark['drain_bound']}, needs {mark['bits_needed']} bits): serial "
+                         "comparison " + ("proved for endless streams" if iw["serial_comparison_proved"]
+                                          else "NOT proved"))
+        elif iw.get("serial_comparison_proved"):
             lines.append(f"index width {iw['bits']}: index spread <= {iw['spread_bound']} needs "
                          f"{iw['bits_for_spread']} bits: serial comparison proved")
         else:
@@ -106,9 +112,21 @@ def check(network, *, cycles: CycleStructure | None = None) -> CheckReport:
 
     cycles = cycle_structure(network, cycles)
     resolved = resolve(network, cycles=cycles)
+    width = index_width_report(resolved, {e.name: e.interval for e in resolved.edges})
     return CheckReport(
         network=resolved,
         potential_deadlock=cycles.potential_deadlock,
-        violations=tuple(violations(resolved, cycles=cycles)),
-        index_width=index_width_report(resolved, {e.name: e.interval for e in resolved.edges}),
+        violations=(*violations(resolved, cycles=cycles), *_watermark_violations(width)),
+        index_width=width,
     )
+
+
+def _watermark_violations(width: dict) -> list[Violation]:
+    """An index width too narrow for the watermark's drain bound would hold the sources for good."""
+    mark = width.get("watermark")
+    if mark is None or mark["bits_needed"] <= width["bits"]:
+        return []
+    return [Violation("index_width", (), f"index_width = {width['bits']} is too narrow for the index "
+                      f"watermark: the joins may lag a stopped source by {mark['drain_bound']} indices, "
+                      f"which needs 2^(w-1) >= {mark['drain_bound'] + 3}; set index_width = "
+                      f"{mark['bits_needed']} or more (docs/semantics.md, \"Index watermark\")")]

@@ -18,20 +18,29 @@
   indices compared at a node are less than ``2^(w-1)`` apart. In inband mode with finite intervals that
   spread is bounded by back-pressure: a channel of ``|q|`` slots spans at most ``(|q| + 1) [q]`` indices
   (one visible token per ``[q]`` indices, 002 Alg. 5), so the spread at a node is at most the largest
-  sum of those spans over a directed path into it. Credit-mode dummies coalesce, so there the spread is
-  bounded by run time, not by the spec, and so are independent sources: the report says so.
+  sum of those spans over a directed path into it. Credit-mode dummies coalesce, so a sender whose
+  edge carries only dummies runs ahead of its receiver without bound; with live credit the hardware
+  bounds the spread by the *index watermark* (:func:`watermark`): a source does not start index ``i``
+  while some join's last computation is at or below ``i - W``, ``W = 2^(w-1) - 1``, so every index
+  alive at a join lies within ``W`` of it. The watermark cannot deadlock when the joins, with the
+  sources stopped, always get within ``W - 2`` of them (docs/semantics.md, "Index watermark").
 """
 
 from __future__ import annotations
 
 import math
 
+import networkx as nx
+
 __all__ = [
     "CREDIT_LATENCY",
     "auto_threshold",
     "index_spread_bound",
     "index_width_report",
+    "joins",
     "required_control_capacity",
+    "watermark",
+    "watermark_drain_bound",
 ]
 
 #: Cycles between a sender issuing credit and the receiver being able to use it (hardware contract).
@@ -69,15 +78,72 @@ def index_spread_bound(network, intervals) -> int | None:
     return max(best.values(), default=0)
 
 
+def joins(network) -> tuple[str, ...]:
+    """Nodes with two or more in-edges: the only places where indices are compared with each other."""
+    return tuple(n.name for n in network.nodes if len(network.in_edges(n.name)) >= 2)
+
+
+def watermark_drain_bound(network, intervals) -> int | None:
+    """How far below the sources' index the joins may stay once the sources stop (live credit).
+
+    After a sender's computation at ``c`` its last token or dummy on an edge is at ``c - [e]`` or later
+    (000 Alg. 4). With the sources stopped, a join whose last computation is the least waits on an
+    empty input (the environment drains the sinks), whose sender has computed within ``[e]`` above
+    it; that sender waits on an input in turn, or is blocked on a full channel into a join that waits
+    on its other input, and so on to a source: a chain without repeats (a repeat would be a deadlock
+    cycle, which 000 Thm. 3.1 excludes), whose upward steps are edges into joins or their ancestors.
+    The sum of ``[e]`` over those edges bounds it; None when one of them has no heartbeat.
+    """
+    upstream = set()
+    for v in joins(network):
+        upstream.add(v)
+        upstream |= nx.ancestors(network.graph(), v)
+    total = 0
+    for e in network.edges:
+        if e.dst in upstream:
+            if intervals[e.name] is None:
+                return None
+            total += intervals[e.name]
+    return total
+
+
+def watermark(network, intervals) -> dict | None:
+    """The index watermark of a live-credit network with joins, or None where it has none.
+
+    ``window`` ``W = 2^(w-1) - 1``: a source starts index ``i`` only while every join's last
+    computation is above ``i - W - 1`` (the hardware compares with a registered, older copy, one index
+    sooner), so the indices alive at a join span at most ``W``: serial comparison is exact forever.
+    ``drain_bound`` (:func:`watermark_drain_bound`): the watermark never holds a source for good iff
+    ``drain_bound + 3 <= 2^(w-1)``; ``bits_needed`` is the least ``w`` for which it holds.
+    None (no watermark): in-band mode (its spread is bounded by back-pressure), 000's receiver without
+    live credit, no joins (nothing is compared), or a heartbeat missing upstream of a join.
+    """
+    if network.mode != "credit" or not network.live_credit or not joins(network):
+        return None
+    drain = watermark_drain_bound(network, intervals)
+    if drain is None:
+        return None
+    return {"window": 2 ** (network.index_width - 1) - 1, "drain_bound": drain,
+            "bits_needed": 1 + math.ceil(math.log2(drain + 3))}
+
+
 def index_width_report(network, intervals) -> dict:
-    """Facts about ``index_width``: run length without wrap, spread bound, bits it needs."""
+    """Facts about ``index_width``: run length without wrap, spread bound, bits it needs, and the
+    watermark (:func:`watermark`) where the hardware has one."""
     w = network.index_width
-    spread = index_spread_bound(network, intervals)
-    needed = None if spread is None else max(2, math.ceil(math.log2(spread + 1)) + 1)
+    mark = watermark(network, intervals)
+    if mark is not None:
+        spread, needed = mark["window"], mark["bits_needed"]
+    elif network.mode == "credit" and not joins(network):
+        spread, needed = 0, 2  # no index is compared with another
+    else:
+        spread = index_spread_bound(network, intervals)
+        needed = None if spread is None else max(2, math.ceil(math.log2(spread + 1)) + 1)
     return {
         "bits": w,
         "max_computations_without_wrap": 2**w - 1,
         "spread_bound": spread,
         "bits_for_spread": needed,
         "serial_comparison_proved": needed is not None and needed <= w,
+        "watermark": mark,
     }

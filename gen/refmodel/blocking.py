@@ -12,11 +12,14 @@ direction (002 Def. 4), blockwise channels are empty and counterblockwise ones f
 from __future__ import annotations
 
 from .node import SENDER_WAITS
+from .watermark import WAIT_WATERMARK
 
 __all__ = ["blocking_cycle", "channel_states"]
 
 
 def _blocker(node):
+    if node.reason == WAIT_WATERMARK:  # a held source waits on the join furthest behind
+        return node.watermark.lowest()
     link = node.waiting
     return link.dst if node.reason in SENDER_WAITS else link.src
 
@@ -48,6 +51,7 @@ def blocking_cycle(nodes) -> list[tuple]:
         node = _blocker(node)
     cycle = walk[seen[node.rank]:]
     cycle.reverse()  # waits-for runs counterblockwise
+    cycle = [step for step in cycle if step[0] is not None]  # the watermark is no edge
     first = min(range(len(cycle)), key=lambda j: cycle[j][0].position)
     return cycle[first:] + cycle[:first]
 

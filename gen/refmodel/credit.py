@@ -192,6 +192,8 @@ class CreditNode(NodeSim):
                 offer = q.queue[0][1]
             offers[k] = offer
         i = min(offers)
+        if self.watermark is not None and len(offers) > 1:
+            self.watermark.compared([o for o in offers if o != INF])
         if i == INF:
             for link in inputs:
                 link.control.queue.popleft()

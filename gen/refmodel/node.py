@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from .watermark import WAIT_WATERMARK
+
 __all__ = [
     "BLOCKED",
     "DONE",
@@ -100,6 +102,10 @@ class NodeSim:
         Computations performed, null ones included.
     ready : callable
         ``ready(rank)``: tell the scheduler this node may proceed (set by the simulator).
+    position : int
+        The index of the last computation (0 before the first).
+    watermark : .watermark.Watermark or None
+        The run's index watermark (set by the simulator): it holds a source, a join reports to it.
     """
 
     __slots__ = (
@@ -124,6 +130,7 @@ class NodeSim:
         "ready",
         "reason",
         "waiting",
+        "watermark",
         "words",
     )
 
@@ -153,6 +160,7 @@ class NodeSim:
         self.computations = 0
         self.offers = [0] * len(inputs)
         self.ready = None
+        self.watermark = None
 
     # -- the action loop -----------------------------------------------------------------------
     def step(self) -> bool:
@@ -226,7 +234,10 @@ class NodeSim:
         if self.position == len(words):
             self._end(None)
             return True
-        i = self.position = self.position + 1
+        i = self.position + 1
+        if self.watermark is not None and self.watermark.holds(i):
+            return self.block(None, WAIT_WATERMARK)
+        self.position = i
         self.computations += 1
         messages = self.frame_ends.get(i, ())
         payload, emits = self._decide(i, words[i - 1], bool(messages))
@@ -245,6 +256,9 @@ class NodeSim:
         (None if none did); what the kernel forwards is sent after computation ``i``.
         """
         self.computations += 1
+        self.position = i
+        if len(self.inputs) > 1 and self.watermark is not None:
+            self.watermark.moved()
         if present:
             payload, emits = self._decide(i, payload, False)
         else:

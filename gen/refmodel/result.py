@@ -49,6 +49,10 @@ class SimResult:
         At a deadlock, what each unfinished node waits on.
     outputs : dict of str to list
         Each sink's log, in processing order: ``("data", index, payload)`` and ``("control", message)``.
+    index_spread : int or None
+        Credit mode: the largest difference between the indices a join compared at one computation.
+    watermark : int or None
+        The index watermark's window ``W`` that held the sources (None: none).
     """
 
     network: str
@@ -68,6 +72,8 @@ class SimResult:
     channel_states: dict[str, dict]
     blocked: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, list] = field(default_factory=dict)
+    index_spread: int | None = None
+    watermark: int | None = None
 
     def to_json(self) -> dict:
         """The ``sfdf simulate --json`` object: the docs/architecture.md keys, then extras (no sink logs)."""

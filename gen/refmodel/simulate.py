@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..analysis.control import watermark
 from ..kernels import input_shift
 from ..model import AUTO
 from .blocking import blocking_cycle, channel_states
@@ -15,6 +16,7 @@ from .kernels import make_kernel
 from .link import COUNTERS, Link
 from .result import SimResult
 from .scheduler import make_scheduler
+from .watermark import Watermark
 
 if TYPE_CHECKING:
     from ..analysis.cycles import CycleStructure
@@ -31,7 +33,7 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
              filter_oracle: Callable[[str, str, int], bool | None] | None = None,
              flush_oracle: Callable[[str, int, int], bool] | None = None,
              max_steps: int | None = None, frame_length: int | None = None, *,
-             cycles: CycleStructure | None = None, depth: int = 1) -> SimResult:
+             cycles: CycleStructure | None = None, depth: int = 1, watermark: bool = True) -> SimResult:
     """Run ``network`` with the semantics of docs/semantics.md until it finishes or deadlocks.
 
     Parameters
@@ -65,6 +67,9 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
     depth : int
         Computations every node may hold decided and not yet wholly emitted (:class:`.node.NodeSim`):
         1 is the atomic node of the papers, more the pipelined hardware node (docs/hardware.md).
+    watermark : bool
+        Credit mode: hold the sources by the index watermark where the hardware has one
+        (:mod:`.watermark`); False only measures the spread the joins compare (``index_spread``).
 
     Returns
     -------
@@ -92,6 +97,7 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
         raise ValueError(f"Depth must be a positive integer, not {depth!r}")
     links, nodes = _build(network, sources, sched, filter_oracle, flush_oracle or sched.flush_oracle, cycles,
                           depth)
+    mark = _watermark(network, nodes, watermark)
     steps = _run(network.name, nodes, sched, max_steps)
     _confirm_blocked(nodes)
     cycle = blocking_cycle(nodes)
@@ -115,7 +121,25 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
         channel_states=channel_states(links, nodes, cycle),
         blocked={n.name: f"waits on {n.waiting.name}: {n.reason}" for n in nodes if not n.finished},
         outputs={n.name: n.log for n in nodes if n.log is not None},
+        index_spread=mark.spread if mark is not None else None,
+        watermark=mark.window if mark is not None else None,
     )
+
+
+def _watermark(network, nodes, hold: bool) -> Watermark | None:
+    """Credit mode: the run's :class:`.watermark.Watermark`, holding the sources iff ``hold`` and the
+    hardware has one (:func:`sfdf.gen.analysis.control.watermark`)."""
+    if network.mode != "credit":
+        return None
+    found = watermark(network, {e.name: e.interval for e in network.edges}) if hold else None
+    mark = Watermark(found["window"] if found else None)
+    for node in nodes:
+        if len(node.inputs) > 1:
+            mark.joins.append(node)
+        elif not node.inputs:
+            mark.sources.append(node)
+        node.watermark = mark
+    return mark
 
 
 def random_words(seed: int, source: str, count: int) -> list[int]:

@@ -147,3 +147,38 @@ def test_cli_shows_the_ob_fig2_deadlock(examples, verilator_toolchain, cosim_bui
     out, err = capsys.readouterr()
     assert status == 1 and "not deadlock-free" in err
     assert "model DEADLOCKED on" in out and "RTL deadlock: DeadlockError: watchdog: deadlock after" in out
+
+
+def narrow(network, capacity=None):
+    """``network`` at the least index width its index watermark allows (every edge at ``capacity``)."""
+    from sfdf.gen.analysis import check as analyse
+
+    if capacity is not None:
+        network = network.with_edges(replace(e, capacity=capacity) for e in network.edges)
+    bits = analyse(network).index_width["watermark"]["bits_needed"]
+    return replace(network, index_width=bits, name=f"{network.name}_w{bits}")
+
+
+def sparse(network):
+    """Both branches of the diamond filter nine in ten and the join takes eight cycles per data computation:
+    four tokens in a channel span about forty indices, and the branches drift apart while it catches up
+    (in the model, under the adversarial scheduler, 86 indices at ``w = 5`` without the watermark:
+    tests/test_watermark.py)."""
+    nodes = tuple(replace(n, params={**n.params, "rate": 0.9}) if n.name in ("v", "w") else
+                  replace(n, ii=8) if n.name == "x" else n for n in network.nodes)
+    return replace(network, nodes=nodes, name=f"sparse_{network.name}")
+
+
+@pytest.mark.parametrize("example", ["diamond", "sparse_diamond", "variance"])
+def test_indices_wrap_ten_times_token_exact(example, examples, verilator_toolchain, cosim_build_root):
+    """Endless streams (docs/semantics.md, "Index watermark"): at the narrowest index width the analysis
+    allows, more than ten times ``2^w`` computations under back-pressure, token-exact against the model."""
+    if example.endswith("diamond"):  # u filters little, w nine in ten: its edges carry mostly dummies
+        network = narrow(as_credit_hardware(load_spec(examples / "diamond.toml")), capacity=4)
+        network = sparse(network) if example == "sparse_diamond" else network
+        kw = {"max_frame": 8}
+    else:  # its own kernels; frames below 2^w words, so each frame's n fits
+        network = narrow(load_spec(examples / "variance.toml"))
+        kw = {"max_frame": 24, "zeros": 0.7}
+    computations = 10 * 2 ** network.index_width + 17
+    check(network, cosim_build_root, computations=computations, seed=3, pause=0.3, **kw)

@@ -1,0 +1,50 @@
+"""The index watermark in the reference model (docs/semantics.md, "Index watermark").
+
+The hardware's sources start index ``i`` only while ``i - W`` is below every join's last computation
+(:mod:`sfdf.hdl.watermark`; ``W`` from :func:`sfdf.gen.analysis.control.watermark`), so the indices a
+join compares span at most ``W`` and serial comparison at ``index_width`` bits stays exact. The model
+holds its sources the same way and measures what the join compares (:attr:`Watermark.spread`): the
+largest difference between the indices offered at one computation of any join. Without a watermark
+(``window`` None) it only measures, which shows how far a network drifts when nothing holds it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["WAIT_WATERMARK", "Watermark"]
+
+#: Why a source waits: some join is ``W`` or more indices behind its next computation.
+WAIT_WATERMARK = "index watermark"
+
+
+class Watermark:
+    """Shared by the nodes of one run: the joins report their positions, the sources ask."""
+
+    __slots__ = ("joins", "sources", "spread", "window")
+
+    def __init__(self, window: int | None):
+        self.window = window
+        self.joins: list = []
+        self.sources: list = []
+        self.spread = 0
+
+    def holds(self, i: int) -> bool:
+        """Index ``i`` may not start yet (a join's position is ``W`` or more below it)."""
+        return self.window is not None and bool(self.joins) and i - self.low() > self.window
+
+    def low(self) -> int:
+        return min(j.position for j in self.joins)
+
+    def lowest(self):
+        """The join whose position is least (what a held source waits on)."""
+        return min(self.joins, key=lambda j: j.position)
+
+    def compared(self, offers) -> None:
+        """A join compares ``offers`` (EOS excluded by the caller): record their spread."""
+        if len(offers) > 1:
+            self.spread = max(self.spread, max(offers) - min(offers))
+
+    def moved(self) -> None:
+        """A join advanced: a held source may go on."""
+        for source in self.sources:
+            if source.reason == WAIT_WATERMARK and not source.finished:
+                source.ready(source.rank)
