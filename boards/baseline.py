@@ -90,7 +90,7 @@ class PlainNetworkTop(wiring.Component):
             if kernel.latency:  # fires when the queue has room; the queue's head waits for the outputs
                 m.d.comb += head.ready.eq(ready)
             m.d.comb += [fire.eq(valid & (record.ready if kernel.latency else ready)),
-                         kernel.i_index.eq(count + 1), kernel.i_step.eq(fire)]
+                         kernel.i_offset.eq(1), kernel.i_step.eq(fire)]
             with m.If(fire):
                 m.d.sync += count.eq(count + 1)
         return m

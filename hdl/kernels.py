@@ -1,7 +1,9 @@
 """Kernels in hardware, bit-exact with :mod:`sfdf.gen.refmodel.kernels` (docs/semantics.md).
 
 A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which),
-each already placed by :func:`sfdf.gen.kernels.input_shift`, the index ``i_index`` and, at a source,
+each already placed by :func:`sfdf.gen.kernels.input_shift`, its distance from the node's previous
+computation ``i_offset`` (exact; from index 0 before the first: the sum of the offsets is the index,
+which the network may carry in fewer bits, :mod:`sfdf.hdl.watermark`) and, at a source,
 ``i_last`` (the word ends a frame). It answers combinationally with an emit bit per output and
 optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``), and with the
 payload ``o_data`` ``latency`` cycles later (a kernel's class attribute: the variance kernels register
@@ -50,7 +52,7 @@ def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, i
     return {
         "i_payloads": In(data.ArrayLayout(in_width, inputs)),
         "i_mask": In(inputs),
-        "i_index": In(index_width),
+        "i_offset": In(index_width),
         "i_last": In(1),
         "i_step": In(1),
         "o_data": Out(out_width),
@@ -203,11 +205,11 @@ class VarianceJoin(wiring.Component):
     """``variance_join``: ``n | sum | sum_sq`` (:func:`sfdf.gen.kernels.variance_fields`).
 
     The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), so the kernel adds its
-    inputs and puts ``n = i_index - previous`` on top, ``previous`` being the index of the previous
-    result (indices count words, so ``n`` counts every pixel, zeros included). Two stages
-    (``latency = 1``): the present payloads, the index and whether the computation stepped with data
-    are registered, then added and subtracted; ``previous`` advances in the second stage, from a
-    register, so the commit drives no clock enable here (it stays off the node's decide path).
+    inputs and puts ``n`` on top: the distance from the previous result's index (indices count words,
+    so ``n`` counts every pixel, zeros included), the sum of the offsets of the computations since.
+    Two stages (``latency = 1``): the present payloads, the offset and whether the computation stepped
+    (with data) are registered, then added; the running sum ``since`` advances in the second stage,
+    from registers, so the commit drives no clock enable here (it stays off the node's decide path).
 
     Parameters
     ----------
@@ -225,17 +227,18 @@ class VarianceJoin(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n_lsb = self.fields["n"][0]
-        previous = Signal(len(self.i_index))
+        since = Signal.like(self.i_offset)  # indices from the previous result to the last computation
         present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
-        index, stepped = Signal.like(self.i_index), Signal()
+        offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
         m.d.sync += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
-        m.d.sync += [index.eq(self.i_index), stepped.eq(self.i_step & self.i_mask.any())]
+        m.d.sync += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
+        n = (since + offset)[:len(since)]
         m.d.comb += [
-            self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], (index - previous)[:len(index)])),  # stage 2
+            self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], n)),  # stage 2
             self.o_emit.eq(Const(-1, self.outputs)),
         ]
         with m.If(stepped):
-            m.d.sync += previous.eq(index)
+            m.d.sync += since.eq(Mux(result, 0, n))
         return m
 
 

@@ -89,8 +89,12 @@ class SFDFNode(wiring.Component):
         A source in a network with an index watermark: ``W``; it starts index ``i`` only while
         ``i - i_watermark <= W`` (:mod:`sfdf.hdl.watermark`).
     index_width, data_width, payload_width : int
-        Index bits; the network's payload width (``random_filter`` wraps at it); user message bits.
-        Each edge's channel has the edge's own ``width``.
+        Index bits inside the network (the watermark's, :mod:`sfdf.hdl.watermark`); the network's payload
+        width (``random_filter`` wraps at it); user message bits. Each edge's channel has the edge's own
+        ``width``.
+    full_width : int or None
+        The spec's ``index_width`` (None: ``index_width``): the kernels' widths, and a sink's beats, whose
+        index it rebuilds from the exact distances between its computations.
 
     Members
     -------
@@ -116,7 +120,7 @@ class SFDFNode(wiring.Component):
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
                  params=None, shifts=None, word_width=None, out_width=None, mode="credit",
                  algorithm="nonpropagation", components=None, flushable=False, live_credit=True,
-                 position=False, window=None):
+                 position=False, window=None, full_width=None):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
@@ -125,6 +129,8 @@ class SFDFNode(wiring.Component):
         self.kernel, self.params, self.ii = kernel, dict(params or {}), ii
         self.shifts = list(shifts or [0] * len(self.in_edges))
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
+        self.fw = full_width or index_width
+        self._rebuilds = not self.out_edges and self.fw != self.iw  # a sink with narrow indices inside
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
         self.flushable, self.live_credit = flushable, live_credit
@@ -145,7 +151,7 @@ class SFDFNode(wiring.Component):
         if not self.in_edges:
             members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
-            members["o_beat"] = Out(stream.Signature(beat_layout(index_width, self.out_width)))
+            members["o_beat"] = Out(stream.Signature(beat_layout(self.fw, self.out_width)))
         super().__init__(members)
 
     def _inputs(self, m):
@@ -232,6 +238,8 @@ class SFDFNode(wiring.Component):
         """What the decide stage hands the emit stage for one computation (see :meth:`elaborate`)."""
         fields = {"index": self.iw, "delta": self._delta_width, "emit": max(1, len(self.out_edges)),
                   "msg_valid": 1, "msg": self.pw, "eos": 1}
+        if self._rebuilds:
+            fields["step"] = self.iw  # a sink rebuilds its beats' full index from the exact distances
         if self._propagates:
             fields["dummy_in"] = len(self._dummy_heads)
         return data.StructLayout(fields)
@@ -255,7 +263,7 @@ class SFDFNode(wiring.Component):
         in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
-            in_width=in_width, data_width=self.dw, index_width=self.iw)
+            in_width=in_width, data_width=self.dw, index_width=self.fw)
         if msg_valid is None:  # a source: the kernel originates its messages (frame ends)
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
@@ -272,7 +280,7 @@ class SFDFNode(wiring.Component):
             word_go.eq(want_word & ~done & (cooldown == 0)),
             eos_go.eq(want_eos & ~want_word & ~done),
             kernel.i_mask.eq(mask),
-            kernel.i_index.eq(index),
+            kernel.i_offset.eq(offset),
             kernel.i_last.eq(last),
             data_comp.eq(kernel.i_mask.any()),
             decided.i_record.valid.eq(word_go | eos_go),
@@ -287,6 +295,7 @@ class SFDFNode(wiring.Component):
         m.d.comb += [
             record.index.eq(index),
             record.delta.eq(delta),
+            *([record.step.eq(offset)] if self._rebuilds else []),
             record.emit.eq(kernel.o_emit & data_comp.replicate(len(record.emit)) & ~eos_go.replicate(len(record.emit))),
             record.msg_valid.eq(msg_valid & ~eos_go),
             record.msg.eq(msg),
@@ -329,7 +338,13 @@ class SFDFNode(wiring.Component):
             m.d.comb += outputs_ready.eq(Cat(*readies).all())
         else:
             valid = decided.o_comp.valid
-            self._sink(m, valid & ~head.eos, valid & head.eos, head.index, head.emit[0], head.data,
+            index = head.index
+            if self._rebuilds:  # the full index: the last computation's plus the exact distance
+                full, index = Signal(self.fw), Signal(self.fw)
+                m.d.comb += index.eq(full + head.step)
+                with m.If(valid & outputs_ready):
+                    m.d.sync += full.eq(index)
+            self._sink(m, valid & ~head.eos, valid & head.eos, index, head.emit[0], head.data,
                        head.msg_valid, head.msg, outputs_ready)
         return m
 

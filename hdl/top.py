@@ -14,7 +14,7 @@ from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from sfdf.gen.analysis.control import joins, watermark
+from sfdf.gen.analysis.control import watermark
 from sfdf.gen.analysis.cycles import biconnected_edge_components
 from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
 
@@ -40,9 +40,10 @@ class NetworkTop(wiring.Component):
         Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
 
-    Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`), ``watermark`` (a live-credit network
-    with joins: :class:`sfdf.hdl.watermark.Watermark`, whose least join position holds the sources) and
-    ``edge_<edge>``
+    Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`), ``watermark`` (live credit with
+    heartbeats everywhere: :class:`sfdf.hdl.watermark.Watermark`, whose least sink position holds the
+    sources, so nodes and channels carry indices of the watermark's ``bits`` inside and the sinks
+    rebuild the ``index_width``-bit index) and ``edge_<edge>``
     (:class:`sfdf.hdl.links.CreditEdge` with channels ``q`` and ``qc``, or :class:`sfdf.hdl.links.InbandEdge`
     with ``q``).
     """
@@ -68,30 +69,30 @@ class NetworkTop(wiring.Component):
         components = biconnected_edge_components(net) if net.mode == "inband" else None
         kernels = {node.name: node.kernel for node in net.nodes}
         mark = watermark(net, {e.name: e.interval for e in net.edges})
-        marked = joins(net) if mark is not None else ()
+        inner = mark["bits"] if mark else iw  # the watermark keeps every live index within 2^(k-1)
         for node in net.nodes:
             ins = net.in_edges(node.name)
             nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
-                position=node.name in marked, window=mark["window"] if mark and not ins else None,
+                position=bool(mark) and node.name in net.sinks, window=mark["window"] if mark and not ins else None,
                 in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,
                 shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
-                index_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
+                index_width=inner, full_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
                 algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges),
                 live_credit=net.live_credit)
         edge_kind = InbandEdge if net.mode == "inband" else CreditEdge
         for e in net.edges:
             flush = e.name in self.flush_edges
             edge = m.submodules[f"edge_{e.name}"] = edge_kind(
-                edge_link(e, mode=net.mode, index_width=iw, payload_width=MESSAGE_WIDTH, flush=flush,
+                edge_link(e, mode=net.mode, index_width=inner, payload_width=MESSAGE_WIDTH, flush=flush,
                           live_credit=net.live_credit))
             wiring.connect(m, nodes[e.src].outputs[net.out_edges(e.src).index(e)], edge.i_link)
             wiring.connect(m, edge.o_link, nodes[e.dst].inputs[net.in_edges(e.dst).index(e)])
             if flush:
                 m.d.comb += edge.flush.eq(getattr(self, f"flush_{e.name}"))  # a port named after the edge
-        if marked:  # the index watermark (hdl.watermark): the joins' least position holds the sources
-            low = m.submodules.watermark = Watermark(joins=len(marked), index_width=iw)
-            m.d.comb += [low.i_positions[k].eq(nodes[v].o_position) for k, v in enumerate(marked)]
+        if mark:  # the index watermark (hdl.watermark): the sinks' least position holds the sources
+            low = m.submodules.watermark = Watermark(sinks=len(net.sinks), index_width=inner)
+            m.d.comb += [low.i_positions[k].eq(nodes[v].o_position) for k, v in enumerate(net.sinks)]
             m.d.comb += [nodes[s].i_watermark.eq(low.o_low) for s in net.sources]
         for s in net.sources:
             axis, word = getattr(self, s), nodes[s].i_word

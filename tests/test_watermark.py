@@ -1,8 +1,9 @@
 """The index watermark (docs/semantics.md, "Index watermark"): analysis, reference model and hardware.
 
 Live credit lets a branch of dummies run ahead of a join without bound; the watermark holds the sources
-within ``W = 2^(w-1) - 1`` of the joins' least position, so serial comparison at ``w`` bits stays exact for
-endless streams. The cosim at the narrowest widths is in tests/cosim/test_network.py.
+within ``W = 2^(k-1) - 1`` of the sinks' least position, so serial comparison and distances at ``k`` bits
+stay exact for endless streams and the network carries ``k``-bit indices inside. The cosim at the
+narrowest widths is in tests/cosim/test_network.py.
 """
 
 import random
@@ -12,7 +13,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from sfdf.gen.analysis import check, resolve
-from sfdf.gen.analysis.control import joins, watermark, watermark_drain_bound
+from sfdf.gen.analysis.control import WATERMARK_MARGIN_BITS, joins, watermark, watermark_drain_bound
 from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.randomnet import random_dag
 from sfdf.gen.refmodel import simulate
@@ -39,33 +40,25 @@ def credit_diamond(examples, rates=(0.1, 0.9, 0.9, 0.5), join_ii=8, capacity=4):
 
 def test_variance_drains_within_the_sum_of_its_heartbeats(examples):
     net = resolve(load_spec(examples / "variance.toml"))
-    assert joins(net) == ("x",)
     assert watermark_drain_bound(net, intervals(net)) == sum(e.interval for e in net.edges) == 124
     mark = watermark(net, intervals(net))
-    assert mark == {"window": 2**31 - 1, "drain_bound": 124, "bits_needed": 8}  # 2^7 >= 124 + 3
+    # 2^7 >= 124 + 3: 8 bits needed, two more inside (a window four times the drain bound)
+    assert mark == {"bits": 8 + WATERMARK_MARGIN_BITS, "window": 2 ** (7 + WATERMARK_MARGIN_BITS) - 1,
+                    "drain_bound": 124, "bits_needed": 8}
+    assert watermark(replace(net, index_width=9), intervals(net))["bits"] == 9  # never above the spec's
 
 
-def test_no_watermark_where_nothing_is_compared_or_credit_is_not_live(examples):
+def test_no_watermark_without_live_credit_or_a_heartbeat_everywhere(examples):
     net = resolve(load_spec(examples / "variance.toml"))
-    chain = net.with_edges(e for e in net.edges if e.name in ("uv", "vx"))
-    assert watermark(chain, intervals(chain)) is None  # no join
-    assert check(chain).index_width["serial_comparison_proved"]
     printed = replace(net, live_credit=False)
     assert watermark(printed, intervals(printed)) is None
-    assert watermark(net, {**intervals(net), "uw": None}) is None  # a branch without heartbeat
+    assert watermark(net, {**intervals(net), "vx": None}) is None  # an edge without heartbeat
     inband = resolve(replace(load_spec(examples / "diamond.toml")))
     assert watermark(inband, intervals(inband)) is None
-
-
-def test_edges_below_every_join_do_not_count(examples):
-    """A sink hung below the join: its edge's heartbeat (even none) changes nothing."""
-    from sfdf.gen.model import Edge, Node
-
-    net = resolve(load_spec(examples / "variance.toml"))
-    tail = replace(net, nodes=(*net.nodes, Node(name="y")),
-                   edges=(*net.edges, Edge(name="xy", src="x", dst="y", capacity=4, interval=None, threshold=0,
-                                           control_capacity=9)))
-    assert watermark_drain_bound(tail, intervals(tail)) == 124
+    chain = net.with_edges(e for e in net.edges if e.name in ("uv", "vx"))
+    chain = replace(chain, nodes=[n for n in chain.nodes if n.name != "w"])
+    assert watermark(chain, {**intervals(chain), "uv": None}) is None
+    assert not joins(chain) and check(chain).index_width["serial_comparison_proved"]  # nothing compared
 
 
 def test_check_refuses_an_index_width_too_narrow_for_the_drain_bound(examples, tmp_path):
@@ -87,7 +80,7 @@ def test_without_the_watermark_a_branch_drifts_past_the_window(examples):
     """Sparse branches and a slow join: producers first (adversarial scheduler), the indices the join
     compares drift 86 apart at w = 5 (window 15); with the watermark they stay within it, and the outputs
     are the same."""
-    net = replace(credit_diamond(examples), index_width=5)
+    net = replace(credit_diamond(examples), index_width=5)  # 12 needs 5 bits, and gets no more
     held = simulate(net, computations=2000, seed=3, scheduler="adversarial", depth=3)
     free = simulate(net, computations=2000, seed=3, scheduler="adversarial", depth=3, watermark=False)
     assert held.watermark == 15 and free.watermark is None
@@ -117,7 +110,7 @@ def test_at_the_narrowest_width_the_watermark_never_holds_for_good(seed):
     for scheduler in ("adversarial", "random"):
         held = simulate(net, computations=600, seed=seed, scheduler=scheduler, depth=3)
         assert not held.deadlocked, held.summary_lines()
-        assert held.index_spread <= held.watermark == 2 ** (net.index_width - 1) - 1
+        assert held.index_spread <= held.watermark == 2 ** (net.index_width - 1) - 1  # no room beyond
         free = simulate(net, computations=600, seed=seed, scheduler=scheduler, depth=3, watermark=False)
         assert held.outputs == free.outputs
 
@@ -126,7 +119,7 @@ def test_at_the_narrowest_width_the_watermark_never_holds_for_good(seed):
 
 def test_watermark_is_the_serial_minimum_of_one_cycle():
     """Three joins at 6 bits, positions near the wrap: the registered minimum in serial order."""
-    dut = Watermark(joins=3, index_width=6)
+    dut = Watermark(sinks=3, index_width=6)
     cases = [(5, 9, 7), (62, 3, 60), (1, 63, 2), (30, 10, 20), (0, 0, 0)]
     seen = []
 

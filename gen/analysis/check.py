@@ -84,8 +84,8 @@ class CheckReport:
         iw = self.index_width
         mark = iw.get("watermark")
         if mark is not None:
-            lines.append(f"index width {iw['bits']}: index watermark {mark['window']} (joins lag a stopped "
-                         f"source by <= {mark['drain_bound']}, needs {mark['bits_needed']} bits): serial "
+            lines.append(f"index width {iw['bits']}: index watermark {mark['window']} at {mark['bits']} bits inside (sinks lag "
+                         f"a stopped source by <= {mark['drain_bound']}, needs {mark['bits_needed']} bits): serial "
                          "comparison " + ("proved for endless streams" if iw["serial_comparison_proved"]
                                           else "NOT proved"))
         elif iw.get("serial_comparison_proved"):
@@ -127,6 +127,6 @@ def _watermark_violations(width: dict) -> list[Violation]:
     if mark is None or mark["bits_needed"] <= width["bits"]:
         return []
     return [Violation("index_width", (), f"index_width = {width['bits']} is too narrow for the index "
-                      f"watermark: the joins may lag a stopped source by {mark['drain_bound']} indices, "
+                      f"watermark: the sinks may lag a stopped source by {mark['drain_bound']} indices, "
                       f"which needs 2^(w-1) >= {mark['drain_bound'] + 3}; set index_width = "
                       f"{mark['bits_needed']} or more (docs/semantics.md, \"Index watermark\")")]

@@ -21,9 +21,10 @@
   sum of those spans over a directed path into it. Credit-mode dummies coalesce, so a sender whose
   edge carries only dummies runs ahead of its receiver without bound; with live credit the hardware
   bounds the spread by the *index watermark* (:func:`watermark`): a source does not start index ``i``
-  while some join's last computation is at or below ``i - W``, ``W = 2^(w-1) - 1``, so every index
-  alive at a join lies within ``W`` of it. The watermark cannot deadlock when the joins, with the
-  sources stopped, always get within ``W - 2`` of them (docs/semantics.md, "Index watermark").
+  while some sink's last computation is at or below ``i - W``, ``W = 2^(k-1) - 1``, so every index
+  alive at a node lies within ``W`` of its last computation. The watermark cannot deadlock when the
+  sinks, with the sources stopped, always get within ``W - 2`` of them (docs/semantics.md, "Index
+  watermark").
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "index_width_report",
     "joins",
     "required_control_capacity",
+    "WATERMARK_MARGIN_BITS",
     "watermark",
     "watermark_drain_bound",
 ]
@@ -79,52 +81,56 @@ def index_spread_bound(network, intervals) -> int | None:
 
 
 def joins(network) -> tuple[str, ...]:
-    """Nodes with two or more in-edges: the only places where indices are compared with each other."""
+    """Nodes with two or more in-edges: where indices are compared with each other."""
     return tuple(n.name for n in network.nodes if len(network.in_edges(n.name)) >= 2)
 
 
+#: Bits the hardware's indices carry beyond the least the drain bound needs: the window is then four
+#: times the drain bound, room for channels of sparse tokens under back-pressure before a source waits.
+WATERMARK_MARGIN_BITS = 2
+
+
 def watermark_drain_bound(network, intervals) -> int | None:
-    """How far below the sources' index the joins may stay once the sources stop (live credit).
+    """How far below the sources' index the sinks may stay once the sources stop (live credit).
 
     After a sender's computation at ``c`` its last token or dummy on an edge is at ``c - [e]`` or later
-    (000 Alg. 4). With the sources stopped, a join whose last computation is the least waits on an
-    empty input (the environment drains the sinks), whose sender has computed within ``[e]`` above
-    it; that sender waits on an input in turn, or is blocked on a full channel into a join that waits
-    on its other input, and so on to a source: a chain without repeats (a repeat would be a deadlock
-    cycle, which 000 Thm. 3.1 excludes), whose upward steps are edges into joins or their ancestors.
-    The sum of ``[e]`` over those edges bounds it; None when one of them has no heartbeat.
+    (000 Alg. 4). With the sources stopped and the sinks drained by the environment, the sink whose
+    last computation is the least waits on an empty input, whose sender has computed within ``[e]``
+    above it; that sender waits on an input in turn, or is blocked on a full channel into a node that
+    waits on another input, and so on to a source: a chain without repeats (a repeat would be a
+    deadlock cycle, which 000 Thm. 3.1 excludes) that climbs each edge at most once. The sum of
+    ``[e]`` over the edges bounds it; None when an edge has no heartbeat.
     """
-    upstream = set()
-    for v in joins(network):
-        upstream.add(v)
-        upstream |= nx.ancestors(network.graph(), v)
-    total = 0
-    for e in network.edges:
-        if e.dst in upstream:
-            if intervals[e.name] is None:
-                return None
-            total += intervals[e.name]
-    return total
+    if any(intervals[e.name] is None for e in network.edges):
+        return None
+    return sum(intervals[e.name] for e in network.edges)
 
 
 def watermark(network, intervals) -> dict | None:
-    """The index watermark of a live-credit network with joins, or None where it has none.
+    """The index watermark of a live-credit network, or None where it has none.
 
-    ``window`` ``W = 2^(w-1) - 1``: a source starts index ``i`` only while every join's last
-    computation is above ``i - W - 1`` (the hardware compares with a registered, older copy, one index
-    sooner), so the indices alive at a join span at most ``W``: serial comparison is exact forever.
+    Every node's last computation is at or above its descendant sinks' (a node computes an index only
+    after its sender did), so the sinks' least position, the watermark, is below every index alive in
+    the network. A source starts index ``i`` only while ``i - watermark <= W`` with ``W = 2^(k-1) - 1``
+    (the hardware compares with a registered, older copy, one index sooner), so every index alive at a
+    node lies within ``W`` above its last computation: serial comparison and distances at ``k`` bits are
+    exact forever, and the hardware carries ``k``-bit indices inside (``bits``: the least ``k`` the drain
+    bound allows plus :data:`WATERMARK_MARGIN_BITS`, at most ``index_width``), rebuilding the ``w``-bit
+    index at the sinks and for the kernels from exact distances.
+
     ``drain_bound`` (:func:`watermark_drain_bound`): the watermark never holds a source for good iff
-    ``drain_bound + 3 <= 2^(w-1)``; ``bits_needed`` is the least ``w`` for which it holds.
-    None (no watermark): in-band mode (its spread is bounded by back-pressure), 000's receiver without
-    live credit, no joins (nothing is compared), or a heartbeat missing upstream of a join.
+    ``drain_bound + 3 <= 2^(k-1)``; ``bits_needed`` is the least such ``k``. None (no watermark): in-band
+    mode (its spread is bounded by back-pressure), 000's receiver without live credit, or an edge
+    without heartbeat.
     """
-    if network.mode != "credit" or not network.live_credit or not joins(network):
+    if network.mode != "credit" or not network.live_credit:
         return None
     drain = watermark_drain_bound(network, intervals)
     if drain is None:
         return None
-    return {"window": 2 ** (network.index_width - 1) - 1, "drain_bound": drain,
-            "bits_needed": 1 + math.ceil(math.log2(drain + 3))}
+    needed = 1 + math.ceil(math.log2(drain + 3))
+    bits = min(network.index_width, needed + WATERMARK_MARGIN_BITS)
+    return {"bits": bits, "window": 2 ** (bits - 1) - 1, "drain_bound": drain, "bits_needed": needed}
 
 
 def index_width_report(network, intervals) -> dict:
@@ -135,7 +141,7 @@ def index_width_report(network, intervals) -> dict:
     if mark is not None:
         spread, needed = mark["window"], mark["bits_needed"]
     elif network.mode == "credit" and not joins(network):
-        spread, needed = 0, 2  # no index is compared with another
+        spread, needed = 0, 2  # no index is compared with another (a run's sink indices wrap, as tuser does)
     else:
         spread = index_spread_bound(network, intervals)
         needed = None if spread is None else max(2, math.ceil(math.log2(spread + 1)) + 1)

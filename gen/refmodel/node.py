@@ -105,7 +105,7 @@ class NodeSim:
     position : int
         The index of the last computation (0 before the first).
     watermark : .watermark.Watermark or None
-        The run's index watermark (set by the simulator): it holds a source, a join reports to it.
+        The run's index watermark (set by the simulator): it holds a source, a sink reports its position.
     """
 
     __slots__ = (
@@ -257,7 +257,7 @@ class NodeSim:
         """
         self.computations += 1
         self.position = i
-        if len(self.inputs) > 1 and self.watermark is not None:
+        if not self.outputs and self.watermark is not None:
             self.watermark.moved()
         if present:
             payload, emits = self._decide(i, payload, False)

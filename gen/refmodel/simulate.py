@@ -134,8 +134,8 @@ def _watermark(network, nodes, hold: bool) -> Watermark | None:
     found = watermark(network, {e.name: e.interval for e in network.edges}) if hold else None
     mark = Watermark(found["window"] if found else None)
     for node in nodes:
-        if len(node.inputs) > 1:
-            mark.joins.append(node)
+        if not node.outputs:
+            mark.sinks.append(node)
         elif not node.inputs:
             mark.sources.append(node)
         node.watermark = mark

@@ -1,42 +1,44 @@
 """The index watermark in the reference model (docs/semantics.md, "Index watermark").
 
-The hardware's sources start index ``i`` only while ``i - W`` is below every join's last computation
+The hardware's sources start index ``i`` only while ``i - W`` is below every sink's last computation
 (:mod:`sfdf.hdl.watermark`; ``W`` from :func:`sfdf.gen.analysis.control.watermark`), so the indices a
-join compares span at most ``W`` and serial comparison at ``index_width`` bits stays exact. The model
-holds its sources the same way and measures what the join compares (:attr:`Watermark.spread`): the
-largest difference between the indices offered at one computation of any join. Without a watermark
-(``window`` None) it only measures, which shows how far a network drifts when nothing holds it.
+join compares span at most ``W`` and serial comparison at the hardware's index width stays exact. The
+model holds its sources the same way and measures what the joins compare (:attr:`Watermark.spread`):
+the largest difference between the indices offered at one computation of any join. Without a
+watermark (``window`` None) it only measures, which shows how far a network drifts when nothing holds
+it.
 """
 
 from __future__ import annotations
 
 __all__ = ["WAIT_WATERMARK", "Watermark"]
 
-#: Why a source waits: some join is ``W`` or more indices behind its next computation.
+#: Why a source waits: some sink is ``W`` or more indices behind its next computation.
 WAIT_WATERMARK = "index watermark"
 
 
 class Watermark:
-    """Shared by the nodes of one run: the joins report their positions, the sources ask."""
+    """Shared by the nodes of one run: the sinks report their positions, the joins their spreads, the
+    sources ask."""
 
-    __slots__ = ("joins", "sources", "spread", "window")
+    __slots__ = ("sinks", "sources", "spread", "window")
 
     def __init__(self, window: int | None):
         self.window = window
-        self.joins: list = []
+        self.sinks: list = []
         self.sources: list = []
         self.spread = 0
 
     def holds(self, i: int) -> bool:
-        """Index ``i`` may not start yet (a join's position is ``W`` or more below it)."""
-        return self.window is not None and bool(self.joins) and i - self.low() > self.window
+        """Index ``i`` may not start yet (a sink's position is ``W`` or more below it)."""
+        return self.window is not None and i - self.low() > self.window
 
     def low(self) -> int:
-        return min(j.position for j in self.joins)
+        return min(s.position for s in self.sinks)
 
     def lowest(self):
-        """The join whose position is least (what a held source waits on)."""
-        return min(self.joins, key=lambda j: j.position)
+        """The sink whose position is least (what a held source waits on)."""
+        return min(self.sinks, key=lambda s: s.position)
 
     def compared(self, offers) -> None:
         """A join compares ``offers`` (EOS excluded by the caller): record their spread."""
@@ -44,7 +46,7 @@ class Watermark:
             self.spread = max(self.spread, max(offers) - min(offers))
 
     def moved(self) -> None:
-        """A join advanced: a held source may go on."""
+        """A sink advanced: a held source may go on."""
         for source in self.sources:
             if source.reason == WAIT_WATERMARK and not source.finished:
                 source.ready(source.rank)
