@@ -31,16 +31,14 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
-
 __all__ = [
     "CREDIT_LATENCY",
+    "WATERMARK_MARGIN_BITS",
     "auto_threshold",
     "index_spread_bound",
     "index_width_report",
     "joins",
     "required_control_capacity",
-    "WATERMARK_MARGIN_BITS",
     "watermark",
     "watermark_drain_bound",
 ]
