@@ -79,6 +79,16 @@ def multi(tmp_path_factory) -> Design:
 
 
 @pytest.fixture(scope="module")
+def variance8(tmp_path_factory) -> Design:
+    """The variance network at 8-bit indices, the least its index watermark allows (docs/semantics.md)."""
+    folder = tmp_path_factory.mktemp("variance8")
+    text = (REPO / "examples" / "variance.toml").read_text()
+    text = text.replace('name = "variance"', 'name = "variance8"', 1).replace("index_width = 32", "index_width = 8")
+    (folder / "variance8.toml").write_text(text)
+    return Design(folder / "variance8.toml", folder)
+
+
+@pytest.fixture(scope="module")
 def diamond(tmp_path_factory) -> Design:
     return Design(REPO / "examples" / "diamond.toml", tmp_path_factory.mktemp("diamond"))
 
@@ -249,6 +259,19 @@ def test_run_stops_when_idle_or_at_the_budget(variance):
 def test_push_checks_word_width(variance):
     with variance.sim() as sim, pytest.raises(FastSimError, match="does not fit 16 bits"):
         sim.push("u", [1 << 16])
+
+
+def test_variance_wraps_its_indices_ten_times_exactly(variance8):
+    """Endless streams: more than ten times 2^8 words through 8-bit indices (the watermark holds the
+    source within 127 of the sink), every frame's result exact against numpy, with and without
+    back-pressure."""
+    rng = random.Random(5)
+    frames = []
+    while sum(map(len, frames)) <= 10 * 2**8 + 17:
+        frames.append([rng.randrange(1, 1 << 16) if rng.random() < 0.3 else 0 for _ in range(rng.randint(1, 200))])
+    for pause, seed in ((0.0, 1), (0.4, 2)):
+        _, logs = run_frames(variance8, {"u": frames}, pause=pause, seed=seed)
+        check_variance(logs["x"], frames, 8)
 
 
 # -- a filtering network (random_filter kernels, in-band dummies) ----------------------------------
