@@ -172,11 +172,12 @@ def control_per_edge(name: str) -> dict:
     joins, kernels = total(r"\.join$"), total(r"\.kernel$")
     fifos = total(r"\.edge_[^.]+\.qc?$")  # an edge's channels q and qc (sfdf.hdl.links)
     decided = total(r"\.decided(\.\w+)?$")  # the queue between a node's two stages (hdl.decided)
+    mark = total(r"\.watermark$")  # the index watermark (hdl.watermark), shared: counted per edge too
     edges = facts["edges"]
-    return {"design": name, "edges": edges, "senders": senders, "receivers": receivers, "joins": joins,
-            "kernels": kernels, "fifos": fifos, "decided": decided, "total": sum(modules.values()),
-            "per_edge": round((senders + receivers) / edges, 1),
-            "per_edge_with_joins": round((senders + receivers + joins) / edges, 1)}
+    return {"design": name, "edges": edges, "senders": senders, "receivers": receivers, "watermark": mark,
+            "joins": joins, "kernels": kernels, "fifos": fifos, "decided": decided, "total": sum(modules.values()),
+            "per_edge": round((senders + receivers + mark) / edges, 1),
+            "per_edge_with_joins": round((senders + receivers + mark + joins) / edges, 1)}
 
 
 def control_in_fresh_process(name: str) -> dict:
@@ -217,11 +218,12 @@ def table(results: list[dict], control: list[dict]) -> str:
         lines.append(f"| {r['design']} | {r['device']} | {_fmax(r)} | {ratio} | {size} | {through} |")
     lines += ["", ("Control logic on ECP5 (Yosys `synth_ecp5 -noflatten`, LUTs mapped by `abc -lut 4`, a carry "
                    "cell counts two LUT4s; FIFOs excluded):"), "",
-              ("| design | edges | senders (tx, heartbeat incl.) | receivers (rx) | per edge | joins | "
+              ("| design | edges | senders (tx, heartbeat incl.) | receivers (rx) | watermark | per edge | joins | "
                "per edge with joins | FIFOs | decided (node stages) | kernels | whole network |"),
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for c in control:
-        lines.append(f"| {c['design']} | {c['edges']} | {c['senders']} | {c['receivers']} | **{c['per_edge']}** | "
+        lines.append(f"| {c['design']} | {c['edges']} | {c['senders']} | {c['receivers']} | {c.get('watermark', 0)} | "
+                     f"**{c['per_edge']}** | "
                      f"{c['joins']} | {c['per_edge_with_joins']} | {c['fifos']} | {c.get('decided', '')} | "
                      f"{c['kernels']} | {c['total']} |")
     return "\n".join(lines)

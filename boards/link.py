@@ -92,15 +92,19 @@ class CommitFIFO(wiring.Component):
 
         # The read port always reads the row the head will be at next cycle; a committed row was
         # written at least one cycle before it became readable, so the registered output is current.
+        # ``valid`` (read != committed) and ``read + 1`` are registers, so the address is one
+        # multiplexer after the reader's handshake: no comparator or carry chain before the RAM.
         take = self.o_stream.valid & self.o_stream.ready
-        following = Signal.like(read)
+        following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += [
-            self.o_stream.valid.eq(read != committed),
-            following.eq(read + take),
+            following.eq(Mux(take, read1, read)),
             r_port.addr.eq(following[:bits]),
             self.o_stream.payload.eq(r_port.data),
         ]
-        m.d.sync += read.eq(following)
+        valid = Signal()
+        m.d.comb += self.o_stream.valid.eq(valid)
+        m.d.sync += [read.eq(following), read1.eq(following + 1),
+                     valid.eq(following != Mux(self.commit, written, committed))]
         return m
 
 

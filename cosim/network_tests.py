@@ -105,7 +105,7 @@ class NetworkBench:
         """
         channel, _ = self.channels[edge]
         port = getattr(self.dut, self.config["manifest"]["flush_ports"][edge])
-        mask = (1 << self.index_width) - 1  # the token's index is its lowest field
+        mask = (1 << self.config["manifest"]["index_bits_inside"]) - 1  # the token's index: its lowest field
         while True:
             await RisingEdge(self.dut.clk)
             await ReadOnly()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from amaranth.lib import enum
 
+from sfdf.gen.analysis.control import index_bits_inside
 from sfdf.gen.kernels import MESSAGE_WIDTH, filter_threshold, kernel_params, lfsr_seed, variance_fields
 
 from .axis import axis_ports
@@ -202,6 +203,7 @@ def build_manifest(network, top) -> dict:
     return {
         "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": network.mode,
         **credit, "index_width": iw, "data_width": network.data_width, "payload_width": MESSAGE_WIDTH,
+        "index_bits_inside": index_bits_inside(network, {e.name: e.interval for e in network.edges}),
         "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
         "ports": ports, "nodes": nodes, "edges": edges,
         "flush_ports": {e: f"flush_{e}" for e in top.flush_edges},

@@ -14,7 +14,7 @@ from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from sfdf.gen.analysis.control import watermark
+from sfdf.gen.analysis.control import index_bits_inside, watermark
 from sfdf.gen.analysis.cycles import biconnected_edge_components
 from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
 
@@ -68,8 +68,9 @@ class NetworkTop(wiring.Component):
         nodes = {}
         components = biconnected_edge_components(net) if net.mode == "inband" else None
         kernels = {node.name: node.kernel for node in net.nodes}
-        mark = watermark(net, {e.name: e.interval for e in net.edges})
-        inner = mark["bits"] if mark else iw  # the watermark keeps every live index within 2^(k-1)
+        intervals = {e.name: e.interval for e in net.edges}
+        mark = watermark(net, intervals)
+        inner = index_bits_inside(net, intervals)  # every live index within 2^(k-1) of its node's
         for node in net.nodes:
             ins = net.in_edges(node.name)
             nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(

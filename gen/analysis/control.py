@@ -35,6 +35,7 @@ __all__ = [
     "CREDIT_LATENCY",
     "WATERMARK_MARGIN_BITS",
     "auto_threshold",
+    "index_bits_inside",
     "index_spread_bound",
     "index_width_report",
     "joins",
@@ -131,6 +132,23 @@ def watermark(network, intervals) -> dict | None:
     return {"bits": bits, "window": 2 ** (bits - 1) - 1, "drain_bound": drain, "bits_needed": needed}
 
 
+def index_bits_inside(network, intervals) -> int:
+    """Bits of the indices the hardware carries between its nodes (channels, offers, joins, senders).
+
+    With the index watermark its ``bits``; in-band with a spread bound from back-pressure
+    (:func:`index_spread_bound`), the bits that bound needs; else the spec's ``index_width``. Every
+    index alive at a node lies within that many bits above the node's last computation, so the sinks
+    rebuild the spec's index from the exact distances (docs/hardware.md, "Narrow indices inside").
+    """
+    mark = watermark(network, intervals)
+    if mark is not None:
+        return mark["bits"]
+    spread = index_spread_bound(network, intervals) if network.mode == "inband" else None
+    if spread is None:
+        return network.index_width
+    return min(network.index_width, max(2, math.ceil(math.log2(spread + 1)) + 1))
+
+
 def index_width_report(network, intervals) -> dict:
     """Facts about ``index_width``: run length without wrap, spread bound, bits it needs, and the
     watermark (:func:`watermark`) where the hardware has one."""
@@ -150,4 +168,5 @@ def index_width_report(network, intervals) -> dict:
         "bits_for_spread": needed,
         "serial_comparison_proved": needed is not None and needed <= w,
         "watermark": mark,
+        "bits_inside": index_bits_inside(network, intervals),
     }
