@@ -134,6 +134,8 @@ def _watermark(network, nodes, hold: bool) -> Watermark | None:
     found = watermark(network, {e.name: e.interval for e in network.edges}) if hold else None
     mark = Watermark(found["window"] if found else None)
     for node in nodes:
+        if not node.inputs and not node.outputs:
+            continue  # an isolated node compares nothing (and the hardware refuses it)
         if not node.outputs:
             mark.sinks.append(node)
         elif not node.inputs:

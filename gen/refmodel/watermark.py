@@ -46,7 +46,8 @@ class Watermark:
             self.spread = max(self.spread, max(offers) - min(offers))
 
     def moved(self) -> None:
-        """A sink advanced: a held source may go on."""
+        """A sink advanced: a held source may go on (also one blocked on an output that would compute
+        ahead, so every unfinished source is asked again; one that cannot blocks again)."""
         for source in self.sources:
-            if source.reason == WAIT_WATERMARK and not source.finished:
+            if not source.finished:
                 source.ready(source.rank)
