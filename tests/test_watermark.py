@@ -136,3 +136,13 @@ def test_watermark_is_the_serial_minimum_of_one_cycle():
     sim.add_testbench(bench)
     sim.run()
     assert seen == [5, 60, 63, 10, 0]
+
+
+def test_check_refuses_an_inband_width_below_its_spread_bound(examples):
+    """In-band needs no watermark (back-pressure bounds the spread, 160 on the diamond), but the width must
+    hold it: 8 bits are refused with the width that does."""
+    narrow = check(replace(load_spec(examples / "diamond.toml"), index_width=8))
+    (violation,) = narrow.violations
+    assert violation.kind == "index_width" and "set index_width = 9" in violation.detail
+    wide = check(replace(load_spec(examples / "diamond.toml"), index_width=9))
+    assert wide.deadlock_free and wide.index_width["bits_inside"] == 9

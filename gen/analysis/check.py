@@ -116,15 +116,24 @@ def check(network, *, cycles: CycleStructure | None = None) -> CheckReport:
     return CheckReport(
         network=resolved,
         potential_deadlock=cycles.potential_deadlock,
-        violations=(*violations(resolved, cycles=cycles), *_watermark_violations(width)),
+        violations=(*violations(resolved, cycles=cycles), *_index_width_violations(width)),
         index_width=width,
     )
 
 
-def _watermark_violations(width: dict) -> list[Violation]:
-    """An index width too narrow for the watermark's drain bound would hold the sources for good."""
+def _index_width_violations(width: dict) -> list[Violation]:
+    """An index width too narrow for the watermark's drain bound would hold the sources for good; one
+    too narrow for an in-band spread bound would let the joins mis-order indices."""
     mark = width.get("watermark")
-    if mark is None or mark["bits_needed"] <= width["bits"]:
+    if mark is None:
+        needed = width.get("bits_for_spread")
+        if needed is None or needed <= width["bits"]:
+            return []
+        return [Violation("index_width", (), f"index_width = {width['bits']} is too narrow: indices alive at a "
+                          f"node may span {width['spread_bound']}, which needs {needed} bits for serial "
+                          f"comparison; set index_width = {needed} or more (docs/semantics.md, \"What "
+                          "`sfdf check` proves\")")]
+    if mark["bits_needed"] <= width["bits"]:
         return []
     return [Violation("index_width", (), f"index_width = {width['bits']} is too narrow for the index "
                       f"watermark: the sinks may lag a stopped source by {mark['drain_bound']} indices, "
