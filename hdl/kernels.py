@@ -231,7 +231,7 @@ class VarianceJoin(wiring.Component):
         present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
         offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
         m.d.sync += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
-        m.d.sync += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_mask.any())]
+        m.d.sync += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
         n = (since + offset)[:len(since)]
         m.d.comb += [
             self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], n)),  # stage 2
