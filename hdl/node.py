@@ -84,7 +84,7 @@ class SFDFNode(wiring.Component):
     ii : int
         Cycles per data computation (a null computation takes one).
     position : bool
-        A join in a network with an index watermark: ``o_position`` reports its last computation.
+        A sink in a network with an index watermark: ``o_position`` reports its last computation.
     window : int or None
         A source in a network with an index watermark: ``W``; it starts index ``i`` only while
         ``i - i_watermark <= W`` (:mod:`sfdf.hdl.watermark`).
@@ -112,9 +112,9 @@ class SFDFNode(wiring.Component):
     o_beat : Out(stream.Signature(beat_layout))
         A sink's beats.
     o_position : Out(index_width)
-        With ``position``: the join's last computation index.
+        With ``position``: the sink's last computation index.
     i_watermark : In(index_width)
-        With ``window``: the least position of the joins, registered (never above the true one).
+        With ``window``: the least position of the sinks, registered (never above the true one).
     """
 
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
