@@ -115,10 +115,19 @@ def test_at_the_narrowest_width_the_watermark_never_holds_for_good(seed):
         assert held.outputs == free.outputs
 
 
+def test_below_the_drain_bound_the_watermark_holds_a_source_for_good():
+    """Below ``k_min`` (here 2 bits, window 1) the model deadlocks on the watermark and says so: the bound is
+    what keeps it away, not a formality."""
+    net = replace(live_random_network(14), index_width=2)
+    held = simulate(net, computations=600, seed=14, scheduler="adversarial", depth=3)
+    assert held.deadlocked
+    assert "waits on the sinks: index watermark" in held.blocked.values()
+
+
 # -- hardware -----------------------------------------------------------------------------------
 
 def test_watermark_is_the_serial_minimum_of_one_cycle():
-    """Three joins at 6 bits, positions near the wrap: the registered minimum in serial order."""
+    """Three sinks at 6 bits, positions near the wrap: the registered minimum in serial order."""
     dut = Watermark(sinks=3, index_width=6)
     cases = [(5, 9, 7), (62, 3, 60), (1, 63, 2), (30, 10, 20), (0, 0, 0)]
     seen = []

@@ -140,13 +140,20 @@ def index_bits_inside(network, intervals) -> int:
     index alive at a node lies within that many bits above the node's last computation, so the sinks
     rebuild the spec's index from the exact distances (docs/hardware.md, "Narrow indices inside").
     """
-    mark = watermark(network, intervals)
+    return _bits_inside(network, intervals, watermark(network, intervals))
+
+
+def _bits_inside(network, intervals, mark) -> int:
+    """:func:`index_bits_inside` with the network's :func:`watermark` ``mark`` already at hand."""
     if mark is not None:
         return mark["bits"]
     spread = index_spread_bound(network, intervals) if network.mode == "inband" else None
-    if spread is None:
-        return network.index_width
-    return min(network.index_width, max(2, math.ceil(math.log2(spread + 1)) + 1))
+    return network.index_width if spread is None else min(network.index_width, _bits_for_spread(spread))
+
+
+def _bits_for_spread(spread: int) -> int:
+    """Bits whose serial comparison orders indices up to ``spread`` apart."""
+    return max(2, math.ceil(math.log2(spread + 1)) + 1)
 
 
 def index_width_report(network, intervals) -> dict:
@@ -160,7 +167,7 @@ def index_width_report(network, intervals) -> dict:
         spread, needed = 0, 2  # no index is compared with another (a run's sink indices wrap, as tuser does)
     else:
         spread = index_spread_bound(network, intervals)
-        needed = None if spread is None else max(2, math.ceil(math.log2(spread + 1)) + 1)
+        needed = None if spread is None else _bits_for_spread(spread)
     return {
         "bits": w,
         "max_computations_without_wrap": 2**w - 1,
@@ -168,5 +175,5 @@ def index_width_report(network, intervals) -> dict:
         "bits_for_spread": needed,
         "serial_comparison_proved": needed is not None and needed <= w,
         "watermark": mark,
-        "bits_inside": index_bits_inside(network, intervals),
+        "bits_inside": _bits_inside(network, intervals, mark),
     }

@@ -18,7 +18,7 @@ __all__ = ["blocking_cycle", "channel_states"]
 
 
 def _blocker(node):
-    if node.reason == WAIT_WATERMARK:  # a held source waits on the join furthest behind
+    if node.reason == WAIT_WATERMARK:  # a held source waits on the sink furthest behind
         return node.watermark.lowest()
     link = node.waiting
     return link.dst if node.reason in SENDER_WAITS else link.src

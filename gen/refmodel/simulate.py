@@ -119,7 +119,8 @@ def simulate(network, computations: int = 1000, inputs: Mapping[str, Sequence[Se
         per_edge=per_edge,
         blocking_cycle=[link.name for link, _ in cycle],
         channel_states=channel_states(links, nodes, cycle),
-        blocked={n.name: f"waits on {n.waiting.name}: {n.reason}" for n in nodes if not n.finished},
+        blocked={n.name: f"waits on {n.waiting.name if n.waiting else 'the sinks'}: {n.reason}"
+                 for n in nodes if not n.finished},
         outputs={n.name: n.log for n in nodes if n.log is not None},
         index_spread=mark.spread if mark is not None else None,
         watermark=mark.window if mark is not None else None,
