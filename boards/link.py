@@ -304,62 +304,55 @@ class BeatSerializer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         count = len(self.sinks)
-        body = Signal(8 * max(self.body_bytes(j) for j in range(count)))
-        size = Signal(range(BEATS_HEADER + len(body) // 8 + 5))  # bytes before the CRC
-        position = Signal.like(size)
-        port = Signal(8)
-        beats = Signal()                                   # 1: a beat follows the header; 0: status
-        status = Signal(2)
+        # The packet's bytes before its CRC wait in one shift register, loaded whole when the packet
+        # starts: the byte on the line is that register's low byte or a byte of the CRC register, so no
+        # comparator or multiplexer sits between a register and the UART or the CRC (the board top's
+        # path to the network's clock; docs/fpga.md).
+        body_bytes = max(self.body_bytes(j) for j in range(count))
+        shift = Signal(8 * (BEATS_HEADER + body_bytes))
+        left = Signal(range(BEATS_HEADER + body_bytes + 1))  # bytes before the CRC still to send
+        in_crc = Signal()                                      # sending the CRC's bytes
+        crc_at = Signal(2)                                     # which of them
         hello = Signal(init=1)
         turn = Signal(range(max(count, 2)))
         m.submodules.crc = generator = crc32_processor()
 
-        header = Array([Const(_S, 8), Const(_B, 8), Const(VERSION, 8), Cat(status, Const(0, 6)), port,
-                        Cat(beats, Const(0, 7)),
-                        Const(0, 8), Const(0, 8), Const(0, 8)])
+        def header(status, port, beats):
+            return Cat(Const(_S, 8), Const(_B, 8), Const(VERSION, 8), status, Const(port, 8), Const(beats, 32))
+
         crc_byte = Array(generator.crc[8 * k:8 * k + 8] for k in range(4))
-        byte = self.o_byte.payload
         sending = Signal()
         sent = self.o_byte.valid & self.o_byte.ready
-
-        with m.If(position < BEATS_HEADER):
-            m.d.comb += byte.eq(header[position[:4]])
-        with m.Elif(position < size):
-            m.d.comb += byte.eq(body[:8])
-        with m.Else():
-            m.d.comb += byte.eq(crc_byte[(position - size)[:2]])
         m.d.comb += [
             self.o_byte.valid.eq(sending),
-            generator.data.eq(byte),
-            generator.valid.eq(sent & (position < size)),
-            generator.start.eq(position == 0),
+            self.o_byte.payload.eq(Mux(in_crc, crc_byte[crc_at], shift[:8])),
+            generator.data.eq(shift[:8]),
+            generator.valid.eq(sent & ~in_crc),
         ]
-        with m.If(sent):
-            m.d.sync += position.eq(position + 1)
-            with m.If((position >= BEATS_HEADER) & (position < size)):
-                m.d.sync += body.eq(body >> 8)
-            with m.If(position == size + 3):
-                m.d.sync += sending.eq(0)
+        with m.If(sent & ~in_crc):
+            m.d.sync += [shift.eq(shift >> 8), left.eq(left - 1), in_crc.eq(left == 1), crc_at.eq(0)]
+        with m.If(sent & in_crc):
+            m.d.sync += crc_at.eq(crc_at + 1)
+            with m.If(crc_at == 3):
+                m.d.sync += [sending.eq(0), in_crc.eq(0)]
 
         with m.If(~sending):
-            m.d.sync += position.eq(0)
+            m.d.comb += generator.start.eq(1)
             with m.If(hello):
-                m.d.sync += [hello.eq(0), sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER),
-                             status.eq(Status.HELLO)]
+                m.d.sync += [hello.eq(0), sending.eq(1), shift.eq(header(Const(Status.HELLO, 8), 0, 0)), left.eq(BEATS_HEADER)]
             with m.Elif(self.i_ack.valid):
                 m.d.comb += self.i_ack.ready.eq(1)
-                m.d.sync += [sending.eq(1), port.eq(0), beats.eq(0), size.eq(BEATS_HEADER),
-                             status.eq(Mux(self.i_ack.payload, Status.COMMITTED, Status.DROPPED))]
+                status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
+                m.d.sync += [sending.eq(1), shift.eq(header(status, 0, 0)), left.eq(BEATS_HEADER)]
             with m.Else():
-                m.d.sync += status.eq(0)
                 for j, (d, u) in enumerate(self.sinks):
                     sink = getattr(self, f"i_sink{j}")
                     with m.If(turn == j):
                         m.d.comb += sink.tready.eq(1)
                         with m.If(sink.tvalid):
-                            packed = Cat(sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
+                            packed = Cat(header(Const(0, 8), j, 1), sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
                                          Const(0, 8 * _bytes(u) - u), sink.tlast, Const(0, 7))
-                            m.d.sync += [body.eq(packed), sending.eq(1), port.eq(j), beats.eq(1),
-                                         size.eq(BEATS_HEADER + self.body_bytes(j))]
+                            m.d.sync += [shift.eq(packed), sending.eq(1),
+                                         left.eq(BEATS_HEADER + self.body_bytes(j))]
                 m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
         return m
