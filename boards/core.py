@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 from sfdf.hdl.axis import axis_ports
 from sfdf.hdl.manifest import BeatKind, sink_tuser_fields
 
-from .link import BeatSerializer, FrameParser, SkidBuffer
+from .link import BeatSerializer, FrameParser, RegisterSlice, SkidBuffer
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor
 
 __all__ = ["DEFAULT_BAUD", "DEFAULT_BUFFER_WORDS", "LED_MEANINGS", "BoardCore"]
@@ -129,8 +129,12 @@ class BoardCore(wiring.Component):
         inner = self.network
         beats = []
         for i, port in enumerate(self.sources):
+            # the block RAM's word into a register slice first (its payload straight to flip-flops), then a
+            # skid buffer, whose registered ready keeps the network's tready off the RAM's address
+            read = m.submodules[f"slice{i}"] = reset(RegisterSlice(port.tdata_width + 2))
             stage = m.submodules[f"skid{i}"] = reset(SkidBuffer(port.tdata_width + 2))
-            wiring.connect(m, getattr(parser, f"o_source{i}"), stage.i_stream)
+            wiring.connect(m, getattr(parser, f"o_source{i}"), read.i_stream)
+            wiring.connect(m, read.o_stream, stage.i_stream)
             axis = getattr(inner, port.member)
             word = stage.o_stream
             m.d.comb += [
@@ -167,8 +171,8 @@ class BoardCore(wiring.Component):
             m.d.sync += frames_in.eq(frames_in + 1)
         with m.If(frame_out):
             m.d.sync += frames_out.eq(frames_out + 1)
-        buffered = Signal()  # registered like the handshakes: the parser's output paths stay its own
-        m.d.sync += buffered.eq(Cat(getattr(parser, f"o_source{i}").valid for i in range(len(self.sources))).any())
+        buffered = Signal()  # a word offered to the network (the link's stages hold the frame's first words)
+        m.d.sync += buffered.eq(Cat(getattr(inner, p.member).tvalid for p in self.sources).any())
         pending = (frames_in != frames_out) | buffered
 
         quiet = Signal(range(self.watchdog_cycles + 1))

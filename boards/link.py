@@ -22,7 +22,7 @@ from sfdf.hdl.axis import AxisSignature
 from . import packets
 from .packets import VERSION, Status
 
-__all__ = ["BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer", "crc32_processor"]
+__all__ = ["BeatSerializer", "CommitFIFO", "FrameParser", "RegisterSlice", "SkidBuffer", "crc32_processor"]
 
 #: Bytes after the magic of a frame packet's header: version, flags, port, frame id (8), count (4).
 FRAME_HEADER = packets.FRAME_HEADER.size - len(packets.FRAME_MAGIC)
@@ -138,6 +138,32 @@ class SkidBuffer(wiring.Component):
                          self.o_stream.valid.eq(spare_valid | self.i_stream.valid), spare_valid.eq(0)]
         with m.Elif(self.i_stream.valid & ~spare_valid):
             m.d.sync += spare_valid.eq(1)
+        return m
+
+
+class RegisterSlice(wiring.Component):
+    """A forward register slice: ``o_stream`` is registered, its payload straight from ``i_stream``'s
+    (no reset, no multiplexer: a block RAM's output reaches the flip-flops' D pins directly, the shortest
+    path out of an ECP5 DP16KD, whose output register Yosys does not use); ``i_stream.ready`` is
+    ``o_stream.ready`` or an empty slice.
+
+    Members
+    -------
+    i_stream : In(stream.Signature(shape))
+    o_stream : Out(stream.Signature(shape))
+    """
+
+    def __init__(self, shape):
+        super().__init__({"i_stream": In(stream.Signature(shape)), "o_stream": Out(stream.Signature(shape))})
+
+    def elaborate(self, platform):
+        m = Module()
+        payload = Signal.like(self.i_stream.payload, reset_less=True)
+        valid = Signal()
+        load = self.o_stream.ready | ~valid
+        m.d.comb += [self.i_stream.ready.eq(load), self.o_stream.valid.eq(valid), self.o_stream.payload.eq(payload)]
+        with m.If(load):
+            m.d.sync += [payload.eq(self.i_stream.payload), valid.eq(self.i_stream.valid)]
         return m
 
 
