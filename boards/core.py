@@ -123,7 +123,7 @@ class BoardCore(wiring.Component):
                      self.tx.eq(transmitter.tx)]
         wiring.connect(m, serializer.o_byte, transmitter.i_byte)
         m.submodules.acks = acks = reset(SyncFIFOBuffered(width=1, depth=_ACKS))
-        m.d.comb += [acks.w_en.eq(parser.o_committed | parser.o_dropped), acks.w_data.eq(parser.o_committed)]
+        m.d.sync += [acks.w_en.eq(parser.o_committed | parser.o_dropped), acks.w_data.eq(parser.o_committed)]
         wiring.connect(m, acks.r_stream, serializer.i_ack)
 
         inner = self.network

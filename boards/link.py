@@ -223,8 +223,14 @@ class FrameParser(wiring.Component):
         write = Signal()                                  # the word completed last cycle goes in now
         overflow = Signal()
         last_word = Signal()
+        passed = Signal()                                 # the packet's CRC matched and it found room
+        deciding = Signal()                               # commit or roll back the packet now
 
-        full = Array(f.w_full for f in fifos)
+        # ``w_full`` a cycle late: words are written at least a UART character apart, and reads only
+        # make room, so the register is current at every write (and the FIFO's subtractor stays off
+        # the parser's paths)
+        full = Array(Signal(name=f"full{i}") for i in range(sources))
+        m.d.sync += [full[i].eq(f.w_full) for i, f in enumerate(fifos)]
         with m.If(write):
             with m.If(full[port]):
                 m.d.sync += overflow.eq(1)
@@ -282,11 +288,15 @@ class FrameParser(wiring.Component):
                 with m.If(position == 3):
                     m.next = "CHECK"
             with m.State("CHECK"):  # the CRC register holds the residue of the whole packet now
-                good = checker.match_detected & ~overflow
-                for i, fifo in enumerate(fifos):
-                    m.d.comb += [fifo.commit.eq(good & (port == i)), fifo.rollback.eq(~good & (port == i))]
-                m.d.comb += [self.o_committed.eq(good), self.o_dropped.eq(~good)]
+                m.d.sync += [passed.eq(checker.match_detected & ~overflow), deciding.eq(1)]
                 m.next = "HUNT"
+        # the verdict a cycle after the check, from registers, while the parser already hunts (the next
+        # packet's first word is a header later)
+        with m.If(deciding):
+            for i, fifo in enumerate(fifos):
+                m.d.comb += [fifo.commit.eq(passed & (port == i)), fifo.rollback.eq(~passed & (port == i))]
+            m.d.comb += [self.o_committed.eq(passed), self.o_dropped.eq(~passed)]
+            m.d.sync += deciding.eq(0)
         return m
 
 

@@ -143,13 +143,14 @@ class UARTTransmitter(wiring.Component):
         left = Signal(range(11))          # bit times still to finish: start, 8 data, stop
         shift = Signal(9, init=0x1FF)     # bits after the one on the line, stop bit last, ones behind
 
-        m.d.comb += self.i_byte.ready.eq(left == 0)
-        with m.If(left == 0), m.If(self.i_byte.valid):
+        idle = Signal(init=1)             # left == 0, as a register: the sender's handshake starts at a flip-flop
+        m.d.comb += self.i_byte.ready.eq(idle)
+        with m.If(idle), m.If(self.i_byte.valid):
             m.d.sync += [self.tx.eq(0), shift.eq(Cat(self.i_byte.payload, 1)), left.eq(10),
-                         timer.eq(self.divisor - 1)]
+                         timer.eq(self.divisor - 1), idle.eq(0)]
         with m.Elif(timer == 0):
             m.d.sync += [self.tx.eq(shift[0]), shift.eq(Cat(shift[1:], 1)), left.eq(left - 1),
-                         timer.eq(self.divisor - 1)]
+                         timer.eq(self.divisor - 1), idle.eq(left <= 1)]
         with m.Else():
             m.d.sync += timer.eq(timer - 1)
         return m
