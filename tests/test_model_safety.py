@@ -105,6 +105,26 @@ def test_fig3_spec_deadlocks_and_its_safe_variant_completes(examples):
     assert not simulate(replace(net, live_credit=True), computations=2000, seed=1).deadlocked
 
 
+def test_a_user_message_stands_for_its_index(examples):
+    """000 Fig. 3 with w filtering everything (rate 1) and no heartbeats: only w's forwarded frame ends
+    reach x on wx. Each carries the index of the computation it follows, so x computes up to it on v's
+    tokens alone, as the hardware's join does (docs/semantics.md, credit-mode receiver); with one frame
+    (one message, at the end) the network deadlocks as the check says. Outputs equal the safe variant's."""
+    from sfdf.gen.spec import load_spec
+
+    net = load_spec(examples / "fig3_deadlock.toml")
+    net = replace(net, nodes=tuple(replace(n, params={**n.params, "rate": 1.0}) if n.name == "w" else n
+                                   for n in net.nodes))
+    words = [(k * 40503) & 0xFFFF for k in range(400)]
+    frames = {"u": [words[a:a + 8] for a in range(0, 400, 8)]}
+    framed = simulate(net, inputs=frames, seed=1)
+    assert not framed.deadlocked
+    safe = net.with_edges(replace(e, interval="auto") for e in net.edges)
+    assert framed.outputs == simulate(safe, inputs=frames, seed=1).outputs
+    assert sum(ev[0] == "data" for ev in framed.outputs["x"]) == 400
+    assert simulate(net, inputs={"u": [words]}, seed=1).deadlocked
+
+
 def test_the_random_cases_have_teeth():
     """Without intervals, a good share of the same random cases deadlock: the lane above can fail."""
     deadlocks = 0

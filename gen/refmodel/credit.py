@@ -1,9 +1,12 @@
 """Credit mode: paired data and control channels with credits, heartbeats and dummies (000 Alg. 1, 2, 4).
 
 Receiver (000 Alg. 4, per input edge in spec order): while ``RCB = 0``, look at the head control
-message: credits are detached into ``RCB`` (the message stays, with 0 credits); a 0-credit user
-message is delivered and popped; a 0-credit credit message is popped; a dummy or EOS stops the
-loop and stands for its index. With ``RCB > 0`` the edge offers its head data token.
+message: credits are detached into ``RCB`` (the message stays, with 0 credits); a 0-credit credit
+message is popped; a dummy or EOS stops the loop and stands for its index. A 0-credit user message
+stands for its index (the computation it follows) like a dummy while that is above the node's last
+computation, and arrives with the computation at it; otherwise it is delivered and popped at once
+(docs/semantics.md: 000 pops every one at once, which the hardware's join does not). With ``RCB > 0``
+the edge offers its head data token.
 
 Live credit (``network.live_credit``, the default; docs/hardware.md): every token is credited as it is
 pushed, by the counters beside the FIFOs of :mod:`sfdf.hdl.counter` rather than by credit messages. The
@@ -27,8 +30,8 @@ Sender without live credit, after computing ``i``, per output edge in spec order
         if SCB > 0:                  push a credit message (flush OB); SCB = 0; LastRecvIdx = LastSentIdx
         if i - LastRecvIdx > [e]:    push dummy(i); LastRecvIdx = i
 
-User messages the receiver takes off a control channel are forwarded at once, before the next
-computation. At EOS the sender pushes the messages it owes, its remaining credits, then an EOS message.
+User messages the kernel's barrier releases go out after the computation they arrive with, or at once
+(before the next computation, stamped with the last one's index) when they are delivered at once. At EOS the sender pushes the messages it owes, its remaining credits, then an EOS message.
 """
 
 from __future__ import annotations
@@ -67,13 +70,14 @@ def _push_data(node, action) -> int:
     return DONE
 
 
-def _push_credits(node, link, kind: int, value) -> int:
-    """Flush the output buffer and push a message carrying all of ``SCB`` (000 Alg. 2)."""
+def _push_credits(node, link, kind: int, value, index=None) -> int:
+    """Flush the output buffer and push a message carrying all of ``SCB`` (000 Alg. 2); a user message
+    also carries its ``index``, the computation it follows."""
     ctl = link.control
     if len(ctl.queue) >= ctl.capacity:
         return node.block(link, WAIT_CONTROL_FULL)
     link.flush()
-    ctl.queue.append([kind, link.scb, value])
+    ctl.queue.append([kind, link.scb, value] if index is None else [kind, link.scb, value, index])
     link.scb = 0
     if not node.live_credit:
         link.last_recv = link.last_sent
@@ -82,9 +86,10 @@ def _push_credits(node, link, kind: int, value) -> int:
 
 
 def _push_user(node, action) -> int:
-    """``(_push_user, link, message)``: a user control message with the pending credits."""
+    """``(_push_user, link, message, i)``: a user control message after computation ``i``, with the
+    pending credits."""
     link = action[1]
-    result = _push_credits(node, link, MSG_USER, action[2])
+    result = _push_credits(node, link, MSG_USER, action[2], action[3])
     if result == DONE:
         link.control_messages += 1
     return result
@@ -174,7 +179,10 @@ class CreditNode(NodeSim):
                     link.borrowed = 0
                     message[1] = 0
                 elif message[0] == MSG_USER:
-                    ctl.popleft()
+                    if message[3] > self.position:  # it stands for its index, like a dummy, and
+                        offer = message[3]          # arrives with that computation (as in the RTL)
+                        break
+                    ctl.popleft()                   # it follows a computation done: forwarded at once
                     link.wake_src()
                     self._deliver(k, message[2])
                     if self.pending:
@@ -202,6 +210,7 @@ class CreditNode(NodeSim):
             return True
         payload = 0
         present = False
+        arrived = None
         for k, link in enumerate(inputs):
             if offers[k] == i:
                 if link.rcb or live and _live(link):  # the data token, on credit or on live credit
@@ -214,9 +223,11 @@ class CreditNode(NodeSim):
                         if link.control.queue:
                             link.control.queue.popleft()  # a dummy older than the token: obsolete
                 else:
-                    link.control.queue.popleft()  # the dummy with index i
+                    message = link.control.queue.popleft()  # the dummy or the user message with index i
+                    if message[0] == MSG_USER:
+                        arrived = [*(arrived or ()), (k, (message[2],))]
                 link.wake_src()
-        self._compute(i, present, payload, None, None)
+        self._compute(i, present, payload, None, arrived)
         return True
 
     def _emit(self, i, payload, emits, messages, flags) -> None:
@@ -225,7 +236,7 @@ class CreditNode(NodeSim):
             if emits is not None and emits[j]:
                 pending.append((_push_data, link, i, payload & link.data_mask))
             for message in messages:
-                pending.append((_push_user, link, message))
+                pending.append((_push_user, link, message, i))
             pending.append((_beat, link, i))
 
     def _emit_end(self, messages) -> None:
@@ -233,7 +244,7 @@ class CreditNode(NodeSim):
         pending = self.pending
         for message in messages:
             for link in self.outputs:
-                pending.append((_push_user, link, message))
+                pending.append((_push_user, link, message, self.position))
         for link in self.outputs:
             pending.append((_push_eos, link))
 
@@ -244,4 +255,4 @@ class CreditNode(NodeSim):
             self.log.extend(("control", m) for m in forwarded)
         for m in forwarded:
             for link in self.outputs:
-                self.pending.append((_push_user, link, m))
+                self.pending.append((_push_user, link, m, self.position))

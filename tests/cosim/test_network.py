@@ -81,8 +81,12 @@ def random_network(seed):
         net = random_dag(rng, rng.randint(3, 7), rng.randint(4, 10), capacities=(1, 8), name=f"rand{seed}")
         if edges_on_cycles(net) and set(net.sources).isdisjoint(net.sinks):  # no isolated node
             break
+    # filter rates and LFSR seeds at their bounds too: 0 and 1 (never / always filters), one step inside
+    # each (threshold 1 and 65535), seed 0 and seeds beyond 32 bits (lfsr_seed reduces them)
+    rates = [0.0, 1 / 65536, 0.3, 0.7, 0.95, 65535 / 65536, 1.0]
     nodes = tuple(replace(n, kernel="random_filter", ii=rng.choice([1, 1, 2]),
-                          params={"rate": rng.choice([0.0, 0.3, 0.7, 0.95]), "seed": rng.randrange(1 << 16)})
+                          params={"rate": rng.choice(rates),
+                                  "seed": rng.choice([0, 1, rng.randrange(1 << 16), (1 << 32) - 1, (1 << 40) + 3])})
                   for n in net.nodes)
     # one in four with 000's receiver as printed (live_credit = false), the rest with live credit
     return replace(net, nodes=nodes, mode="credit", index_width=rng.choice([8, 16, 32]), live_credit=seed % 4 != 3)
@@ -97,6 +101,24 @@ def test_fig3_completes_with_live_credit(examples, verilator_toolchain, cosim_bu
     """The same spec with live credit (the default): no credit-batching deadlock, RTL = model."""
     network = replace(load_spec(examples / "fig3_deadlock.toml"), live_credit=True)
     check(network, cosim_build_root, computations=400, seed=1, pause=0.0, max_frame=400)
+
+
+def test_fig3_with_w_filtering_everything_completes_in_both(examples, verilator_toolchain, cosim_build_root):
+    """000's receiver, no heartbeats, w at rate 1: only w's forwarded frame ends reach x on wx, and their
+    indices let x go on (docs/semantics.md); the model once popped them without an index and deadlocked
+    where the RTL ran on (issue 13)."""
+    network = load_spec(examples / "fig3_deadlock.toml")
+    network = replace(network, nodes=tuple(replace(n, params={**n.params, "rate": 1.0}) if n.name == "w" else n
+                                           for n in network.nodes))
+    check(network, cosim_build_root, computations=200, seed=1, pause=0.3)
+
+
+def test_variance_without_zero_filtering_matches_model(examples, verilator_toolchain, cosim_build_root):
+    """variance_source's other bound: filter_zeros = 0 sends every pixel (the no-filtering baseline)."""
+    network = load_spec(examples / "variance.toml")
+    network = replace(network, nodes=tuple(replace(n, params={"filter_zeros": 0}) if n.kernel == "variance_source"
+                                           else n for n in network.nodes))
+    check(network, cosim_build_root, computations=120, seed=3, pause=0.3, zeros=0.5, max_frame=16)
 
 
 def test_fig3_deadlocks_where_the_model_says(examples, verilator_toolchain, cosim_build_root):
