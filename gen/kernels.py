@@ -58,7 +58,7 @@ class KernelParam:
 KERNELS: dict[str, dict[str, KernelParam]] = {
     "random_filter": {
         "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
-        "seed": KernelParam(int, 1, 0, None, "use a non-negative LFSR seed"),
+        "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
     },
     "variance_source": {
         "filter_zeros": KernelParam(int, 1, 0, 1, "use 1 to filter zero pixels (000 Fig. 1) or 0 to send every "

@@ -29,8 +29,18 @@ _NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages")
 _EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
               "threshold", "width")
 _TOP_KEYS = ("network", "node", "edge")
+_EDGE_DEFAULTS = {"threshold": AUTO, "control_capacity": AUTO, "output_buffer": 0}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _IDENTIFIER_FIX = "use letters, digits and underscores, not starting with a digit"
+#: Longest name: names become Verilog identifiers, port names and file names (``generate``, ``build``).
+MAX_NAME = 64
+#: Most tokens in one data or control channel: 2^16 words of 64 bits is 4 Mbit, more block RAM than the
+#: largest ECP5 has; channels are exact-capacity FIFOs in the generated hardware.
+MAX_CAPACITY = 1 << 16
+#: Largest finite heartbeat or dummy interval: an index distance, compared serially at up to 64 bits.
+MAX_INTERVAL = 1 << 32
+#: Largest initiation interval and per-token message bound.
+MAX_II = MAX_MESSAGES = 1 << 16
 
 
 class _Bad(Exception):
@@ -99,7 +109,10 @@ def _identifier(value) -> str:
     if not isinstance(value, str):
         raise _Bad(f"must be a string, not {_show(value)}", _IDENTIFIER_FIX)
     if not _IDENTIFIER.match(value):
-        raise _Bad(f"{_show(value)} is not an identifier", _IDENTIFIER_FIX)
+        raise _Bad(f"{_show(value[:MAX_NAME])} is not an identifier", _IDENTIFIER_FIX)
+    if len(value) > MAX_NAME:
+        raise _Bad(f"is {len(value)} characters long", f"use at most {MAX_NAME} (names become Verilog identifiers "
+                   "and file names)")
     return value
 
 
@@ -154,6 +167,7 @@ class _Parser:
         nodes = self.nodes(doc.get("node"))
         edges = self.edges(doc.get("edge"), network, nodes)
         net = Network(nodes=tuple(nodes.values()), edges=tuple(edges), source=self.source, **network)
+        self.check_connected(net, doc.get("node"))
         self.check_acyclic(net, doc.get("edge"))
         self.check_kernel_inputs(net, doc.get("node"))
         return net
@@ -186,11 +200,15 @@ class _Parser:
         if "live_credit" in data and mode != "credit":
             self.field("network", None, "network", ("live_credit",), lambda: _raise(
                 "applies to credit mode only", 'remove live_credit, or set mode = "credit"'))
+        algorithm = get("dummy_algorithm", lambda v: _choice(v, DUMMY_ALGORITHMS, "dummy algorithm"), "nonpropagation")
+        if algorithm != "nonpropagation" and mode == "credit":  # the default may stay (README's tour lists every key)
+            self.field("network", None, "network", ("dummy_algorithm",), lambda: _raise(
+                "applies to in-band mode only (credit mode sends heartbeats, 000)",
+                'remove dummy_algorithm, or set mode = "inband"'))
         return {
             "name": get("name", _identifier, name),
             "mode": mode,
-            "dummy_algorithm": get("dummy_algorithm", lambda v: _choice(v, DUMMY_ALGORITHMS, "dummy algorithm"),
-                                   "nonpropagation"),
+            "dummy_algorithm": algorithm,
             "filtering": get("filtering", _boolean("use true (nodes may filter) or false (no node ever filters)"),
                              True),
             "live_credit": get("live_credit", _boolean(
@@ -234,9 +252,10 @@ class _Parser:
 
         kernel = get("kernel", lambda v: _choice_kernel(v), None)
         params = self.params(index, label, kernel, table)
-        ii = get("ii", lambda v: _integer(v, 1, None, "use the cycles per computation, at least 1"), 1)
+        ii = get("ii", lambda v: _integer(v, 1, MAX_II, "use the cycles per computation"), 1)
         control = get("control_messages", lambda v: _integer(
-            v, 0, None, 'use the most user control messages per data token, or "unbounded"', ("unbounded",)), 0)
+            v, 0, MAX_MESSAGES, 'use the most user control messages per data token, or "unbounded"',
+            ("unbounded",)), 0)
         return Node(name=table["name"], kernel=kernel, params=params, ii=ii,
                     control_messages=None if control == "unbounded" else control)
 
@@ -290,7 +309,7 @@ class _Parser:
             self.field("edge", index, label, ("to",), lambda: _raise(
                 f"self-loop {ends['from']} -> {ends['to']}", "connect two different nodes (a network is acyclic)"))
         self.require("edge", index, label, table, "capacity", "<tokens>, at least 1")
-        capacity = get("capacity", lambda v: _integer(v, 1, None, "use a data channel capacity of at least 1 token"),
+        capacity = get("capacity", lambda v: _integer(v, 1, MAX_CAPACITY, "use a data channel capacity in tokens"),
                        None)
         output_buffer = get("output_buffer", lambda v: _at_most(
             _integer(v, 0, None, "use 0 for no output buffer"), capacity,
@@ -299,15 +318,15 @@ class _Parser:
             _integer(v, 0, None, 'use "auto" to let sfdf choose', (AUTO,)), capacity - 1,
             "is not below capacity", f'use 0..{capacity - 1} or "auto"', capacity), AUTO)
         interval = get("interval", lambda v: _integer(
-            v, 0, None, 'use "auto" to let sfdf choose, or "inf" for none', (AUTO, "inf")), AUTO)
+            v, 0, MAX_INTERVAL, 'use "auto" to let sfdf choose, or "inf" for none', (AUTO, "inf")), AUTO)
         kernel = nodes[ends["from"]].kernel
         fixed = kernel_output_width(kernel, network["index_width"])
-        return {
+        fields = {
             "src": ends["from"],
             "dst": ends["to"],
             "capacity": capacity,
             "control_capacity": get("control_capacity", lambda v: _integer(
-                v, 1, None, 'use "auto" to let sfdf size the control channel', (AUTO,)), AUTO),
+                v, 1, MAX_CAPACITY, 'use "auto" to let sfdf size the control channel', (AUTO,)), AUTO),
             "output_buffer": output_buffer,
             "interval": None if interval == "inf" else interval,
             "threshold": threshold,
@@ -315,6 +334,34 @@ class _Parser:
                 _integer(v, 1, 64, "use a payload width of 1 to 64 bits"), kernel, fixed),
                 fixed or network["data_width"]),
         }
+        self.inapplicable(index, label, table, network)
+        return fields
+
+    def inapplicable(self, index: int, label: str, table: dict, network: dict) -> None:
+        """Refuse an edge setting that the network's mode would ignore (nothing is silently dropped); its
+        default (``"auto"``, an output buffer of 0) may stay, so one spec can list every key."""
+        def refuse(key, problem, fix):
+            if table.get(key, _EDGE_DEFAULTS[key]) != _EDGE_DEFAULTS[key]:
+                self.field("edge", index, label, (key,), lambda: _raise(problem, fix))
+
+        if network["mode"] != "credit":
+            for key in ("threshold", "control_capacity"):
+                refuse(key, "applies to credit mode only", f'remove {key}, or set mode = "credit" in [network]')
+            return
+        refuse("output_buffer", "applies to in-band mode only (credit-mode senders have no output buffer in "
+               "hardware)", 'remove output_buffer, or set mode = "inband" in [network]')
+        if network["live_credit"]:
+            refuse("threshold", "has no effect with live credit (it sends no credit messages, docs/semantics.md)",
+                   "remove threshold, or set live_credit = false in [network]")
+
+    def check_connected(self, net: Network, tables) -> None:
+        """Every node of a network of several has an edge: a lone node would be a source and a sink port at
+        once, which no command can generate (the check, the model and the hardware accept the same specs)."""
+        touched = {e.src for e in net.edges} | {e.dst for e in net.edges}
+        for index, node in enumerate(net.nodes if len(net.nodes) > 1 else ()):  # one node alone: its own source and sink
+            if node.name not in touched:
+                raise self.error(_label("node", index, {"name": node.name}), "has no edges",
+                                 "connect it with an [[edge]] or remove it", self.lines.find("node", index, ("name",)))
 
     def check_acyclic(self, net: Network, tables) -> None:
         graph = net.graph()

@@ -280,7 +280,7 @@ def test_simulate_missing_input(calls, capsys, write_file, tmp_path):
 def test_invalid_spec(calls, capsys, write_file, argv):
     spec = write_file("bad.toml", '[network]\nname = "n"\n[[node]]\nname = "u"\nii = 0\n')
     check_user_error(capsys, [argv[0], spec, *argv[1:]],
-                     f'{spec}:5: node "u".ii: must be an integer >= 1, not 0; use the cycles per computation, at least 1')
+                     f'{spec}:5: node "u".ii: must be an integer in 1..65536, not 0; use the cycles per computation')
 
 
 def test_missing_spec(calls, capsys, tmp_path):

@@ -68,4 +68,4 @@ def test_isolated_node_is_a_clear_error(write_file, tmp_path, capsys):
                                   '[[node]]\nname = "c"\n[[edge]]\nfrom = "a"\nto = "b"\ncapacity = 2\n')
     assert main(["generate", spec, "-o", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        'node "c": has no edges, so it would be both a source and a sink port; connect it or remove it')
+        'node "c": has no edges; connect it with an [[edge]] or remove it')

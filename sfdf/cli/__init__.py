@@ -2,14 +2,16 @@
 ``cosim``, ``spark`` and ``build``.
 
 Exit status: 0 safe / completed, 1 unsafe / deadlocked, 2 for any user mistake (an invalid spec,
-a missing file, a malformed ``--input`` file, a bad option), reported as one line
-``sfdf: error: ...`` on stderr without a traceback. The CLI sits on top of every layer and nothing
+a missing file, a malformed ``--input`` file, a bad option, an output folder that is a file or cannot be
+written), reported as one line ``sfdf: error: ...`` on stderr without a traceback; 141 when the reader of
+the output goes away (``| head``), as a process stopped by SIGPIPE. The CLI sits on top of every layer and nothing
 imports it (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from sfdf.gen.errors import UserError
@@ -35,6 +37,32 @@ def _count(text: str) -> int:
     if not WORD.match(text):
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
     return int(text)
+
+
+def _positive(text: str) -> int:
+    if not WORD.match(text) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {text!r}")
+    return int(text)
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], not {text!r}")
+    return value
+
+
+def _megahertz(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 < value < 1e4:
+        raise argparse.ArgumentTypeError(f"must be a clock in MHz above 0, such as 48, not {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,10 +114,10 @@ def _parser() -> argparse.ArgumentParser:
     cosim.add_argument("--computations", type=_count, metavar="N",
                        help=f"words per source (default {DEFAULT_COSIM})")
     cosim.add_argument("--seed", type=int, default=1, metavar="S", help="stimulus and pause seed (default 1)")
-    cosim.add_argument("--pause", type=float, default=0.3, metavar="P",
+    cosim.add_argument("--pause", type=_probability, default=0.3, metavar="P",
                        help="probability that a driver idles or back-pressures in a cycle (default 0.3)")
     cosim.add_argument("--no-backpressure", action="store_true", help="drivers never pause")
-    cosim.add_argument("--frame-max", type=_count, default=8, metavar="N",
+    cosim.add_argument("--frame-max", type=_positive, default=8, metavar="N",
                        help="longest input frame in words (default 8; frame ends carry credits)")
     cosim.add_argument("--flush", type=_flush, action="append", default=[], metavar="EDGE:INDEX",
                        help="in-band: flush EDGE's output buffer right after it carries INDEX (003 Fig. 2's "
@@ -108,9 +136,9 @@ def _parser() -> argparse.ArgumentParser:
     spark.add_argument("--checkpoint", metavar="DIR", help="streaming checkpoint (default OUTPUT/checkpoint)")
     spark.add_argument("--master", default="local[*,4]", metavar="URL",
                        help="Spark master (default local[*,4]: all cores, 4 attempts per task)")
-    spark.add_argument("--partitions", type=_count, metavar="N",
+    spark.add_argument("--partitions", type=_positive, metavar="N",
                        help="spread the frames over N partitions, one device each (default: Spark's split of the input files)")
-    spark.add_argument("--timeout-cycles", type=_count, default=1_000_000, metavar="N",
+    spark.add_argument("--timeout-cycles", type=_positive, default=1_000_000, metavar="N",
                        help="simulated cycles a frame may take (default 1000000)")
     spark.add_argument("--json", action="store_true", help="print the summary as JSON")
     spark.set_defaults(run=run.spark)
@@ -122,10 +150,10 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("--board", required=True, metavar="B",
                        help="ulx3s-85f, ulx3s-45f, ulx3s-25f, ulx3s-12f or icebreaker")
     board.add_argument("-o", "--output", metavar="DIR", help="output directory (default build/boards/<name>-<board>)")
-    board.add_argument("--clock", type=float, metavar="MHZ",
+    board.add_argument("--clock", type=_megahertz, metavar="MHZ",
                        help="design clock, made by the board's PLL (default: the board's, docs/fpga.md)")
-    board.add_argument("--baud", type=_count, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
-    board.add_argument("--buffer-words", type=_count, metavar="N",
+    board.add_argument("--baud", type=_positive, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
+    board.add_argument("--buffer-words", type=_positive, metavar="N",
                        help="words buffered per source: the longest frame (default: the board's)")
     board.add_argument("--seed", type=int, default=1, metavar="S", help="nextpnr placer seed (default 1)")
     board.add_argument("--report", metavar="FILE", help="also write nextpnr's JSON report there")
@@ -158,4 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except UserError as exc:
         print(f"sfdf: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader went away (``sfdf check --json | head``): stop quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as exc:  # a file or folder the user named could not be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"sfdf: error: {where}{exc.strerror or exc}; check the path and its permissions", file=sys.stderr)
         return 2

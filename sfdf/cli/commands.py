@@ -14,7 +14,7 @@ from sfdf.gen.errors import UserError
 from sfdf.gen.kernels import word_width
 
 from .inputs import load_spec_file as _load
-from .inputs import read_frames
+from .inputs import output_folder, read_frames
 
 __all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "generate", "intervals", "simulate",
            "spark"]
@@ -112,6 +112,7 @@ def generate(args) -> int:
     from sfdf.hdl.generate import UnsafeNetwork, generate
 
     network = _load(args.spec)
+    output_folder(args.output, "-o")
     try:
         v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe)
     except UnsafeNetwork as exc:
@@ -134,6 +135,7 @@ def cosim(args) -> int:
         if e is None or network.mode != "inband" or e.output_buffer < 2:
             raise UserError(args.spec, f"--flush {edge}", "names no in-band edge with an output buffer of 2 or "
                             "more", "name such an edge (a spontaneous flush only affects an output buffer, 003)")
+    output_folder(args.build_dir, "--build-dir")
     report = check(network)
     if not report.deadlock_free:
         print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
@@ -186,6 +188,7 @@ def build(args) -> int:
         print("sfdf: refusing to build an unsafe network", file=sys.stderr)
         return 1
     outdir = args.output or f"build/boards/{report.network.name}-{board.name}"
+    output_folder(outdir, "-o")
     if not args.no_build:
         print(f"sfdf: building {report.network.name} for {board.name} ({board.device}) at {clock_hz / 1e6:g} MHz: "
               "yosys, nextpnr, packer (minutes)...", file=sys.stderr)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from sfdf.gen.errors import InputError
 from sfdf.gen.spec import parse_spec
 
-__all__ = ["WORD", "load_spec_file", "read_frames"]
+__all__ = ["WORD", "load_spec_file", "output_folder", "read_frames"]
 
 #: An unsigned decimal integer.
 WORD = re.compile(r"[0-9]+\Z")
@@ -23,6 +24,21 @@ def _read_text(path: str, argument: str) -> str:
         raise InputError(path, argument, f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8") from None
     except OSError as exc:
         raise InputError(path, argument, f"cannot read: {exc.strerror}", "check the path") from None
+
+
+def output_folder(path: str, argument: str) -> Path:
+    """``path`` as a folder the command may write into, created if missing (a one-line :class:`InputError`
+    when it is a file or cannot be created or written), before any work is done."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(path, argument, "is a file, not a folder", "choose a folder (it is created if missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(path, argument, f"cannot create it: {exc.strerror}", "choose a writable folder") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(path, argument, "is not writable", "choose a writable folder")
+    return folder
 
 
 def load_spec_file(path: str):
