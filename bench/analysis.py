@@ -1,11 +1,15 @@
 """`sfdf check` at scale: layered random DAGs of 24 to 10,000 edges.
 
-Credit mode with auto heartbeats (potential LP + Bellman-Ford certificate), and the 003 output-buffer
-check, against the papers' cycle-enumerating method (000 Sec. 4.2, 003 Sec. 4.2 "enumerate all
-undirected cycles") on the sizes it finishes within a budget. Prints a table, writes
-bench/out/analysis.json and bench/out/analysis.png. Target: 10,000 edges in under 2 s.
+Credit mode with auto heartbeats (potential LP + Bellman-Ford certificate), in-band mode with auto
+dummy intervals (the same LP, gen.analysis.dummies.potential_intervals; 002's Non-Propagation below
+CYCLE_BUDGET cycles), and the 003 output-buffer check, against the papers' cycle-enumerating method
+(000 Sec. 4.2, 003 Sec. 4.2 "enumerate all undirected cycles") on the sizes it finishes within a budget.
+Quality of the in-band intervals on small random DAGs: the LP's total, 002 Alg. 6's, auto's, against
+the exact optimum found by trying every interval vector (bench/out/analysis_quality.json). Prints tables,
+writes bench/out/analysis.json and bench/out/analysis.png. Targets: credit 10,000 edges in under 2 s,
+in-band in under 5 s.
 
-    python bench/analysis.py [--sizes 100 1000 10000] [--enum-budget 20]
+    python bench/analysis.py [--sizes 100 1000 10000] [--enum-budget 20] [--quality 30]
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
-from sfdf.gen.analysis import check
-from sfdf.gen.analysis.cycles import undirected_cycles
-from sfdf.gen.randomnet import layered_dag
+import itertools
+
+from sfdf.gen.analysis import check, resolve
+from sfdf.gen.analysis.cycles import edges_on_cycles, undirected_cycles
+from sfdf.gen.analysis.dummies import nonpropagation_intervals, potential_intervals
+from sfdf.gen.randomnet import layered_dag, random_dag
 
 OUT = Path(__file__).parent / "out"
 
@@ -56,11 +63,58 @@ def enumerate_check(network, hidden, budget):
     return True, count, time.perf_counter() - t0
 
 
+def safe_by_enumeration(network, intervals) -> bool:
+    """``sum_B ([q] - 1) < sum_F |q|`` on every undirected cycle, both ways round (docs/semantics.md)."""
+    caps = {e.name: e.capacity for e in network.edges}
+    for cycle in undirected_cycles(network):
+        fwd = [n for n, f in cycle if f]
+        back = [n for n, f in cycle if not f]
+        for empty, full in ((fwd, back), (back, fwd)):
+            if sum(intervals[n] - 1 for n in empty) >= sum(caps[n] for n in full):
+                return False
+    return True
+
+
+def exact_optimum(network) -> int:
+    """The largest total of safe intervals on the edges on cycles, trying every vector (an interval
+    above the sum of the capacities is never needed: the other side of any cycle holds less)."""
+    on = sorted(edges_on_cycles(network))
+    top = sum(e.capacity for e in network.edges)
+    best = 0
+    for values in itertools.product(range(1, top + 1), repeat=len(on)):
+        if sum(values) > best and safe_by_enumeration(network, dict(zip(on, values))):
+            best = sum(values)
+    return best
+
+
+def quality(count: int) -> None:
+    """In-band interval totals on small random DAGs: LP, 002 Alg. 6, auto, exact optimum."""
+    rng = random.Random(13)
+    rows = []
+    while len(rows) < count:
+        net = replace(random_dag(rng, rng.randint(3, 5), rng.randint(3, 5), capacities=(1, 4)), mode="inband")
+        on = sorted(edges_on_cycles(net))
+        if not 2 <= len(on) <= 4:
+            continue
+        def total(chosen):
+            return sum(chosen[n] for n in on)
+        paper = nonpropagation_intervals(net)
+        auto = {e.name: e.interval for e in resolve(net).edges}
+        rows.append({"edges": len(net.edges), "on_cycles": len(on), "lp": total(potential_intervals(net)),
+                     "alg6": total(paper), "auto": total(auto), "optimum": exact_optimum(net)})
+    for key in ("lp", "alg6", "auto"):
+        ratios = [r[key] / r["optimum"] for r in rows]
+        print(f"in-band intervals, {key:>4}: mean {sum(ratios) / len(ratios):.3f} of the exact optimum "
+              f"(min {min(ratios):.3f}, optimal in {sum(x == 1 for x in ratios)}/{len(rows)})")
+    (OUT / "analysis_quality.json").write_text(json.dumps(rows, indent=2))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[24, 40, 100, 1000, 10000])
     ap.add_argument("--enum-budget", type=float, default=30.0, help="seconds for cycle enumeration")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quality", type=int, default=30, help="small random DAGs for the in-band quality table")
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     rows = []
@@ -71,6 +125,8 @@ def main(argv=None):
         obs = replace(net.with_edges(replace(e, output_buffer=max(1, e.capacity // 3)) for e in net.edges),
                       mode="inband", filtering=False)
         ob_report, ob_sec, ob_mem = timed(check, obs, args.repeat)
+        inband = replace(net, mode="inband", dummy_algorithm="nonpropagation")
+        ib_report, ib_sec, ib_mem = timed(check, inband, args.repeat)
         enum_ok, cycles, enum_sec = enumerate_check(credit, report.intervals, args.enum_budget)
         row = {
             "edges": n_edges, "nodes": len(net.nodes),
@@ -78,6 +134,8 @@ def main(argv=None):
             "deadlock_free": report.deadlock_free,
             "interval_total": sum(report.intervals.values()),
             "ob_check_s": round(ob_sec, 4), "ob_peak_mib": round(ob_mem, 1), "ob_safe": ob_report.deadlock_free,
+            "inband_check_s": round(ib_sec, 4), "inband_peak_mib": round(ib_mem, 1),
+            "inband_deadlock_free": ib_report.deadlock_free,
             "enumeration_finished": enum_ok is not None, "enumeration_cycles_seen": cycles,
             "enumeration_s": round(enum_sec, 3),
             "ratio_enum_over_lp": round(enum_sec / sec, 1) if enum_ok is not None else None,
@@ -86,10 +144,12 @@ def main(argv=None):
             assert enum_ok == report.deadlock_free, "enumeration disagrees with the mirror check"
         rows.append(row)
         print(f"{n_edges:>6} edges {len(net.nodes):>5} nodes | credit check {sec:7.3f} s peak {mem:6.1f} MiB"
-              f" | OB check {ob_sec:7.3f} s | enumeration "
+              f" | in-band check {ib_sec:7.3f} s | OB check {ob_sec:7.3f} s | enumeration "
               + (f"{enum_sec:8.2f} s over {cycles} cycles (x{row['ratio_enum_over_lp']})" if enum_ok is not None
                  else f"gave up after {enum_sec:.0f} s, {cycles}+ cycles"))
     (OUT / "analysis.json").write_text(json.dumps(rows, indent=2))
+    if args.quality:
+        quality(args.quality)
     plot(rows)
     print(f"wrote {OUT / 'analysis.json'} and {OUT / 'analysis.png'}")
 
@@ -104,6 +164,7 @@ def plot(rows):
     x = [r["edges"] for r in rows]
     ax.loglog(x, [r["credit_check_s"] for r in rows], "o-", label="sfdf check, credit (LP + Bellman-Ford)")
     ax.loglog(x, [r["ob_check_s"] for r in rows], "s-", label="sfdf check, output buffers (003)")
+    ax.loglog(x, [r["inband_check_s"] for r in rows], "d-", label="sfdf check, in-band (auto intervals: LP)")
     fin = [r for r in rows if r["enumeration_finished"]]
     if fin:
         ax.loglog([r["edges"] for r in fin], [r["enumeration_s"] for r in fin], "x--",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import reduce
 import signal
 import sys
 import time
@@ -217,31 +218,63 @@ def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
     return spark
 
 
-def check_input(input_dir) -> list[Path]:
-    """The Parquet files of ``input_dir``, each with docs/architecture.md's columns (else a one-line UserError)."""
+def check_input(input_dir) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The readable Parquet files of ``input_dir`` (a folder, searched recursively, or one file) with
+    docs/architecture.md's columns, and the others with why they are skipped: a file that is not Parquet
+    or cannot be read, or has other columns. Hidden files (``.``, ``_``, as Spark's own) are left alone.
+    A one-line :class:`UserError` when no file is usable: nothing would run."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    folder = Path(input_dir)
-    files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
-    if not files:
-        raise UserError(str(input_dir), "--input", "holds no Parquet files",
-                        "give a folder of Parquet files with frame_id: long, pixels: array<int> "
-                        "(python -m sw.datasets digits DIR writes one)")
-    for path in files:
+    given = Path(input_dir)
+    if given.is_file():
+        candidates = [given]
+    elif given.is_dir():
+        candidates = sorted(p for p in given.rglob("*") if p.is_file()
+                            and not any(part.startswith((".", "_")) for part in p.relative_to(given).parts))
+    else:
+        raise UserError(str(input_dir), "--input", "does not exist",
+                        "give a Parquet file or a folder of them (python -m sw.datasets digits DIR writes one)")
+    good, skipped = [], []
+    for path in candidates:
         try:
             schema = pq.read_schema(path)
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise UserError(str(path), "Parquet", f"cannot be read ({exc})", "write a valid Parquet file") from None
+        except (OSError, pa.ArrowException) as exc:
+            skipped.append((path, f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})"))
+            continue
         names = {f.name: f.type for f in schema}
         pixels = names.get("pixels")
         if ("frame_id" not in names or not pa.types.is_integer(names["frame_id"]) or pixels is None
                 or not (pa.types.is_list(pixels) or pa.types.is_large_list(pixels))
                 or not pa.types.is_integer(pixels.value_type)):
             shown = ", ".join(f"{n}: {t}" for n, t in names.items())
-            raise UserError(str(path), "schema", f"has columns {shown}",
-                            "write frame_id: long, pixels: array<int> (README, \"Host side\")")
-    return files
+            skipped.append((path, f"has columns {shown}, not frame_id: long, pixels: array<int>"))
+            continue
+        good.append(path)
+    if not good:
+        why = f" (skipped {len(skipped)}: {skipped[0][0].name} {skipped[0][1]})" if skipped else ""
+        raise UserError(str(input_dir), "--input", f"holds no usable Parquet files{why}",
+                        "give Parquet files with frame_id: long, pixels: array<int> "
+                        "(python -m sw.datasets digits DIR writes one)")
+    return good, skipped
+
+
+def _duplicates(job: Job, df):
+    """Split off the frames whose ``frame_id`` the input holds more than once (the documented rule: such a
+    frame is not run at all, since which copy is meant is unknown; it gets one quarantined row saying how
+    many times it appears). Returns ``(the rest, their quarantine rows)``; the count is one aggregation
+    over the ids, the rest keeps its partitioning (a broadcast anti-join)."""
+    from pyspark.sql import functions as F
+
+    repeated = df.groupBy("frame_id").count().where(F.col("count") > 1)
+    rows = repeated.select(*[
+        F.col("frame_id") if name == "frame_id" else
+        F.lit(False).alias("ok") if name == "ok" else
+        F.concat(F.lit("bad input: frame_id given "), F.col("count").cast("string"), F.lit(" times in the input")).alias(
+            "error") if name == "error" else
+        F.lit(None).cast(kind).alias(name)
+        for name, kind in job.columns])
+    return df.join(F.broadcast(repeated.select("frame_id")), "frame_id", "left_anti"), rows
 
 
 def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream: bool = False,
@@ -253,7 +286,12 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
     Spark's split of the input files, which needs no shuffle). ``spark``: an existing session (tests);
     else one on ``master``.
     """
-    check_input(input_dir)
+    files, skipped = check_input(input_dir)
+    if stream and not Path(input_dir).is_dir():
+        raise UserError(str(input_dir), "--input", "is a file, and --stream watches a folder",
+                        "give the folder the files arrive in, or drop --stream")
+    for path, why in skipped:
+        print(f"sfdf: warning: skipping {path}: {why}", file=sys.stderr)
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -266,9 +304,10 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
         results = out / "results"
         begin = time.perf_counter()
         if stream:
-            batches = _run_stream(spark, job, input_dir, results, Path(checkpoint or out / "checkpoint"), partitions)
+            batches = _run_stream(spark, job, input_dir, files, results, Path(checkpoint or out / "checkpoint"),
+                                  partitions)
         else:
-            _results(job, _frames(spark.read.parquet(str(input_dir))), partitions, spark).write.mode(
+            _results(job, _read_frames(spark, files), partitions, spark).write.mode(
                 "overwrite").parquet(str(results))
             batches = None
         wall = time.perf_counter() - begin
@@ -276,10 +315,27 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
     finally:
         if own:
             spark.stop()
+    summary.update({"skipped_files": [f"{path}: {why}" for path, why in skipped]})
     summary.update({"spec": str(spec), "mode": "stream" if stream else "batch", "master": master,
                     "batches": batches, "prepare_s": round(prepared - started, 3), "session_s": round(session_s, 3)})
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def _read_frames(spark, files):
+    """The frames of ``files``; files whose pixels have different integer types (int32 beside int64) are
+    read apart and their pixels widened to long, which Spark's one-schema read of them all cannot do."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    kinds: dict[str, list[str]] = {}
+    for path in files:
+        kinds.setdefault(str(pq.read_schema(path).field("pixels").type.value_type), []).append(str(path))
+    if len(kinds) == 1:
+        return _frames(spark.read.parquet(*map(str, files)))
+    parts = [_frames(spark.read.parquet(*paths)).withColumn("pixels", F.col("pixels").cast("array<bigint>"))
+             for paths in kinds.values()]
+    return reduce(lambda a, b: a.unionByName(b), parts)
 
 
 def _frames(df):
@@ -290,21 +346,25 @@ def _frames(df):
 
 
 def _results(job: Job, df, partitions, spark):
+    df, repeated = _duplicates(job, df)
     if partitions:  # else Spark's split of the input files (no shuffle), one device per split
         df = df.repartition(partitions)
     schema = ", ".join(f"{name} {kind}" for name, kind in job.columns)
-    return df.mapInArrow(lambda batches: process_partition(job, batches), schema)
+    return df.mapInArrow(lambda batches: process_partition(job, batches), schema).unionByName(repeated)
 
 
-def _run_stream(spark, job, input_dir, results: Path, checkpoint: Path, partitions) -> int:
-    schema = _frames(spark.read.parquet(str(input_dir))).schema
+def _run_stream(spark, job, input_dir, files, results: Path, checkpoint: Path, partitions) -> int:
+    # the folder is watched: files that are not Parquet are filtered by name, damaged ones skipped
+    spark.conf.set("spark.sql.files.ignoreCorruptFiles", "true")
+    schema = _frames(spark.read.parquet(*map(str, files))).schema
     seen = []
 
     def write_batch(df, batch_id):
         _results(job, df, partitions, spark).write.mode("overwrite").parquet(str(results / f"batch={batch_id}"))
         seen.append(batch_id)
 
-    source = _frames(spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(input_dir)))
+    source = _frames(spark.readStream.schema(schema).option("maxFilesPerTrigger", 1)
+                     .option("pathGlobFilter", "*.parquet").parquet(str(input_dir)))
     query = (source.writeStream.foreachBatch(write_batch).option("checkpointLocation", str(checkpoint))
              .trigger(availableNow=True).start())
     query.awaitTermination()

@@ -476,3 +476,20 @@ def test_build_reports_fmax_and_exit_status(capsys, examples, monkeypatch, fmax,
     got, out, _ = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f", "--json")
     result = json.loads(out)
     assert got == status and {"board", "fmax_mhz", "luts", "ffs", "brams"} <= result.keys()
+
+
+def test_readme_cli_table_lists_every_flag():
+    """README's CLI table names every option ``--help`` shows (one of its spellings), command by command."""
+    import argparse
+
+    from sfdf.cli import _parser
+
+    rows = [line for line in (Path(__file__).parents[1] / "README.md").read_text().splitlines()
+            if line.startswith("| `sfdf ")]
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name, sub in commands.items():
+        (row,) = [line for line in rows if line.startswith(f"| `sfdf {name} ")]
+        for action in sub._actions:
+            spellings = [s for s in action.option_strings if s not in ("-h", "--help")]
+            assert not spellings or any(f"{s} " in row or f"{s}]" in row or f"{s}`" in row for s in spellings), \
+                (name, spellings)

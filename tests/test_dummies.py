@@ -7,6 +7,7 @@ channel, so ``sum over p_e of ([q] - 1) < |p_f|``. Both for every undirected cyc
 on it, and both ways round.
 """
 
+import itertools
 import math
 import random
 from dataclasses import replace
@@ -28,6 +29,7 @@ from sfdf.gen.analysis.dummies import (
     _Component,
     naive_intervals,
     nonpropagation_intervals,
+    potential_intervals,
     propagation_intervals,
     propagation_intervals_enumerating,
 )
@@ -397,3 +399,63 @@ def test_alg4_connectivity_test(network, data):
 def test_alg4_literal_agrees_without_parallel_edges(network):
     # Without parallel edges the two readings coincide: an independent, networkx-based Alg. 4.
     assert alg4_other_child(network) == propagation_intervals(network)
+
+
+# -- the potential LP (in-band "auto", issue 13): polynomial, safe, optimal under its cap -----------------------
+
+def blocking_sum_violations(network, intervals):
+    """Cycles breaking ``sum_B ([q] - 1) < sum_F |q|`` either way round, by enumeration (the check's
+    criterion for Non-Propagation, docs/semantics.md; independent of the mirror graph)."""
+    caps = {e.name: e.capacity for e in network.edges}
+    bad = []
+    for cycle in undirected_cycles(network):
+        fwd = [n for n, f in cycle if f]
+        back = [n for n, f in cycle if not f]
+        for empty, full in ((fwd, back), (back, fwd)):
+            if any(intervals[n] is None for n in empty) or \
+                    sum(intervals[n] - 1 for n in empty) >= sum(caps[n] for n in full):
+                bad.append(cycle)
+    return bad
+
+
+@settings(max_examples=150, deadline=None)
+@given(dags(capacities=(1, 64)))
+def test_potential_intervals_are_safe(network):
+    intervals = potential_intervals(network)
+    assert blocking_sum_violations(network, intervals) == []
+    on = edges_on_cycles(network)
+    for e in network.edges:
+        assert (intervals[e.name] is None) == (e.name not in on)
+        assert intervals[e.name] is None or 1 <= intervals[e.name] <= e.capacity
+
+
+def _best_capped_total(network):
+    """The largest sum of intervals with every ``[q] <= |q|`` that passes, by trying them all."""
+    on = sorted(edges_on_cycles(network))
+    caps = [network.edge_by_name[n].capacity for n in on]
+    best = 0
+    for values in itertools.product(*(range(1, c + 1) for c in caps)):
+        intervals = {e.name: None for e in network.edges} | dict(zip(on, values))
+        if sum(values) > best and not blocking_sum_violations(network, intervals):
+            best = sum(values)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags(max_nodes=4, max_edges=5, capacities=(1, 4)))
+def test_potential_intervals_reach_the_exact_optimum_under_their_cap(network):
+    """The LP's integral vertex is the largest total among all safe intervals at most the capacities."""
+    intervals = potential_intervals(network)
+    assert sum(v for v in intervals.values() if v) == _best_capped_total(network)
+
+
+def test_auto_keeps_the_papers_intervals_where_they_are_better():
+    """Diamond, short branch 4 + 4, long branch 16 + 16: 002 Alg. 6 sets 16 on the short branch (above
+    its capacity), which the LP cannot; with few cycles "auto" keeps the larger total of the two."""
+    from sfdf.gen.analysis import resolve
+
+    diamond = replace(net("u>v", "v>x", "u>w", "w>x", caps=[4, 4, 16, 16]), mode="inband")
+    lp = potential_intervals(diamond)
+    paper = nonpropagation_intervals(diamond)
+    assert sum(lp.values()) < sum(paper.values())
+    assert {e.name: e.interval for e in resolve(diamond).edges} == paper

@@ -80,9 +80,48 @@ def test_bad_frames_are_quarantined_with_reasons(spark, frames, tmp_path):
 def test_wrong_schema_is_a_clear_error(tmp_path):
     (tmp_path / "in").mkdir()
     pq.write_table(pa.table({"id": [1], "pixels": [[1, 2]]}), tmp_path / "in" / "x.parquet")
-    with pytest.raises(UserError, match=r"x.parquet: schema: has columns id: int64, pixels: list<element: int64>; "
-                                         r"write frame_id: long, pixels: array<int> \(README, \"Host side\"\)"):
+    with pytest.raises(UserError, match=r"in: --input: holds no usable Parquet files \(skipped 1: x.parquet has "
+                                         r"columns id: int64, pixels: list<element: int64>, not frame_id: long, "
+                                         r"pixels: array<int>\); give Parquet files"):
         check_input(tmp_path / "in")
+    with pytest.raises(UserError, match=r"none: --input: does not exist"):
+        check_input(tmp_path / "none")
+
+
+def test_stray_files_are_skipped_and_duplicates_quarantined(spark, frames, tmp_path, capsys):
+    """A stray text file, a damaged Parquet file and one with other columns are reported and skipped;
+    a frame_id given twice (same pixels or not) is not run: one quarantined row says so (README, "Host
+    side"); the good frames are all checked, exactly once."""
+    good = frames[:60]
+    write_frames(good, tmp_path / "in", rows_per_file=30)
+    (tmp_path / "in" / "notes.txt").write_text("not a frame\n")
+    (tmp_path / "in" / "broken.parquet").write_bytes(b"PAR1" + bytes(100))
+    pq.write_table(pa.table({"id": [1]}), tmp_path / "in" / "other.parquet")
+    (tmp_path / "in" / ".hidden").write_text("ignored like Spark does")
+    twice = {good[0][0]: good[0][1].tolist(), good[1][0]: [1, 2, 3]}  # the same pixels, and other pixels
+    pq.write_table(pa.table({"frame_id": list(twice), "pixels": list(twice.values())},
+                            schema=pa.schema([("frame_id", pa.int64()), ("pixels", pa.list_(pa.int64()))])),
+                   tmp_path / "in" / "again.parquet")
+    summary = run_job("examples/variance.toml", tmp_path / "in", tmp_path / "out", spark=spark)
+    assert len(summary["skipped_files"]) == 3
+    assert {line.split(":")[0].rsplit("/", 1)[-1] for line in summary["skipped_files"]} == {
+        "notes.txt", "broken.parquet", "other.parquet"}
+    assert (summary["frames"], summary["checked"], summary["quarantined"], summary["mismatches"],
+            summary["duplicates"]) == (60, 58, 2, 0, 0)
+    result = results_of(tmp_path / "out")
+    reasons = dict(zip(result["frame_id"], result["error"], strict=True))
+    assert reasons[good[0][0]] == reasons[good[1][0]] == "bad input: frame_id given 2 times in the input"
+    check_against_numpy(result[result["ok"]], good[2:])
+    assert capsys.readouterr().err.count("sfdf: warning: skipping") == 3
+
+
+def test_one_parquet_file_is_an_input(spark, frames, tmp_path):
+    write_frames(frames[:20], tmp_path / "in", rows_per_file=20)
+    (only,) = sorted((tmp_path / "in").glob("*.parquet"))
+    summary = run_job("examples/variance.toml", only, tmp_path / "out", spark=spark)
+    assert (summary["frames"], summary["checked"]) == (20, 20)
+    with pytest.raises(UserError, match="--stream watches a folder"):
+        run_job("examples/variance.toml", only, tmp_path / "out2", spark=spark, stream=True)
 
 
 def test_stream_is_idempotent_under_replay(spark, frames, tmp_path):

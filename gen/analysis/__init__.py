@@ -20,20 +20,22 @@ from ..model import AUTO
 from .check import CheckReport, check
 from .control import auto_threshold, required_control_capacity
 from .cycles import CycleStructure, cycle_structure
-from .dummies import naive_intervals, nonpropagation_intervals, propagation_intervals
+from .dummies import naive_intervals, nonpropagation_intervals, potential_intervals, propagation_intervals
 from .heartbeat import heartbeat_intervals
 from .output_buffers import repair_output_buffers as _repair
 
 __all__ = ["ALGORITHMS", "CheckReport", "CycleStructure", "check", "cycle_structure", "intervals", "repair_output_buffers",
            "resolve"]
 
-ALGORITHMS = ("naive", "propagation", "nonpropagation", "heartbeat")
+ALGORITHMS = ("naive", "propagation", "nonpropagation", "potential", "heartbeat")
 
 
 def intervals(network, algorithm: str, *, cycles: CycleStructure | None = None) -> dict[str, int | None]:
     """The intervals ``algorithm`` assigns from the capacities alone (user intervals ignored).
 
-    ``heartbeat``: 000 Sec. 4.2 by the potential LP; the others: 002 Sec. 3 (errata 1, 2 corrected).
+    ``heartbeat``: 000 Sec. 4.2 by the potential LP; ``potential``: in-band dummy intervals by the same LP
+    (what ``"auto"`` resolves to in-band, :func:`~.dummies.potential_intervals`); the others: 002 Sec. 3
+    (errata 1, 2 corrected), kept for comparison.
     """
     cycles = cycle_structure(network, cycles)
     if algorithm == "heartbeat":
@@ -44,6 +46,8 @@ def intervals(network, algorithm: str, *, cycles: CycleStructure | None = None) 
         return propagation_intervals(network, cycles=cycles)
     if algorithm == "nonpropagation":
         return nonpropagation_intervals(network, cycles=cycles)
+    if algorithm == "potential":
+        return potential_intervals(network, cycles=cycles)
     raise ValueError(f"Algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
 
 
@@ -56,10 +60,53 @@ def _resolved_intervals(network, cycles: CycleStructure) -> dict[str, int | None
         chosen = heartbeat_intervals(network, cycles.on_cycles, clamp)
     elif not network.filtering:
         chosen = {e.name: None for e in network.edges}
+    elif network.dummy_algorithm == "naive":
+        chosen = naive_intervals(network)
     else:
-        chosen = intervals(network, network.dummy_algorithm, cycles=cycles)
+        chosen = auto_dummy_intervals(network, cycles, given)
     chosen.update(given)
     return chosen
+
+
+#: Undirected cycles up to which ``"auto"`` in-band also runs 002's own algorithm (exponential in general)
+#: and keeps the better of it and the potential LP; beyond, the LP alone (polynomial). A biconnected
+#: component with cyclomatic number ``c`` has at most ``2^c - 1`` simple cycles, which bounds the count
+#: in linear time.
+CYCLE_BUDGET = 2000
+
+
+def _few_cycles(cycles: CycleStructure) -> bool:
+    """At most :data:`CYCLE_BUDGET` undirected cycles, by the components' cyclomatic numbers."""
+    edges: dict[int, int] = {}
+    nodes: dict[int, set] = {}
+    for e in cycles.network.edges:
+        cid = cycles.components[e.name]
+        edges[cid] = edges.get(cid, 0) + 1
+        nodes.setdefault(cid, set()).update((e.src, e.dst))
+    bound = 0
+    for cid, count in edges.items():
+        rank = count - len(nodes[cid]) + 1
+        if rank > CYCLE_BUDGET.bit_length():
+            return False
+        bound += (1 << rank) - 1
+    return bound <= CYCLE_BUDGET
+
+
+def _total(chosen: dict[str, int | None], names) -> int:
+    return sum(chosen[n] for n in names if chosen[n] is not None)
+
+
+def auto_dummy_intervals(network, cycles: CycleStructure, given: dict[str, int | None]) -> dict[str, int | None]:
+    """In-band ``"auto"`` for Propagation and Non-Propagation: the potential LP around the user's own
+    intervals (:func:`~.dummies.potential_intervals`: polynomial, every interval at most its capacity),
+    or 002's algorithm for the network's dummy algorithm when the network has at most
+    :data:`CYCLE_BUDGET` undirected cycles (:func:`_few_cycles`) and it gives the larger total (it may set an interval above
+    the capacity where a short branch parallels a long one, which the LP cannot; docs/semantics.md)."""
+    lp = potential_intervals(network, cycles=cycles, fixed=given)
+    if given or not _few_cycles(cycles):
+        return lp
+    paper = intervals(network, network.dummy_algorithm, cycles=cycles)
+    return paper if _total(paper, cycles.on_cycles) > _total(lp, cycles.on_cycles) else lp
 
 
 def resolve(network, *, cycles: CycleStructure | None = None):

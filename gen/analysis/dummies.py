@@ -14,10 +14,12 @@ import math
 from collections import defaultdict, deque
 
 from sfdf.gen.analysis.cycles import CycleStructure, DirectedPath, cycle_structure, sender_paths
+from sfdf.gen.analysis.heartbeat import max_hidden_amounts
 from sfdf.gen.model import Edge, Network
 
 __all__ = [
     "naive_intervals",
+    "potential_intervals",
     "nonpropagation_intervals",
     "propagation_intervals",
     "propagation_intervals_enumerating",
@@ -226,3 +228,35 @@ def nonpropagation_intervals(network: Network, *, cycles: CycleStructure | None 
             _bound_path(intervals, p1, math.ceil(_length(network, p2) / len(p1.edges)))
             _bound_path(intervals, p2, math.ceil(_length(network, p1) / len(p2.edges)))
     return intervals
+
+
+def potential_intervals(network: Network, *, cycles: CycleStructure | None = None,
+                        fixed: Intervals | None = None) -> Intervals:
+    """In-band dummy intervals in polynomial time, by the potential LP of the heartbeats
+    (:func:`sfdf.gen.analysis.heartbeat.max_hidden_amounts`).
+
+    The proof of 002 Thm. 3.3, summed around a blocking cycle, needs ``sum_B ([q] - 1) < sum_F |q|``
+    over its blockwise (empty) channels B and counterblockwise (full) channels F (docs/semantics.md,
+    "What `sfdf check` proves"): the mirror graph with forward weight ``|q|`` and mirror weight
+    ``-([q] - 1)`` has no non-positive cycle. With ``h = [q] - 1`` capped at ``|q| - 1`` that is the
+    heartbeat LP's feasibility, so the LP gives integer intervals of the largest total, certified by the
+    LP's potentials or Bellman-Ford, in one pass over the edges on cycles (no cycle enumeration). Safe for
+    Non-Propagation and for Propagation, whose proof (Thm. 3.2) counts only each empty path's first
+    channel, a sum no larger. Edges on no undirected cycle get ``None``. ``fixed``: intervals the user
+    set (kept; ``None`` is an infinite interval); if they leave nothing feasible the free edges get 1 and
+    the check reports the cycle.
+    """
+    cycles = cycle_structure(network, cycles)
+    fixed = dict(fixed or {})
+    big = sum(e.capacity for e in network.edges) + 1  # an infinite interval breaks every cycle through it
+    on = set(cycles.on_cycles)
+    upper = {e.name: e.capacity - 1 for e in network.edges}
+    held = {name: (big if iv is None else max(iv - 1, 0)) for name, iv in fixed.items() if name in on}
+    upper.update(held)
+    amounts = max_hidden_amounts(network, upper, on, held)
+    result: Intervals = {e.name: None for e in network.edges}
+    if amounts is None:
+        amounts = {name: 0 for name in on if name not in held}
+    result.update({name: h + 1 for name, h in amounts.items() if name not in held})
+    result.update(fixed)
+    return result

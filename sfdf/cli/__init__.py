@@ -22,7 +22,7 @@ from .inputs import WORD, read_frames
 
 __all__ = ["main", "read_frames"]
 
-_ALGORITHMS = ("naive", "propagation", "nonpropagation", "heartbeat")
+_ALGORITHMS = ("naive", "propagation", "nonpropagation", "potential", "heartbeat")
 _SCHEDULERS = ("random", "round_robin", "adversarial")
 
 
@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
                                     description="Exit status: 0, or 2 for an invalid spec.")
     intervals.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
     intervals.add_argument("--algorithm", required=True, choices=_ALGORITHMS,
-                           help="naive, propagation, nonpropagation (002) or heartbeat (000)")
+                           help="naive, propagation, nonpropagation (002), potential (in-band auto: the LP) or heartbeat (000)")
     intervals.add_argument("--json", action="store_true", help="print the intervals as JSON")
     intervals.set_defaults(run=run.intervals)
 
