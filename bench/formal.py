@@ -62,7 +62,7 @@ def _cases():
         cases.append((name, ", ".join(f"{k}={v}" for k, v in kw.items()), CREDIT, 2, "PASS",
                       lambda kw=kw: CreditEdgeHarness(**kw)))
     counter = [
-        {"capacity": 4, "control_capacity": 5, "heartbeat": 3, "index_width": 6},
+        {"capacity": 4, "control_capacity": 5, "heartbeat": 3, "index_width": 5},
         {"capacity": 7, "control_capacity": 3, "heartbeat": 2, "index_width": 6},
         {"capacity": 3, "control_capacity": 4, "heartbeat": 2, "index_width": 5, "channels": "rtl"},
         {"capacity": 2, "control_capacity": 3, "heartbeat": None, "index_width": 6, "channels": "rtl"},

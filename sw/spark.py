@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import os
-from functools import reduce
 import signal
 import sys
 import time
 from dataclasses import dataclass
+from functools import reduce
 from importlib.resources import files
 from pathlib import Path
 

@@ -19,8 +19,8 @@ from sfdf.gen.model import Edge, Network
 
 __all__ = [
     "naive_intervals",
-    "potential_intervals",
     "nonpropagation_intervals",
+    "potential_intervals",
     "propagation_intervals",
     "propagation_intervals_enumerating",
 ]
