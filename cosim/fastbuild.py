@@ -115,7 +115,6 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     FastSimError
         Verilator, the compiler or the training run failed; the message ends with the tail of ``build.log``.
     """
-    toolchain = find_toolchain()
     manifest = load_manifest(manifest)
     text = Path(verilog).read_bytes()
     harness = harness_source(manifest) + wrapper_source(manifest) + ("pgo" if pgo else "")
@@ -124,7 +123,8 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     while not (cache.hold(folder) and cache.reuse(folder, LIBRARY)):
         with cache.lock(folder):  # two processes opening the same design take turns
             built = not cache.reuse(folder, LIBRARY)
-            if built:
+            if built:  # a finished build needs no Verilator (a Spark executor opening a shipped one)
+                toolchain = find_toolchain()
                 cache.start(folder)
                 start = time.monotonic()
                 _compile(folder, toolchain, manifest, text, jobs, pgo)

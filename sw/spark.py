@@ -23,6 +23,7 @@ import json
 import os
 import signal
 import sys
+import tarfile
 import time
 from dataclasses import dataclass
 from functools import reduce
@@ -57,8 +58,13 @@ class Job:
 
     Members
     -------
-    manifest, build_dir : str
-        The generated network's manifest (its Verilog beside it) and the fast harness's build cache.
+    harness : str
+        The archive :func:`prepare` packed on the driver (the manifest, its Verilog and the built fast
+        harness); :func:`run_job` ships it with ``SparkContext.addArchive`` under :attr:`shipped`, so an
+        executor on another machine, which sees neither the driver's build folder nor its /tmp, opens the
+        device from its own unpacked copy and never rebuilds.
+    manifest : str
+        The manifest's path inside the archive.
     network : gen.model.Network
         The resolved network (the model checks non-variance specs against it).
     variance : bool
@@ -71,13 +77,27 @@ class Job:
         Testing only: the first attempt of partition 0 kills its device after sending this many frames.
     """
 
+    harness: str
     manifest: str
-    build_dir: str
     network: object
     variance: bool
     pixel_bits: int
     timeout_cycles: int = 1_000_000
     kill_after: int | None = None
+
+    @property
+    def shipped(self) -> str:
+        """The archive's name among the job's files (unique per design: one session runs many)."""
+        return Path(self.harness).name.removesuffix(".tar.gz")
+
+    def open(self):
+        """The device, on an executor: from the shipped archive (:class:`Job`)."""
+        from pyspark import SparkFiles
+
+        from sfdf.sw.device import open_device
+
+        root = Path(SparkFiles.get(self.shipped))
+        return open_device(root / self.manifest, build_dir=root / "fastsim", timeout_cycles=self.timeout_cycles)
 
     @property
     def columns(self) -> list[tuple[str, str]]:
@@ -93,6 +113,7 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
     UserError
         The spec is unsafe or has other than one source (the Parquet has one pixel column).
     """
+    from sfdf.cosim.cache import BuildCache
     from sfdf.cosim.fastbuild import build
     from sfdf.gen.analysis import check
     from sfdf.gen.spec import load_spec
@@ -108,11 +129,17 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
                         "fix the spec until sfdf check passes; the job runs safe networks only")
     v_path, j_path = generate(network, Path(work_dir) / "rtl", report=report)
     manifest = json.loads(j_path.read_text())
-    build_dir = Path(build_dir or "build/fastsim")
-    build(v_path, manifest, build_dir)
+    library = build(v_path, manifest, Path(build_dir or "build/fastsim"))
+    harness = Path(work_dir) / f"sfdf-harness-{library.parent.name}.tar.gz"
+    with tarfile.open(harness, "w:gz") as archive:  # what an executor needs, nothing of the build's objects
+        for path in (v_path, j_path):
+            archive.add(path, f"rtl/{path.name}")
+        for path in sorted(library.parent.iterdir()):
+            if path.is_file() and path.name != BuildCache.LOCK:
+                archive.add(path, f"fastsim/{library.parent.name}/{path.name}")
     (source,) = [p for p in manifest["ports"] if p["direction"] == "in"]
     sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
-    return Job(str(j_path.resolve()), str(build_dir.resolve()), report.network,
+    return Job(str(harness.resolve()), f"rtl/{j_path.name}", report.network,
                len(sinks) == 1 and sinks[0]["kernel"] == "variance_join", source["tdata_width"],
                timeout_cycles, kill_after)
 
@@ -122,8 +149,6 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
 def process_partition(job: Job, batches):
     """``mapInArrow`` body: Arrow batches of ``frame_id, pixels`` in, result batches out (module docstring)."""
     import pyarrow as pa
-
-    from sfdf.sw.device import open_device
 
     types = {"long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(), "string": pa.string()}
     schema = pa.schema([(name, types[kind]) for name, kind in job.columns])
@@ -144,7 +169,7 @@ def process_partition(job: Job, batches):
                     good.append((frame_id, pixels))
             if good:
                 if device is None:
-                    device = open_device(job.manifest, build_dir=job.build_dir, timeout_cycles=job.timeout_cycles)
+                    device = job.open()
                     before = device.cycles
                 pixels_of = dict(enumerate(p for _, p in good))
 
@@ -299,6 +324,7 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
     prepared = time.perf_counter()
     own = spark is None
     spark = spark or spark_session(master)
+    spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
     try:
         session_s = time.perf_counter() - prepared
         results = out / "results"

@@ -158,3 +158,21 @@ def test_other_specs_are_checked_against_the_model(spark, tmp_path):
     summary = run_job("examples/diamond.toml", tmp_path / "in", tmp_path / "out", spark=spark, partitions=2)
     assert (summary["frames"], summary["checked"], summary["mismatches"]) == (60, 60, 0)
     shutil.rmtree(tmp_path / "out")
+
+
+def test_executors_open_the_shipped_harness_only(spark, frames, tmp_path):
+    """A cluster's executors see neither the driver's build folder nor its work folder: the job ships the
+    manifest, Verilog and built harness as one archive (SparkContext.addArchive). With both folders
+    deleted after packing, every frame is still run and checked, and nothing is rebuilt."""
+    import shutil
+
+    from sfdf.sw.spark import _read_frames, _results, prepare
+
+    write_frames(frames[:40], tmp_path / "in", rows_per_file=20)
+    job = prepare("examples/variance.toml", tmp_path / "work", tmp_path / "fastsim")
+    shutil.rmtree(tmp_path / "fastsim")
+    shutil.rmtree(tmp_path / "work" / "rtl")
+    spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
+    rows = _results(job, _read_frames(spark, sorted((tmp_path / "in").glob("*.parquet"))), 2, spark).toPandas()
+    assert len(rows) == 40 and rows["ok"].all()
+    assert not (tmp_path / "fastsim").exists()  # no executor rebuilt it where the driver had it
