@@ -1,6 +1,8 @@
 """``sfdf spark``: stream input frames from Spark through the device and check every output (docs/architecture.md).
 
-Input: Parquet ``frame_id: long, pixels: array<int>`` in a directory. Each Spark partition opens one device
+Input: Parquet ``frame_id: long, pixels: array<int>`` in a directory or one file, a local path or a Hadoop
+URI (``file:/``, ``hdfs://``, ``s3a://``: read and written only through Spark and Hadoop's file system,
+:mod:`sfdf.sw.storage`). Each Spark partition opens one device
 (:func:`sfdf.sw.device.open_device`, the fast simulated device; the driver builds the harness once, executors
 load the cached build) and sends its frames in order through :meth:`sfdf.sw.device.Device.stream`, inside
 ``mapInArrow`` so frames travel as Arrow batches, never row by row through the JVM. Every frame gets
@@ -21,9 +23,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from functools import reduce
@@ -236,6 +240,7 @@ def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
              .config("spark.sql.shuffle.partitions", "8")
              .config("spark.driver.memory", "2g")
+             .config("spark.pyspark.python", sys.executable)  # a cluster's executors too
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     # Input splits: two per core, so cores stay busy while unequal splits finish (no shuffle needed).
@@ -243,45 +248,23 @@ def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
     return spark
 
 
-def check_input(input_dir) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The readable Parquet files of ``input_dir`` (a folder, searched recursively, or one file) with
-    docs/architecture.md's columns, and the others with why they are skipped: a file that is not Parquet
-    or cannot be read, or has other columns. Hidden files (``.``, ``_``, as Spark's own) are left alone.
-    A one-line :class:`UserError` when no file is usable: nothing would run."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def check_input(location, spark=None) -> tuple[dict[str, str], list[tuple[str, str]], bool]:
+    """The usable Parquet files at ``location`` (docs/architecture.md's columns; :func:`sfdf.sw.storage.parquet_inputs`)
+    with their pixels' element type, the skipped ones with why, and whether it is a folder; a one-line
+    :class:`UserError` when nothing is there or no file is usable: nothing would run."""
+    from .storage import parquet_inputs
 
-    given = Path(input_dir)
-    if given.is_file():
-        candidates = [given]
-    elif given.is_dir():
-        candidates = sorted(p for p in given.rglob("*") if p.is_file()
-                            and not any(part.startswith((".", "_")) for part in p.relative_to(given).parts))
-    else:
-        raise UserError(str(input_dir), "--input", "does not exist",
-                        "give a Parquet file or a folder of them (python -m sw.datasets digits DIR writes one)")
-    good, skipped = [], []
-    for path in candidates:
-        try:
-            schema = pq.read_schema(path)
-        except (OSError, pa.ArrowException) as exc:
-            skipped.append((path, f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})"))
-            continue
-        names = {f.name: f.type for f in schema}
-        pixels = names.get("pixels")
-        if ("frame_id" not in names or not pa.types.is_integer(names["frame_id"]) or pixels is None
-                or not (pa.types.is_list(pixels) or pa.types.is_large_list(pixels))
-                or not pa.types.is_integer(pixels.value_type)):
-            shown = ", ".join(f"{n}: {t}" for n, t in names.items())
-            skipped.append((path, f"has columns {shown}, not frame_id: long, pixels: array<int>"))
-            continue
-        good.append(path)
+    try:
+        good, skipped, folder = parquet_inputs(location, spark)
+    except FileNotFoundError:
+        raise UserError(str(location), "--input", "does not exist",
+                        "give a Parquet file or a folder of them (python -m sw.datasets digits DIR writes one)") from None
     if not good:
-        why = f" (skipped {len(skipped)}: {skipped[0][0].name} {skipped[0][1]})" if skipped else ""
-        raise UserError(str(input_dir), "--input", f"holds no usable Parquet files{why}",
+        why = f" (skipped {len(skipped)}: {Path(skipped[0][0]).name} {skipped[0][1]})" if skipped else ""
+        raise UserError(str(location), "--input", f"holds no usable Parquet files{why}",
                         "give Parquet files with frame_id: long, pixels: array<int> "
                         "(python -m sw.datasets digits DIR writes one)")
-    return good, skipped
+    return good, skipped, folder
 
 
 def _duplicates(job: Job, df):
@@ -311,54 +294,62 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
     Spark's split of the input files, which needs no shuffle). ``spark``: an existing session (tests);
     else one on ``master``.
     """
-    files, skipped = check_input(input_dir)
-    if stream and not Path(input_dir).is_dir():
-        raise UserError(str(input_dir), "--input", "is a file, and --stream watches a folder",
-                        "give the folder the files arrive in, or drop --stream")
-    for path, why in skipped:
-        print(f"sfdf: warning: skipping {path}: {why}", file=sys.stderr)
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from . import storage
+
+    remote = storage.is_uri(input_dir)
+    inputs = None if remote else check_input(input_dir)  # a local input is checked before anything starts
+    if not storage.is_uri(output_dir):
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    job = prepare(spec, out / "work", build_dir, timeout_cycles, kill_after)
+    work = Path(tempfile.mkdtemp(prefix="sfdf-job-"))  # the driver's own: the generated design, its archive
+    job = prepare(spec, work, build_dir, timeout_cycles, kill_after)
     prepared = time.perf_counter()
     own = spark is None
     spark = spark or spark_session(master)
-    spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
     try:
+        files, skipped, folder = inputs or check_input(input_dir, spark)
+        if stream and not folder:
+            raise UserError(str(input_dir), "--input", "is a file, and --stream watches a folder",
+                            "give the folder the files arrive in, or drop --stream")
+        for path, why in skipped:
+            print(f"sfdf: warning: skipping {path}: {why}", file=sys.stderr)
+        spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
         session_s = time.perf_counter() - prepared
-        results = out / "results"
+        results = storage.join(output_dir, "results")
         begin = time.perf_counter()
         if stream:
-            batches = _run_stream(spark, job, input_dir, files, results, Path(checkpoint or out / "checkpoint"),
-                                  partitions)
+            batches = _run_stream(spark, job, input_dir, files, results,
+                                  checkpoint or storage.join(output_dir, "checkpoint"), partitions)
         else:
-            _results(job, _read_frames(spark, files), partitions, spark).write.mode(
-                "overwrite").parquet(str(results))
+            _results(job, _read_frames(spark, files), partitions, spark).write.mode("overwrite").parquet(results)
             batches = None
         wall = time.perf_counter() - begin
-        summary = _summarise(spark, job, results, wall)
+        summary = _summarise(spark, job, results, wall, work / "summary.png")
+        storage.put(work / "summary.png", storage.join(output_dir, "summary.png"), spark)
+        summary.update({"skipped_files": [f"{path}: {why}" for path, why in skipped]})
+        summary.update({"spec": str(spec), "mode": "stream" if stream else "batch", "master": master,
+                        "batches": batches, "prepare_s": round(prepared - started, 3),
+                        "session_s": round(session_s, 3)})
+        (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        storage.put(work / "summary.json", storage.join(output_dir, "summary.json"), spark)
     finally:
-        if own:
+        if own:  # a shared session may still serve the archive to executors it starts later
             spark.stop()
-    summary.update({"skipped_files": [f"{path}: {why}" for path, why in skipped]})
-    summary.update({"spec": str(spec), "mode": "stream" if stream else "batch", "master": master,
-                    "batches": batches, "prepare_s": round(prepared - started, 3), "session_s": round(session_s, 3)})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            shutil.rmtree(work, ignore_errors=True)
     return summary
 
 
-def _read_frames(spark, files):
-    """The frames of ``files``; files whose pixels have different integer types (int32 beside int64) are
-    read apart and their pixels widened to long, which Spark's one-schema read of them all cannot do."""
-    import pyarrow.parquet as pq
+def _read_frames(spark, files: dict[str, str]):
+    """The frames of ``files`` (path -> pixels' element type, :func:`check_input`); files whose pixels have
+    different integer types (int32 beside int64) are read apart and their pixels widened to long, which
+    Spark's one-schema read of them all cannot do."""
     from pyspark.sql import functions as F
 
     kinds: dict[str, list[str]] = {}
-    for path in files:
-        kinds.setdefault(str(pq.read_schema(path).field("pixels").type.value_type), []).append(str(path))
+    for path, kind in files.items():
+        kinds.setdefault(kind, []).append(path)
     if len(kinds) == 1:
-        return _frames(spark.read.parquet(*map(str, files)))
+        return _frames(spark.read.parquet(*files))
     parts = [_frames(spark.read.parquet(*paths)).withColumn("pixels", F.col("pixels").cast("array<bigint>"))
              for paths in kinds.values()]
     return reduce(lambda a, b: a.unionByName(b), parts)
@@ -379,14 +370,14 @@ def _results(job: Job, df, partitions, spark):
     return df.mapInArrow(lambda batches: process_partition(job, batches), schema).unionByName(repeated)
 
 
-def _run_stream(spark, job, input_dir, files, results: Path, checkpoint: Path, partitions) -> int:
+def _run_stream(spark, job, input_dir, files, results: str, checkpoint, partitions) -> int:
     # the folder is watched: files that are not Parquet are filtered by name, damaged ones skipped
     spark.conf.set("spark.sql.files.ignoreCorruptFiles", "true")
-    schema = _frames(spark.read.parquet(*map(str, files))).schema
+    schema = _frames(spark.read.parquet(*files)).schema
     seen = []
 
     def write_batch(df, batch_id):
-        _results(job, df, partitions, spark).write.mode("overwrite").parquet(str(results / f"batch={batch_id}"))
+        _results(job, df, partitions, spark).write.mode("overwrite").parquet(f"{results}/batch={batch_id}")
         seen.append(batch_id)
 
     source = _frames(spark.readStream.schema(schema).option("maxFilesPerTrigger", 1)
@@ -397,10 +388,10 @@ def _run_stream(spark, job, input_dir, files, results: Path, checkpoint: Path, p
     return len(seen)
 
 
-def _summarise(spark, job: Job, results: Path, wall: float) -> dict:
+def _summarise(spark, job: Job, results: str, wall: float, png: Path) -> dict:
     from pyspark.sql import functions as F
 
-    df = spark.read.parquet(str(results))
+    df = spark.read.parquet(results)
     row = df.agg(
         F.count("*").alias("frames"),
         F.countDistinct("frame_id").alias("distinct"),
@@ -413,7 +404,7 @@ def _summarise(spark, job: Job, results: Path, wall: float) -> dict:
     frames = row["frames"]
     columns = ["zeros", "cycles"] + (["variance"] if job.variance else [])
     sample = df.where(F.col("ok")).select(*columns).limit(20000).toPandas()
-    plot(sample, results.parent / "summary.png", job.variance)
+    plot(sample, png, job.variance)
     return {
         "frames": frames, "duplicates": frames - row["distinct"], "checked": row["checked"] or 0,
         "quarantined": row["quarantined"] or 0, "mismatches": row["mismatches"] or 0,

@@ -166,13 +166,28 @@ def test_executors_open_the_shipped_harness_only(spark, frames, tmp_path):
     deleted after packing, every frame is still run and checked, and nothing is rebuilt."""
     import shutil
 
-    from sfdf.sw.spark import _read_frames, _results, prepare
+    from sfdf.sw.spark import _read_frames, _results, check_input, prepare
 
     write_frames(frames[:40], tmp_path / "in", rows_per_file=20)
     job = prepare("examples/variance.toml", tmp_path / "work", tmp_path / "fastsim")
     shutil.rmtree(tmp_path / "fastsim")
     shutil.rmtree(tmp_path / "work" / "rtl")
     spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
-    rows = _results(job, _read_frames(spark, sorted((tmp_path / "in").glob("*.parquet"))), 2, spark).toPandas()
+    rows = _results(job, _read_frames(spark, check_input(tmp_path / "in")[0]), 2, spark).toPandas()
     assert len(rows) == 40 and rows["ok"].all()
     assert not (tmp_path / "fastsim").exists()  # no executor rebuilt it where the driver had it
+
+
+def test_input_and_output_as_hadoop_uris(spark, frames, tmp_path):
+    """``file:`` URIs go through Hadoop's file system (as hdfs:// or s3a:// would): the files are listed and
+    checked by Spark, a stray file is skipped, and summary.json and summary.png are stored by Hadoop."""
+    import json
+
+    write_frames(frames[:30], tmp_path / "in", rows_per_file=15)
+    (tmp_path / "in" / "notes.txt").write_text("stray")
+    summary = run_job("examples/variance.toml", f"file://{tmp_path / 'in'}", f"file://{tmp_path / 'out'}",
+                      spark=spark)
+    assert (summary["frames"], summary["checked"], len(summary["skipped_files"])) == (30, 30, 1)
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["checked"] == 30
+    assert (tmp_path / "out" / "summary.png").stat().st_size > 10_000
+    check_against_numpy(results_of(tmp_path / "out"), frames[:30])

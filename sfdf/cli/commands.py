@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from sfdf.gen.errors import UserError
 from sfdf.gen.kernels import word_width
@@ -156,6 +155,7 @@ def cosim(args) -> int:
 
 def spark(args) -> int:
     from sfdf.sw.spark import DEFAULT_SPEC, run_job
+    from sfdf.sw.storage import join
 
     spec = args.spec or str(DEFAULT_SPEC)
     _load(spec)  # a bad spec is a one-line error before Spark starts
@@ -169,8 +169,8 @@ def spark(args) -> int:
               f"{summary['duplicates']} duplicates")
         print(f"{summary['frames_per_s']} frames/s over {summary['wall_s']} s; "
               f"{summary['cycles_per_frame_mean']:.1f} simulated cycles per frame (mean)")
-        print(f"results: {Path(args.output) / 'results'}; summary: {Path(args.output) / 'summary.json'}, "
-              f"{Path(args.output) / 'summary.png'}")
+        print(f"results: {join(args.output, 'results')}; summary: {join(args.output, 'summary.json')}, "
+              f"{join(args.output, 'summary.png')}")
     return 0 if summary["mismatches"] == 0 and summary["duplicates"] == 0 else 1
 
 

@@ -1,0 +1,173 @@
+"""``sfdf spark`` on a Spark standalone cluster started on this machine, against ``local[2]``, and with a
+worker killed mid-job.
+
+The cluster: a master and two workers started from the pyspark package (``spark-class
+org.apache.spark.deploy.master.Master`` / ``...worker.Worker``), one core each, each worker in its own
+work folder and its own process group; executors open the device from the archive the job ships
+(:class:`sfdf.sw.spark.Job`), never from the driver's folders. Three jobs over the same VERITAS-like
+frames: ``local[2]``, the cluster, and the cluster with one worker's process group (worker, executor,
+Python workers) killed with SIGKILL once the job's first tasks have finished: Spark re-runs the lost
+tasks on the other worker, and the results hold every frame exactly once (checked against numpy by
+the job, and counted here). Writes bench/out/cluster.json.
+
+    .venv/bin/python bench/cluster.py [--frames 8000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Self
+
+import pyarrow.parquet as pq
+import pyspark
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+SPEC = str(ROOT / "examples" / "variance.toml")
+SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A standalone master and ``workers`` one-core workers on 127.0.0.1, stopped on exit."""
+
+    def __init__(self, folder: Path, workers: int = 2):
+        self.folder, self.count = folder, workers
+        self.port, self.ui = free_port(), free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen] = []
+
+    def _start(self, name: str, *args: str) -> subprocess.Popen:
+        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+               "SPARK_LOG_DIR": str(self.folder / "logs"), "SPARK_HOME": str(SPARK_CLASS.parent.parent)}
+        log = open(self.folder / f"{name}.log", "w")  # noqa: SIM115 (kept open for the process)
+        proc = subprocess.Popen([str(SPARK_CLASS), *args], stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    def __enter__(self) -> Self:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                    "--port", str(self.port), "--webui-port", str(self.ui))
+        self.workers = [self._start(f"worker{k}", "org.apache.spark.deploy.worker.Worker", self.url,
+                                    "--host", "127.0.0.1", "--cores", "1", "--memory", "3g",
+                                    "--webui-port", str(free_port()),
+                                    "--work-dir", str(self.folder / f"worker{k}"))
+                        for k in range(self.count)]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=2) as page:
+                    alive = [w for w in json.load(page)["workers"] if w["state"] == "ALIVE"]
+                if len(alive) == self.count:
+                    return self
+            except OSError:
+                pass
+            time.sleep(1)
+        raise RuntimeError(f"the cluster did not come up: see {self.folder}")
+
+    def kill_worker(self, k: int) -> None:
+        """SIGKILL worker ``k`` with everything it started (its executor and Python workers)."""
+        os.killpg(self.workers[k].pid, signal.SIGKILL)
+
+    def __exit__(self, *exc) -> None:
+        for proc in reversed(self.procs):
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for proc in self.procs:
+            proc.wait(timeout=30)
+
+
+def job(spark, master: str, data: Path, out: Path, label: str) -> dict:
+    from sfdf.sw.spark import run_job
+
+    start = time.perf_counter()
+    summary = run_job(SPEC, data, out, master=master, spark=spark)
+    table = pq.read_table(out / "results", columns=["frame_id", "ok"]).to_pandas()
+    row = {"run": label, "master": master, "frames": summary["frames"], "checked": summary["checked"],
+           "mismatches": summary["mismatches"], "rows": len(table), "distinct": int(table["frame_id"].nunique()),
+           "frames_per_s": summary["frames_per_s"], "job_s": round(time.perf_counter() - start, 2)}
+    print(f"{label:<28} {row['frames']} frames, {row['checked']} checked, {row['rows']} rows "
+          f"({row['distinct']} distinct), {row['frames_per_s']} frames/s")
+    return row
+
+
+def kill_when_tasks_done(spark, cluster: Cluster, done: threading.Event, record: dict) -> None:
+    """Kill worker 0 as soon as the job has finished a task and still has some to run."""
+    tracker = spark.sparkContext.statusTracker()
+    while not done.is_set():
+        for stage in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(stage)
+            if info and info.numCompletedTasks >= 1 and info.numCompletedTasks < info.numTasks:
+                cluster.kill_worker(0)
+                record.update(killed_after_tasks=info.numCompletedTasks, of_tasks=info.numTasks)
+                return
+        time.sleep(0.05)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--frames", type=int, default=8000)
+    args = ap.parse_args(argv)
+    from sfdf.sw.datasets import veritas, write_frames
+    from sfdf.sw.spark import spark_session
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver, like the cluster, on this machine's loopback
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="sfdf-cluster-") as tmp:
+        tmp = Path(tmp)
+        data = tmp / "in"
+        write_frames(veritas(args.frames, seed=11), data, rows_per_file=250)
+        spark = spark_session("local[2]")
+        try:
+            job(spark, "local[2]", data, tmp / "warm-local", "local[2] warm-up")
+            rows.append(job(spark, "local[2]", data, tmp / "out-local", "local[2]"))
+        finally:
+            spark.stop()
+        with Cluster(tmp / "cluster") as cluster:
+            spark = spark_session(cluster.url)
+            try:
+                job(spark, cluster.url, data, tmp / "warm-cluster", "cluster warm-up")
+                rows.append(job(spark, cluster.url, data, tmp / "out-cluster", "cluster, 2 workers"))
+                done, record = threading.Event(), {}
+                killer = threading.Thread(target=kill_when_tasks_done, args=(spark, cluster, done, record))
+                killer.start()
+                try:
+                    rows.append({**job(spark, cluster.url, data, tmp / "out-kill", "cluster, worker 0 killed"),
+                                 **record})
+                finally:
+                    done.set()
+                    killer.join()
+            finally:
+                spark.stop()
+    for row in rows:
+        assert row["rows"] == row["distinct"] == row["frames"] == row["checked"] == args.frames, row
+    ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
+    print(f"cluster / local[2]: {ratio:.2f}; the killed worker's tasks were re-run: every frame exactly once")
+    (OUT / "cluster.json").write_text(json.dumps({"frames": args.frames, "runs": rows,
+                                                  "cluster_over_local": round(ratio, 3)}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
