@@ -248,6 +248,14 @@ def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
     return spark
 
 
+def ship(spark, job: Job) -> None:
+    """Add the job's archive to the session (once per design: Spark refuses a name twice, and the
+    content behind a name is the build key's)."""
+    context = spark.sparkContext
+    if not any(Path(entry.split("#")[0]).name == Path(job.harness).name for entry in context.listArchives):
+        context.addArchive(f"{job.harness}#{job.shipped}")
+
+
 def check_input(location, spark=None) -> tuple[dict[str, str], list[tuple[str, str]], bool]:
     """The usable Parquet files at ``location`` (docs/architecture.md's columns; :func:`sfdf.sw.storage.parquet_inputs`)
     with their pixels' element type, the skipped ones with why, and whether it is a folder; a one-line
@@ -313,7 +321,7 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
                             "give the folder the files arrive in, or drop --stream")
         for path, why in skipped:
             print(f"sfdf: warning: skipping {path}: {why}", file=sys.stderr)
-        spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
+        ship(spark, job)
         session_s = time.perf_counter() - prepared
         results = storage.join(output_dir, "results")
         begin = time.perf_counter()

@@ -166,13 +166,13 @@ def test_executors_open_the_shipped_harness_only(spark, frames, tmp_path):
     deleted after packing, every frame is still run and checked, and nothing is rebuilt."""
     import shutil
 
-    from sfdf.sw.spark import _read_frames, _results, check_input, prepare
+    from sfdf.sw.spark import _read_frames, _results, check_input, prepare, ship
 
     write_frames(frames[:40], tmp_path / "in", rows_per_file=20)
     job = prepare("examples/variance.toml", tmp_path / "work", tmp_path / "fastsim")
     shutil.rmtree(tmp_path / "fastsim")
     shutil.rmtree(tmp_path / "work" / "rtl")
-    spark.sparkContext.addArchive(f"{job.harness}#{job.shipped}")
+    ship(spark, job)
     rows = _results(job, _read_frames(spark, check_input(tmp_path / "in")[0]), 2, spark).toPandas()
     assert len(rows) == 40 and rows["ok"].all()
     assert not (tmp_path / "fastsim").exists()  # no executor rebuilt it where the driver had it
