@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint clean bench
+.PHONY: install demo test lint clean bench cluster
 
 install: $(STAMP)
 
@@ -39,9 +39,14 @@ bench: install
 	$(PY) bench/dummies.py
 	$(PY) bench/throughput.py
 	$(PY) bench/host.py
+	$(PY) bench/cluster.py
 	$(PY) bench/channels.py
 	$(PY) bench/fpga.py
 	$(PY) bench/formal.py
+
+# a Spark standalone cluster on this machine: the job on it against local[2], and a worker killed mid-job
+cluster: install
+	$(PY) bench/cluster.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
