@@ -94,6 +94,13 @@ class Edge:
         Credit threshold ``T``, ``0 <= T < |q|`` (000 Alg. 2).
     width : int
         Payload bits.
+    push, pop : int or tuple of int
+        SDF rates (004): items the sender produces / the receiver consumes per firing; a tuple has one
+        entry per phase of that end's node (cyclo-static: ``(1, 0)`` is half a round-robin splitter).
+    peek : int, tuple of int or None
+        Items the receiver must see to fire (``>= pop``); ``None`` is ``pop``.
+    initial : int
+        Items on the edge at reset (delays).
     """
 
     name: str
@@ -105,6 +112,10 @@ class Edge:
     interval: Interval = AUTO
     threshold: int | Auto = AUTO
     width: int = 32
+    push: int | tuple[int, ...] = 1
+    pop: int | tuple[int, ...] = 1
+    peek: int | tuple[int, ...] | None = None
+    initial: int = 0
 
 
 @dataclass(frozen=True)

@@ -239,8 +239,9 @@ def potential_intervals(network: Network, *, cycles: CycleStructure | None = Non
     over its blockwise (empty) channels B and counterblockwise (full) channels F (docs/semantics.md,
     "What `sfdf check` proves"): the mirror graph with forward weight ``|q|`` and mirror weight
     ``-([q] - 1)`` has no non-positive cycle. With ``h = [q] - 1`` capped at ``|q| - 1`` that is the
-    heartbeat LP's feasibility, so the LP gives integer intervals of the largest total, certified by the
-    LP's potentials or Bellman-Ford, in one pass over the edges on cycles (no cycle enumeration). Safe for
+    heartbeat LP's feasibility, so the LP's optimum, floored, gives integer intervals of a large total
+    (at most the best capped total, often equal), certified by the LP's potentials or Bellman-Ford, in one
+    pass over the edges on cycles (no cycle enumeration). Safe for
     Non-Propagation and for Propagation, whose proof (Thm. 3.2) counts only each empty path's first
     channel, a sum no larger. Edges on no undirected cycle get ``None``. ``fixed``: intervals the user
     set (kept; ``None`` is an infinite interval); if they leave nothing feasible the free edges get 1 and

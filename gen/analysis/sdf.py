@@ -1,0 +1,179 @@
+"""Synchronous dataflow (004 Sec. 3): phases, the repetition vector, pull schedules and SDEP.
+
+An edge's ``push`` and ``pop`` (and ``peek``) are integers or one entry per *phase* of that end's node
+(cyclo-static rates, as StreamIt's round-robin splitters and joiners need); a node's phase count is the
+common length of its lists, and one *firing* is one phase, as 004 counts (SDEP and repetitions count
+phases). Pure functions over :class:`sfdf.gen.model.Network`; ``initial`` items count as already
+produced.
+
+- :func:`phases`: each node's phase count (one-line :class:`SDFError` when a node's lists disagree).
+- :func:`repetitions`: the steady state's firings per node, the least positive solution of the balance
+  equations (Lee and Messerschmitt, cited by 004), or the edge where no solution exists.
+- :func:`pull_schedule`: 004's Algorithm (Fig. "Pull scheduling"): the firings that let a node fire ``n``
+  times with every other node firing as few times as possible.
+- :func:`sdep`: ``SDEP_{A<-B}(1..n)`` by 004 Thm. 1, ``|pullSchedule(B, n) ^ A|``; 0 where no directed
+  path runs from A to B.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction
+
+import networkx as nx
+
+__all__ = ["SDFError", "phases", "pull_schedule", "repetitions", "sdep"]
+
+
+class SDFError(ValueError):
+    """Rates with no steady state, or phase lists that disagree: one line naming the node or edge."""
+
+
+def _rates(value, count: int) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, tuple | list) else (value,) * count
+
+
+def phases(network) -> dict[str, int]:
+    """Phase count of every node: the common length of its edges' per-phase lists (1 without lists)."""
+    lengths: dict[str, dict[int, str]] = defaultdict(dict)
+    for e in network.edges:
+        for node, values in ((e.src, [e.push]), (e.dst, [e.pop, e.peek])):
+            for value in values:
+                if isinstance(value, tuple | list):
+                    lengths[node].setdefault(len(value), e.name)
+    result = {}
+    for n in network.nodes:
+        seen = lengths.get(n.name, {})
+        if len(seen) > 1:
+            (a, ea), (b, eb) = list(seen.items())[:2]
+            raise SDFError(f'node "{n.name}": edge {ea} lists {a} phases and edge {eb} {b}; give every list '
+                           "of one node the same length")
+        result[n.name] = next(iter(seen), 1)
+    return result
+
+
+def _edge_rates(e, count: dict[str, int]):
+    """``(push per sender phase, pop per receiver phase, peek per receiver phase)``."""
+    push = _rates(e.push, count[e.src])
+    pop = _rates(e.pop, count[e.dst])
+    peek = pop if e.peek is None else _rates(e.peek, count[e.dst])
+    return push, pop, peek
+
+
+def repetitions(network) -> dict[str, int]:
+    """Firings of each node in one steady state: the least positive integers with, on every edge, items
+    pushed equal to items popped (a node's firings a multiple of its phases). Each weakly connected part
+    is solved on its own. :class:`SDFError` names an edge whose balance cannot hold."""
+    count = phases(network)
+    cycles: dict[str, Fraction] = {}  # full phase cycles per steady state, relative within a part
+    graph = nx.MultiGraph()
+    graph.add_nodes_from(n.name for n in network.nodes)
+    for e in network.edges:
+        graph.add_edge(e.src, e.dst, key=e.name, edge=e)
+    for part in nx.connected_components(graph):
+        start = min(part)
+        cycles[start] = Fraction(1)
+        order = [start]
+        for node in order:
+            for _, other, data in graph.edges(node, data=True):
+                e = data["edge"]
+                push, pop, _ = _edge_rates(e, count)
+                produced, consumed = sum(push), sum(pop)
+                if produced == 0 or consumed == 0:
+                    if produced != consumed:
+                        raise SDFError(f"edge {e.name}: {e.src} pushes {produced} and {e.dst} pops {consumed} "
+                                       "items per phase cycle: no steady state; make both nonzero")
+                    continue
+                ratio = Fraction(produced, consumed)  # cycles(dst) = cycles(src) * produced / consumed
+                want = cycles[node] * ratio if node == e.src else cycles[node] / ratio
+                if other not in cycles:
+                    cycles[other] = want
+                    order.append(other)
+                elif cycles[other] != want:
+                    raise SDFError(f"edge {e.name}: the rates are inconsistent (no repetition vector: the "
+                                   f"balance of {e.src} and {e.dst} contradicts another path between them); "
+                                   "fix push or pop")
+    scale = math.lcm(*(c.denominator for c in cycles.values())) if cycles else 1
+    whole = {n: int(c * scale) for n, c in cycles.items()}
+    parts = [p for p in nx.connected_components(graph)]
+    result = {}
+    for part in parts:
+        g = math.gcd(*(whole[n] for n in part))
+        result.update({n: whole[n] // g * count[n] for n in part})
+    return {n.name: result[n.name] for n in network.nodes}
+
+
+class _Simulation:
+    """Items on every edge and each node's next phase (004: initial items already produced)."""
+
+    def __init__(self, network):
+        self.count = phases(network)
+        self.rates = {e.name: _edge_rates(e, self.count) for e in network.edges}
+        self.items = {e.name: e.initial for e in network.edges}
+        self.fired = defaultdict(int)
+        self.ins = defaultdict(list)
+        self.outs = defaultdict(list)
+        for e in network.edges:
+            self.ins[e.dst].append(e)
+            self.outs[e.src].append(e)
+
+    def phase(self, node: str) -> int:
+        return self.fired[node] % self.count[node]
+
+    def short(self, node: str):
+        """An input edge without enough items for ``node``'s next phase, or None."""
+        k = self.phase(node)
+        for e in self.ins[node]:
+            if self.items[e.name] < self.rates[e.name][2][k]:
+                return e
+        return None
+
+    def fire(self, node: str) -> None:
+        k = self.phase(node)
+        for e in self.ins[node]:
+            self.items[e.name] -= self.rates[e.name][1][k]
+        for e in self.outs[node]:
+            self.items[e.name] += self.rates[e.name][0][k]
+        self.fired[node] += 1
+
+
+def _pull(sim: _Simulation, node: str, schedule: list[str], depth: int = 0) -> None:
+    """One firing of ``node``, pulling its predecessors first (004's ``pullSchedule(X, 1)``)."""
+    if depth > 10_000:
+        raise SDFError(f'node "{node}": its inputs never fill (a cycle without enough initial items)')
+    while (edge := sim.short(node)) is not None:
+        before, idle = sim.items[edge.name], 0
+        while sim.items[edge.name] == before:  # a phase of the sender may push nothing here
+            _pull(sim, edge.src, schedule, depth + 1)
+            idle += 1
+            if idle > sim.count[edge.src]:
+                raise SDFError(f"edge {edge.name}: {edge.src} never pushes on it, so {node} never fires")
+    sim.fire(node)
+    schedule.append(node)
+
+
+def pull_schedule(network, node: str, n: int) -> list[str]:
+    """004's pull schedule for ``n`` firings of ``node``: for each, while some input lacks the items its
+    next phase needs (``peek``), pull one firing of that input's sender (recursively), then fire."""
+    sim = _Simulation(network)
+    schedule: list[str] = []
+    for _ in range(n):
+        _pull(sim, node, schedule)
+    return schedule
+
+
+def sdep(network, upstream: str, downstream: str, n: int) -> list[int]:
+    """``[SDEP_{upstream<-downstream}(1), ..., (n)]``: the fewest firings of ``upstream`` that let
+    ``downstream`` fire ``k`` times (004 Def. SDEP, Thm. 1); zeros where no directed path joins them."""
+    graph = nx.MultiDiGraph((e.src, e.dst) for e in network.edges)
+    graph.add_nodes_from(x.name for x in network.nodes)
+    if upstream == downstream or not nx.has_path(graph, upstream, downstream):
+        return [0] * n
+    sim = _Simulation(network)
+    schedule: list[str] = []
+    result = []
+    for _ in range(n):
+        _pull(sim, downstream, schedule)
+        result.append(sim.fired[upstream])
+    return result
