@@ -83,3 +83,10 @@ def _least_firings(rates, n):
     for push, pop in reversed(rates):
         need = -(-need * pop // push)
     return need
+
+
+def test_an_edge_that_never_carries_items_joins_nothing():
+    """push = pop = 0: the two sides have no balance between them; each is its own steady state."""
+    net = Network(name="idle", nodes=tuple(Node(n) for n in "abcd"), edges=(
+        edge("ab", "a", "b", push=2), edge("bc", "b", "c", push=0, pop=0), edge("cd", "c", "d", pop=3)))
+    assert repetitions(net) == {"a": 1, "b": 2, "c": 3, "d": 1}

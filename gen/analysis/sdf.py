@@ -63,19 +63,22 @@ def _edge_rates(e, count: dict[str, int]):
 
 def repetitions(network) -> dict[str, int]:
     """Firings of each node in one steady state: the least positive integers with, on every edge, items
-    pushed equal to items popped (a node's firings a multiple of its phases). Each weakly connected part
-    is solved on its own. :class:`SDFError` names an edge whose balance cannot hold."""
+    pushed equal to items popped (a node's firings a multiple of its phases). Each set of nodes joined
+    by edges that carry items is solved on its own. :class:`SDFError` names an edge whose balance cannot
+    hold."""
     count = phases(network)
-    cycles: dict[str, Fraction] = {}  # full phase cycles per steady state, relative within a part
     graph = nx.MultiGraph()
     graph.add_nodes_from(n.name for n in network.nodes)
     for e in network.edges:
         graph.add_edge(e.src, e.dst, key=e.name, edge=e)
-    for part in nx.connected_components(graph):
-        start = min(part)
+    cycles: dict[str, Fraction] = {}  # full phase cycles per steady state, relative within a group
+    result: dict[str, int] = {}
+    for start in sorted(graph.nodes):
+        if start in cycles:
+            continue
         cycles[start] = Fraction(1)
-        order = [start]
-        for node in order:
+        group = [start]
+        for node in group:
             for _, other, data in graph.edges(node, data=True):
                 e = data["edge"]
                 push, pop, _ = _edge_rates(e, count)
@@ -89,18 +92,15 @@ def repetitions(network) -> dict[str, int]:
                 want = cycles[node] * ratio if node == e.src else cycles[node] / ratio
                 if other not in cycles:
                     cycles[other] = want
-                    order.append(other)
+                    group.append(other)
                 elif cycles[other] != want:
                     raise SDFError(f"edge {e.name}: the rates are inconsistent (no repetition vector: the "
                                    f"balance of {e.src} and {e.dst} contradicts another path between them); "
                                    "fix push or pop")
-    scale = math.lcm(*(c.denominator for c in cycles.values())) if cycles else 1
-    whole = {n: int(c * scale) for n, c in cycles.items()}
-    parts = [p for p in nx.connected_components(graph)]
-    result = {}
-    for part in parts:
-        g = math.gcd(*(whole[n] for n in part))
-        result.update({n: whole[n] // g * count[n] for n in part})
+        scale = math.lcm(*(cycles[n].denominator for n in group))  # the group's least integer solution
+        whole = {n: int(cycles[n] * scale) for n in group}
+        common = math.gcd(*whole.values())
+        result.update({n: whole[n] // common * count[n] for n in group})
     return {n.name: result[n.name] for n in network.nodes}
 
 
