@@ -108,11 +108,8 @@ class CommitFIFO(wiring.Component):
         return m
 
 
-class SkidBuffer(wiring.Component):
-    """A two-register stream stage: ``o_stream`` is registered, and so is ``i_stream.ready``.
-
-    It cuts every combinational path between its two sides (the network's ``tready`` never reaches
-    the link's block RAM address), at full throughput.
+class _StreamStage(wiring.Component):
+    """A register stage between two streams of ``shape``.
 
     Members
     -------
@@ -122,6 +119,14 @@ class SkidBuffer(wiring.Component):
 
     def __init__(self, shape):
         super().__init__({"i_stream": In(stream.Signature(shape)), "o_stream": Out(stream.Signature(shape))})
+
+
+class SkidBuffer(_StreamStage):
+    """A two-register stream stage: ``o_stream`` is registered, and so is ``i_stream.ready``.
+
+    It cuts every combinational path between its two sides (the network's ``tready`` never reaches
+    the link's block RAM address), at full throughput.
+    """
 
     def elaborate(self, platform):
         m = Module()
@@ -141,20 +146,12 @@ class SkidBuffer(wiring.Component):
         return m
 
 
-class RegisterSlice(wiring.Component):
+class RegisterSlice(_StreamStage):
     """A forward register slice: ``o_stream`` is registered, its payload straight from ``i_stream``'s
     (no reset, no multiplexer: a block RAM's output reaches the flip-flops' D pins directly, the shortest
     path out of an ECP5 DP16KD, whose output register Yosys does not use); ``i_stream.ready`` is
     ``o_stream.ready`` or an empty slice.
-
-    Members
-    -------
-    i_stream : In(stream.Signature(shape))
-    o_stream : Out(stream.Signature(shape))
     """
-
-    def __init__(self, shape):
-        super().__init__({"i_stream": In(stream.Signature(shape)), "o_stream": Out(stream.Signature(shape))})
 
     def elaborate(self, platform):
         m = Module()

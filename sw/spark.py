@@ -283,13 +283,10 @@ def _duplicates(job: Job, df):
     from pyspark.sql import functions as F
 
     repeated = df.groupBy("frame_id").count().where(F.col("count") > 1)
-    rows = repeated.select(*[
-        F.col("frame_id") if name == "frame_id" else
-        F.lit(False).alias("ok") if name == "ok" else
-        F.concat(F.lit("bad input: frame_id given "), F.col("count").cast("string"), F.lit(" times in the input")).alias(
-            "error") if name == "error" else
-        F.lit(None).cast(kind).alias(name)
-        for name, kind in job.columns])
+    known = {"frame_id": F.col("frame_id"), "ok": F.lit(False),
+             "error": F.concat(F.lit("bad input: frame_id given "), F.col("count").cast("string"),
+                               F.lit(" times in the input"))}
+    rows = repeated.select(*[known.get(name, F.lit(None).cast(kind)).alias(name) for name, kind in job.columns])
     return df.join(F.broadcast(repeated.select("frame_id")), "frame_id", "left_anti"), rows
 
 
@@ -334,10 +331,9 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
         wall = time.perf_counter() - begin
         summary = _summarise(spark, job, results, wall, work / "summary.png")
         storage.put(work / "summary.png", storage.join(output_dir, "summary.png"), spark)
-        summary.update({"skipped_files": [f"{path}: {why}" for path, why in skipped]})
-        summary.update({"spec": str(spec), "mode": "stream" if stream else "batch", "master": master,
-                        "batches": batches, "prepare_s": round(prepared - started, 3),
-                        "session_s": round(session_s, 3)})
+        summary.update({"skipped_files": [f"{path}: {why}" for path, why in skipped], "spec": str(spec),
+                        "mode": "stream" if stream else "batch", "master": master, "batches": batches,
+                        "prepare_s": round(prepared - started, 3), "session_s": round(session_s, 3)})
         (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         storage.put(work / "summary.json", storage.join(output_dir, "summary.json"), spark)
     finally:

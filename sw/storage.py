@@ -8,6 +8,7 @@ asks :func:`parquet_inputs` for the files to read and :func:`put` to store a fil
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path, PurePosixPath
 
 __all__ = ["is_uri", "join", "parquet_inputs", "put"]
@@ -136,8 +137,7 @@ def put(local: Path, location, spark=None) -> None:
     ``copyFromLocalFile`` for a URI."""
     if not is_uri(location):
         Path(location).parent.mkdir(parents=True, exist_ok=True)
-        if Path(location) != local:
-            Path(location).write_bytes(local.read_bytes())
+        shutil.copyfile(local, location)
         return
     fs, target, jvm = _filesystem(spark, str(location))
     fs.mkdirs(target.getParent())

@@ -45,24 +45,23 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _probability(text: str) -> float:
+def _float_in(text: str, accept, wanted: str) -> float:
+    """``text`` as a float that ``accept`` takes (NaN never does), else argparse's error naming ``wanted``."""
     try:
         value = float(text)
     except ValueError:
         value = None
-    if value is None or not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], not {text!r}")
+    if value is None or not accept(value):
+        raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
     return value
+
+
+def _probability(text: str) -> float:
+    return _float_in(text, lambda v: 0.0 <= v <= 1.0, "a probability in [0, 1]")
 
 
 def _megahertz(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not 0.0 < value < 1e4:
-        raise argparse.ArgumentTypeError(f"must be a clock in MHz above 0, such as 48, not {text!r}")
-    return value
+    return _float_in(text, lambda v: 0.0 < v < 1e4, "a clock in MHz above 0, such as 48")
 
 
 def _parser() -> argparse.ArgumentParser:
