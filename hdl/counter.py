@@ -17,9 +17,10 @@ before it (modulo ``2 ** stamp_width``), and the receiver only its count of toke
 
 There are no credit messages and no threshold (``T`` has no effect): a token is consumable downstream
 the cycle after its push, and the control channel holds only user messages and EOS. The heartbeat
-register of docs/hardware.md records the tokens and messages pushed before the dummy; the dummy is
-offered once exactly those have been popped, and a later token or message popped first makes it
-obsolete. The sender's interval test is 000 Alg. 4's ``i - LastRecvIdx > [e]`` with ``LastRecvIdx``
+register of docs/hardware.md holds the latest dummy, and pushing a later token or message clears it:
+that item has a larger index, and a receiver that sees it learns more than the dummy says. So the
+register only ever holds a dummy that follows everything in the channels, and the receiver offers it
+once both channels are empty: no stamp and no message count are needed. The sender's interval test is 000 Alg. 4's ``i - LastRecvIdx > [e]`` with ``LastRecvIdx``
 the last token's or dummy's index (every token is visible to the receiver at once). The reference
 model runs the same protocol (``gen.refmodel.credit``, ``live_credit``); docs/hardware.md has the
 argument.
@@ -37,7 +38,6 @@ from .tokens import (
     counter_heartbeat_layout,
     data_layout,
     head_layout,
-    seq_width,
     stamp_width,
 )
 
@@ -49,14 +49,15 @@ class CounterSender(wiring.Component):
     heartbeat register (000 Alg. 2, 4 with credits by counter).
 
     ``i_comp.ready`` depends on the request and on the channels' ``ready``, never on ``i_comp.valid``;
-    a computation commits (``valid & ready``) only when both channels can take what it pushes.
+    a computation commits (``valid & ready``) only when both channels can take what it pushes. A commit
+    that pushes a token or a message clears the heartbeat register unless it writes a new dummy.
 
     Parameters
     ----------
     capacity : int
         ``|q|``: sizes the stamps.
     control_capacity : int
-        ``|q'|``: sizes the control push count.
+        ``|q'|``.
     heartbeat : int or None
         ``[e]``; None: never (unsafe on a cycle, for demonstrations).
     index_width, data_width, payload_width, delta_width : int
@@ -83,17 +84,15 @@ class CounterSender(wiring.Component):
                                                              delta_width))),
             "o_data": Out(stream.Signature(data_layout(index_width, data_width))),
             "o_ctrl": Out(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
-            "o_heartbeat": Out(counter_heartbeat_layout(capacity, index_width, control_capacity)),
+            "o_heartbeat": Out(counter_heartbeat_layout(index_width)),
             "i_heartbeat_clear": In(1),
         })
-        self._seq_width = seq_width(control_capacity)
 
     def elaborate(self, platform):
         m = Module()
         comp = self.i_comp.payload
         commit = self.i_comp.valid & self.i_comp.ready
         pushed = Signal(stamp_width(self.capacity))  # tokens pushed (mod 2^stamp_width)
-        messages = Signal(self._seq_width)  # control messages pushed
         stamp = Signal.like(pushed)
         push = Signal()
         m.d.comb += [stamp.eq(pushed + comp.emit), push.eq(comp.msg_valid | comp.eos)]
@@ -123,13 +122,12 @@ class CounterSender(wiring.Component):
         ]
 
         hb = self.o_heartbeat
-        with m.If(self.i_heartbeat_clear):
+        with m.If(self.i_heartbeat_clear | commit & (comp.emit | push)):  # consumed, or a later item pushed
             m.d.sync += hb.valid.eq(0)
         with m.If(commit):
-            m.d.sync += [pushed.eq(stamp), messages.eq(messages + push)]
+            m.d.sync += pushed.eq(stamp)
             with m.If(dummy):  # a newer dummy overwrites the register (coalescing), never blocks
-                m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index), hb.seq.eq(messages + push),
-                             hb.stamp.eq(stamp)]
+                m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index)]
         return m
 
 
@@ -139,9 +137,8 @@ class CounterReceiver(wiring.Component):
     * the head control message when it is due (its stamp equals the tokens popped): a user message
       alone, with the index it was sent after, or EOS;
     * else the data token, with the user message sent with it (``with_token``, stamp = pops + 1);
-    * else the heartbeat's index once exactly the tokens and messages pushed before it have been
-      popped. Popping a later token or message first makes the dummy obsolete (that item has a larger
-      index): it is cleared.
+    * else the heartbeat's index once both channels are empty: the sender clears the register when it
+      pushes a later token or message, so everything in the channels precedes the dummy.
 
     Parameters
     ----------
@@ -166,19 +163,17 @@ class CounterReceiver(wiring.Component):
         super().__init__({
             "i_data": In(stream.Signature(data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
-            "i_heartbeat": In(counter_heartbeat_layout(capacity, index_width, control_capacity)),
+            "i_heartbeat": In(counter_heartbeat_layout(index_width)),
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
         })
-        self._seq_width = seq_width(control_capacity)
 
     def elaborate(self, platform):
         m = Module()
         width = stamp_width(self.capacity)
         pops = Signal(width)  # tokens popped
         pops1 = Signal(width, init=1)  # pops + 1, kept so the with-token test waits for no adder
-        messages = Signal(self._seq_width)  # control messages popped
         ctrl, hb, head = self.i_ctrl.payload, self.i_heartbeat, self.o_head
         due = Signal()
         current = Signal()
@@ -186,7 +181,7 @@ class CounterReceiver(wiring.Component):
         data_pop, ctrl_pop = Signal(), Signal()
         m.d.comb += [
             due.eq(self.i_ctrl.valid & (ctrl.stamp == pops)),
-            current.eq(hb.valid & (hb.seq == messages) & (hb.stamp == pops)),
+            current.eq(hb.valid & ~self.i_data.valid & ~self.i_ctrl.valid),  # everything before it popped
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
             head.index.eq(Mux(due, ctrl.index, Mux(self.i_data.valid, self.i_data.payload.index, hb.index))),
@@ -201,9 +196,6 @@ class CounterReceiver(wiring.Component):
                          data_pop.eq(self.i_consume), ctrl_pop.eq(self.i_consume & with_msg)]
         with m.Elif(current):
             m.d.comb += [head.valid.eq(1), self.o_heartbeat_clear.eq(self.i_consume)]
-        with m.If(current & (data_pop | ctrl_pop)):
-            m.d.comb += self.o_heartbeat_clear.eq(1)  # obsolete: a later item was popped
         with m.If(data_pop):
             m.d.sync += [pops.eq(pops1), pops1.eq(pops1 + 1)]
-        m.d.sync += messages.eq(messages + ctrl_pop)
         return m

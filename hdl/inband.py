@@ -33,7 +33,9 @@ def flushed_width(capacity: int) -> int:
     """Bits of the visible-token counters of a channel of ``capacity`` (``|q|``) tokens.
 
     The sender's count of tokens made visible runs at most ``|q|`` ahead of the receiver's count of
-    tokens popped (both are tokens in the channel), so ``bits(|q|)`` bits never alias.
+    tokens popped (both are tokens in the channel), so ``bits(|q|)`` bits never alias. Only an edge with
+    an output buffer (``|q|_o > 1``; 003's buffer of 1 is none) keeps the counts: without one, every
+    token is visible once written.
     """
     check_integer("Capacity", capacity, 1)
     return capacity.bit_length()
@@ -91,7 +93,8 @@ class InbandSender(wiring.Component):
     o_token : Out(stream.Signature(inband_token_layout))
         To the channel.
     o_flushed : Out(flushed_width(capacity))
-        Tokens made visible so far, modulo ``2 ** flushed_width(capacity)`` (registered).
+        With an output buffer (``|q|_o > 1``) only: tokens made visible so far, modulo
+        ``2 ** flushed_width(capacity)`` (registered). Without one every token is visible once written.
     i_flush : In(1)
         With ``flushable``: flush now (see above).
     """
@@ -124,8 +127,9 @@ class InbandSender(wiring.Component):
                                                              delta_width))),
             "i_dummy_in": In(inputs),
             "o_token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
-            "o_flushed": Out(flushed_width(capacity)),
         }
+        if output_buffer > 1:
+            members["o_flushed"] = Out(flushed_width(capacity))
         if self.flushable:
             members["i_flush"] = In(1)
         super().__init__(members)
@@ -179,11 +183,9 @@ class InbandSender(wiring.Component):
 
         commit = self.i_comp.valid & self.i_comp.ready
         with m.If(commit):
-            with m.If(push & flush):
-                m.d.sync += self.o_flushed.eq(self.o_flushed + hidden + 1)
-                if ob > 1:
-                    m.d.sync += hidden.eq(0)
             if ob > 1:
+                with m.If(push & flush):
+                    m.d.sync += [self.o_flushed.eq(self.o_flushed + hidden + 1), hidden.eq(0)]
                 with m.Elif(push):
                     m.d.sync += hidden.eq(hidden + 1)
             if last is not None:
@@ -235,7 +237,7 @@ class InbandReceiver(wiring.Component):
     i_token : In(stream.Signature(inband_token_layout))
         From the channel.
     i_flushed : In(flushed_width(capacity))
-        The sender's ``o_flushed`` (read only when ``buffered``).
+        With ``buffered`` only: the sender's ``o_flushed``.
     o_head : Out(head_layout)
         The offer to the join.
     o_head_dummy : Out(1)
@@ -247,13 +249,15 @@ class InbandReceiver(wiring.Component):
     def __init__(self, *, capacity, index_width, data_width, payload_width, buffered=True):
         check_integer("Capacity", capacity, 1)
         self.buffered = bool(buffered)
-        super().__init__({
+        members = {
             "i_token": In(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
-            "i_flushed": In(flushed_width(capacity)),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "o_head_dummy": Out(1),
             "i_consume": In(1),
-        })
+        }
+        if self.buffered:
+            members["i_flushed"] = In(flushed_width(capacity))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()

@@ -73,7 +73,7 @@ class CreditLinkSignature(wiring.Signature):
         self.live = bool(live)
         if self.live:
             self.control_layout = counter_control_layout(capacity, index_width, payload_width)
-            heartbeat = counter_heartbeat_layout(capacity, index_width, control_capacity)
+            heartbeat = counter_heartbeat_layout(index_width)
         else:
             self.control_layout = control_layout(capacity, index_width, payload_width)
             heartbeat = heartbeat_layout(index_width, control_capacity)
@@ -103,6 +103,8 @@ class InbandLinkSignature(wiring.Signature):
         ``|q|``, output buffer included: sizes ``flushed``.
     index_width, data_width, payload_width : int
         Index bits, the edge's payload bits (its ``width``), user message bits.
+    buffered : bool
+        The edge has an output buffer (``|q|_o > 1``): add the ``flushed`` member.
     flush : bool
         Verification only: add the ``flush`` member. Only the sender's half of an edge with an output
         buffer ``|q|_o > 1`` has it (:class:`InbandEdge`); the receiver's half never does.
@@ -112,19 +114,20 @@ class InbandLinkSignature(wiring.Signature):
     token : Out(stream.Signature(inband_token_layout))
         The channel ``q``: data tokens, dummies, EOS, user messages riding on the token of their index.
     flushed : Out(flushed_width(capacity))
-        The sender's count of tokens made visible (003's output buffer flushed), modulo
+        With ``buffered``: the sender's count of tokens made visible (003's output buffer flushed), modulo
         ``2 ** flushed_width(capacity)`` (:class:`sfdf.hdl.inband.InbandSender`).
     flush : In(1)
         With ``flush``, flows back: a spontaneous flush of the output buffer (003 Fig. 2).
     """
 
-    def __init__(self, *, capacity, index_width, data_width, payload_width, flush=False):
+    def __init__(self, *, capacity, index_width, data_width, payload_width, buffered=True, flush=False):
         self.capacity, self.index_width, self.data_width = capacity, index_width, data_width
-        self.payload_width, self.flush = payload_width, flush
+        self.payload_width, self.buffered, self.flush = payload_width, buffered, flush
         members = {
             "token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
-            "flushed": Out(flushed_width(capacity)),
         }
+        if buffered:
+            members["flushed"] = Out(flushed_width(capacity))
         if flush:
             members["flush"] = In(1)
         super().__init__(members)
@@ -134,7 +137,8 @@ class InbandLinkSignature(wiring.Signature):
 
     def __repr__(self):
         return (f"InbandLinkSignature(capacity={self.capacity}, index_width={self.index_width}, "
-                f"data_width={self.data_width}, payload_width={self.payload_width}, flush={self.flush})")
+                f"data_width={self.data_width}, payload_width={self.payload_width}, buffered={self.buffered}, "
+                f"flush={self.flush})")
 
 
 def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credit=True):
@@ -147,7 +151,8 @@ def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credi
     """
     if mode == "inband":
         return InbandLinkSignature(capacity=edge.capacity, index_width=index_width, data_width=edge.width,
-                                   payload_width=payload_width, flush=flush and edge.output_buffer > 1)
+                                   payload_width=payload_width, buffered=edge.output_buffer > 1,
+                                   flush=flush and edge.output_buffer > 1)
     return CreditLinkSignature(capacity=edge.capacity, control_capacity=edge.control_capacity,
                                index_width=index_width, data_width=edge.width, payload_width=payload_width,
                                live=live_credit)
@@ -287,7 +292,8 @@ class InbandEdge(wiring.Component):
             raise TypeError(f"An in-band edge needs an InbandLinkSignature, not {link!r}")
         self.link = link
         receiver = InbandLinkSignature(capacity=link.capacity, index_width=link.index_width,
-                                       data_width=link.data_width, payload_width=link.payload_width)
+                                       data_width=link.data_width, payload_width=link.payload_width,
+                                       buffered=link.buffered)
         members = {"i_link": In(link), "o_link": Out(receiver)}
         if link.flush:
             members["flush"] = In(1)
@@ -300,7 +306,8 @@ class InbandEdge(wiring.Component):
                                          link.capacity)
         wiring.connect(m, wiring.flipped(self.i_link.token), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.token))
-        m.d.comb += self.o_link.flushed.eq(self.i_link.flushed)
+        if link.buffered:
+            m.d.comb += self.o_link.flushed.eq(self.i_link.flushed)
         if link.flush:
             m.d.comb += self.i_link.flush.eq(self.flush)
         return m

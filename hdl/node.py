@@ -170,7 +170,8 @@ class SFDFNode(wiring.Component):
                                                              data_width=e.width, payload_width=self.pw,
                                                              buffered=e.output_buffer > 1)
                 wiring.connect(m, wiring.flipped(link.token), rx.i_token)
-                m.d.comb += rx.i_flushed.eq(link.flushed)
+                if rx.buffered:
+                    m.d.comb += rx.i_flushed.eq(link.flushed)
                 self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
                 m.d.comb += [*_offer(join.i_heads[k], rx.o_head), rx.i_consume.eq(join.o_consume[k])]
             else:
@@ -362,7 +363,8 @@ class SFDFNode(wiring.Component):
             if tx.flushable:
                 m.d.comb += tx.i_flush.eq(link.flush)
             wiring.connect(m, tx.o_token, wiring.flipped(link.token))
-            m.d.comb += link.flushed.eq(tx.o_flushed)
+            if e.output_buffer > 1:
+                m.d.comb += link.flushed.eq(tx.o_flushed)
             for k, flag in enumerate(self._dummy_in):
                 m.d.comb += tx.i_dummy_in[k].eq(flag)
             return tx

@@ -55,11 +55,10 @@ def counter_control_layout(capacity: int, index_width: int, payload_width: int) 
                               "with_token": 1, "payload": payload_width})
 
 
-def counter_heartbeat_layout(capacity: int, index_width: int, control_capacity: int) -> data.StructLayout:
-    """The heartbeat register with live credit: the latest dummy and the tokens (``stamp``) and control
-    messages (``seq``) pushed before it."""
-    return data.StructLayout({"valid": 1, "index": index_width, "seq": seq_width(control_capacity),
-                              "stamp": stamp_width(capacity)})
+def counter_heartbeat_layout(index_width: int) -> data.StructLayout:
+    """The heartbeat register with live credit: the latest dummy. It follows every item in the channels
+    (a later push clears it, :mod:`sfdf.hdl.counter`), so it needs no count of what precedes it."""
+    return data.StructLayout({"valid": 1, "index": index_width})
 
 
 def seq_width(control_capacity: int) -> int:

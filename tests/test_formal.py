@@ -125,11 +125,11 @@ def test_token_overtaking_a_message_fails(build):
            violated="its stamp is within q")
 
 
-def test_dummy_stamped_short_fails(build):
-    """The receiver offers the dummy while the token before it waits, and takes the token after it, clearing
-    the dummy as obsolete although its index is not below the token's: the dummy is lost."""
-    _fails(CounterEdgeHarness(sender=mutants.ShortStampSender, strengthen=False), build, "short", depth=6,
-           violated="the heartbeat is cleared only when consumed or made obsolete")
+def test_dummy_kept_after_a_later_push_fails(build):
+    """The sender keeps its dummy when it pushes a later token: once the channels are empty the receiver
+    offers the dummy after the later token, an older index than one it already offered."""
+    _fails(CounterEdgeHarness(sender=mutants.StickyHeartbeatSender, strengthen=False), build, "sticky", depth=6,
+           violated="no offer older than an earlier offer")
 
 
 def test_uncounted_credit_fails(build):

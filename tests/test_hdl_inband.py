@@ -30,7 +30,7 @@ class Edge(wiring.Component):
     """Sender -> channel of exactly ``|q|`` tokens -> receiver -> a single-input join."""
 
     def __init__(self, *, q, ob, interval, algorithm, iw, inputs, mask):
-        self.q, self.iw = q, iw
+        self.q, self.iw, self.buffered = q, iw, ob > 1
         self.delta_width = delta_width([interval])
         self.tx_args = {"capacity": q, "output_buffer": ob, "interval": interval, "algorithm": algorithm,
                         "index_width": iw, "data_width": DW, "payload_width": PW, "inputs": inputs,
@@ -55,15 +55,16 @@ class Edge(wiring.Component):
         m = Module()
         tx = m.submodules.tx = InbandSender(**self.tx_args)
         fifo = m.submodules.fifo = DataChannel(inband_token_layout(self.iw, DW, PW), self.q)
-        rx = m.submodules.rx = InbandReceiver(capacity=self.q, index_width=self.iw, data_width=DW, payload_width=PW)
+        rx = m.submodules.rx = InbandReceiver(capacity=self.q, index_width=self.iw, data_width=DW, payload_width=PW,
+                                              buffered=self.buffered)
         join = m.submodules.join = SFDFJoin(inputs=1, index_width=self.iw, data_width=DW, payload_width=PW)
         wiring.connect(m, wiring.flipped(self.i_comp), tx.i_comp)
         wiring.connect(m, tx.o_token, fifo.i_stream)
         wiring.connect(m, fifo.o_stream, rx.i_token)
+        if self.buffered:  # without an output buffer no count is kept: o_flushed stays 0
+            m.d.comb += [rx.i_flushed.eq(tx.o_flushed), self.o_flushed.eq(tx.o_flushed)]
         m.d.comb += [
             tx.i_dummy_in.eq(self.i_dummy_in),
-            rx.i_flushed.eq(tx.o_flushed),
-            self.o_flushed.eq(tx.o_flushed),
             join.i_heads[0].eq(rx.o_head),
             rx.i_consume.eq(join.o_consume[0]),
             join.i_commit.eq(self.i_commit),
@@ -203,9 +204,13 @@ def check_edge(*, n=150, q=4, ob=0, interval=None, algorithm="nonpropagation", i
     assert rec["seen"] == [as_seen(t, iw) for t in tokens]
     live = [t[0] for t in rec["seen"][:-1]]
     assert all(0 < (b - a) % (1 << iw) < 1 << (iw - 1) for a, b in itertools.pairwise(live))
-    # visibility: after each computation the sender has made exactly the model's tokens visible
-    width = flushed_width(q)
-    assert rec["flushed"] == [v % (1 << width) for v in visible]
+    # visibility: after each computation the sender has made exactly the model's tokens visible (without
+    # an output buffer every token is visible at once, and no count is kept)
+    if ob > 1:
+        width = flushed_width(q)
+        assert rec["flushed"] == [v % (1 << width) for v in visible]
+    else:
+        assert visible == pushed and rec["flushed"] == [0] * len(visible)
     # ... and the receiver offers token k only from the cycle after the computation that made it visible,
     # at once when nothing is ahead of it and the join always consumes
     made_visible = [next(c for c, v in enumerate(visible) if v > k) for k in range(len(tokens))]
@@ -380,5 +385,6 @@ def test_spontaneous_flush_shows_earlier_tokens_only(algorithm):
         plain = InbandSender(capacity=8, output_buffer=1, interval=None, algorithm=algorithm, index_width=8,
                              data_width=DW, payload_width=PW, flushable=True)
         assert "i_flush" not in plain.signature.members  # no output buffer, nothing to flush
+        assert "o_flushed" not in plain.signature.members  # ... and nothing hidden: no count
         del plain
         gc.collect()

@@ -40,8 +40,9 @@ def credit_link(capacity=4, control_capacity=9, live=True):
                                payload_width=PW, live=live)
 
 
-def inband_link(capacity=4, flush=False):
-    return InbandLinkSignature(capacity=capacity, index_width=IW, data_width=DW, payload_width=PW, flush=flush)
+def inband_link(capacity=4, flush=False, buffered=True):
+    return InbandLinkSignature(capacity=capacity, index_width=IW, data_width=DW, payload_width=PW,
+                               buffered=buffered, flush=flush)
 
 
 @pytest.mark.parametrize("live", [True, False])
@@ -50,7 +51,7 @@ def test_credit_link_is_000_fig2_seen_from_the_sender(live):
     assert members["data"] == Out(stream.Signature(data_layout(IW, DW)))
     if live:  # stamped messages (hdl.counter)
         assert members["ctrl"] == Out(stream.Signature(counter_control_layout(4, IW, PW)))
-        assert members["heartbeat"] == Out(counter_heartbeat_layout(4, IW, 9))
+        assert members["heartbeat"] == Out(counter_heartbeat_layout(IW))
     else:  # 000's credit messages (hdl.credit)
         assert members["ctrl"] == Out(stream.Signature(control_layout(4, IW, PW)))
         assert members["heartbeat"] == Out(heartbeat_layout(IW, 9))
@@ -65,6 +66,7 @@ def test_inband_link_has_flush_only_when_asked():
     members = inband_link(capacity=6).members
     assert members["token"] == Out(stream.Signature(inband_token_layout(IW, DW, PW)))
     assert members["flushed"] == Out(flushed_width(6))
+    assert "flushed" not in inband_link(capacity=6, buffered=False).members  # no output buffer: no count
     assert "flush" not in members
     assert inband_link(flush=True).members["flush"] == In(1)
     assert inband_link() != inband_link(flush=True)
@@ -75,7 +77,7 @@ def test_inband_link_has_flush_only_when_asked():
 def test_edge_link_flush_needs_an_output_buffer_above_one(output_buffer, flush, expected):
     edge = types.SimpleNamespace(capacity=4, control_capacity=9, width=DW, output_buffer=output_buffer)
     link = edge_link(edge, mode="inband", index_width=IW, payload_width=PW, flush=flush)
-    assert link == inband_link(flush=expected)
+    assert link == inband_link(flush=expected, buffered=output_buffer > 1)
     assert edge_link(edge, mode="credit", index_width=IW, payload_width=PW, flush=flush) == credit_link()
     assert edge_link(edge, mode="credit", index_width=IW, payload_width=PW, live_credit=False) == credit_link(live=False)
 
@@ -132,7 +134,7 @@ def test_credit_edge_channels_and_heartbeat():
 
     async def bench(ctx):
         i, o = dut.i_link, dut.o_link
-        ctx.set(i.heartbeat, {"valid": 1, "index": 7, "seq": 2, "stamp": 1})
+        ctx.set(i.heartbeat, {"valid": 1, "index": 7})
         ctx.set(o.heartbeat_clear, 1)
         assert ctx.get(o.heartbeat.index) == 7 and ctx.get(o.heartbeat.valid) and ctx.get(i.heartbeat_clear)
         ctx.set(i.data.payload, {"index": 3, "data": 0x5a})

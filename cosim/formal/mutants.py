@@ -26,7 +26,7 @@ __all__ = [
     "ForgetfulReleaseChannel",
     "GreedyChannel",
     "PeekingInbandReceiver",
-    "ShortStampSender",
+    "StickyHeartbeatSender",
     "UncountedCreditSender",
     "UnreadyJoin",
 ]
@@ -119,16 +119,17 @@ class EarlyTokenReceiver(CounterReceiver):
         return m
 
 
-class ShortStampSender(CounterSender):
-    """A live-credit sender that stamps a dummy one token short: to the receiver the dummy comes before the
-    last token pushed before it, so taking that token clears the dummy as obsolete (the dummy is lost),
-    and a consumed dummy would overtake it."""
+class StickyHeartbeatSender(CounterSender):
+    """A live-credit sender that keeps its dummy when it pushes a later token or message: the receiver,
+    which offers the dummy once the channels are empty, then offers an index older than the later item
+    it already took."""
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
         signals = driven_signals(m)
-        with m.If(self.i_comp.valid & self.i_comp.ready & signals["dummy"]):
-            m.d.sync += self.o_heartbeat.stamp.eq(signals["stamp"] - 1)
+        hb = self.o_heartbeat
+        with m.If(~self.i_heartbeat_clear & ~(self.i_comp.valid & self.i_comp.ready & signals["dummy"])):
+            m.d.sync += hb.valid.eq(hb.valid)
         return m
 
 
