@@ -25,6 +25,7 @@ __all__ = [
     "Auto",
     "Edge",
     "Interval",
+    "Message",
     "Network",
     "Node",
 ]
@@ -119,6 +120,30 @@ class Edge:
 
 
 @dataclass(frozen=True)
+class Message:
+    """A teleport message (004 Sec. "Semantics of Messaging"): sent by ``sender`` at each of its firings
+    (as 004's constraints assume), delivered to every node of the portal ``receivers`` at the firing
+    that ``latency`` names through SDEP (:mod:`sfdf.gen.analysis.messages`).
+
+    Members
+    -------
+    sender : str
+    receivers : tuple of str
+        One or several (a portal).
+    latency : tuple of int
+        ``(min, max)``; a single latency ``k`` is ``(k, k)``.
+    """
+
+    sender: str
+    receivers: tuple[str, ...]
+    latency: tuple[int, int] = (0, 0)
+
+    def __post_init__(self):
+        object.__setattr__(self, "receivers", tuple(self.receivers))
+        object.__setattr__(self, "latency", tuple(self.latency))
+
+
+@dataclass(frozen=True)
 class Network:
     """A validated network: the topology and every channel parameter.
 
@@ -141,6 +166,8 @@ class Network:
         Default payload bits; computation index bits.
     nodes, edges : tuple
         In spec order.
+    messages : tuple of Message
+        Teleport messages (004), in spec order.
     source : str
         The spec file this came from (for error messages), or ``"<memory>"``.
     """
@@ -155,10 +182,20 @@ class Network:
     data_width: int = 32
     index_width: int = 32
     source: str = "<memory>"
+    messages: tuple[Message, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "edges", tuple(self.edges))
+        object.__setattr__(self, "messages", tuple(self.messages))
+
+    @cached_property
+    def is_sdf(self) -> bool:
+        """A synchronous dataflow network (004): some rate other than 1, initial items or a teleport
+        message. It runs in the SDF analysis and model (``sfdf schedule``, ``sdep``, ``simulate``), not
+        in the SFDF analysis and hardware, whose nodes compute once per index."""
+        return bool(self.messages) or any(
+            (e.push, e.pop, e.initial) != (1, 1, 0) or e.peek not in (None, 1, e.pop) for e in self.edges)
 
     # -- lookup (cached: the model is immutable) -------------------------------------------------
     @cached_property

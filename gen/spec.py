@@ -2,7 +2,10 @@
 
 Every mistake is a one-line :class:`sfdf.gen.errors.SpecError` naming the file, the field, the line when
 it can be found, and the fix. Checks, in order: TOML syntax; ``[network]``; each ``[[node]]``; each
-``[[edge]]`` (keys, types, ranges, node names, self-loops, duplicate names); directed cycles.
+``[[edge]]`` (keys, types, ranges, node names, self-loops, duplicate names); each ``[[message]]``; then
+directed cycles, or, in an SDF network (004: rates, initial items or messages), nodes without kernels.
+The SDF rules that need the analysis (phase lists, peek >= pop, a repetition vector, no starving cycle,
+messages along a path) are :func:`sfdf.gen.analysis.sdfcheck.check_sdf_spec`'s, which the CLI runs.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import networkx as nx
 
 from sfdf.gen.errors import SpecError
 from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_defaults, kernel_output_width
-from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Network, Node
+from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Message, Network, Node
 from sfdf.gen.speclines import SpecLines
 
 __all__ = ["load_spec", "parse_spec"]
@@ -27,8 +30,9 @@ __all__ = ["load_spec", "parse_spec"]
 _NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "live_credit", "data_width", "index_width")
 _NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages")
 _EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
-              "threshold", "width")
-_TOP_KEYS = ("network", "node", "edge")
+              "threshold", "width", "push", "pop", "peek", "initial")
+_MESSAGE_KEYS = ("from", "to", "latency")
+_TOP_KEYS = ("network", "node", "edge", "message")
 _EDGE_DEFAULTS = {"threshold": AUTO, "control_capacity": AUTO, "output_buffer": 0}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _IDENTIFIER_FIX = "use letters, digits and underscores, not starting with a digit"
@@ -41,6 +45,9 @@ MAX_CAPACITY = 1 << 16
 MAX_INTERVAL = 1 << 32
 #: Largest initiation interval and per-token message bound.
 MAX_II = MAX_MESSAGES = 1 << 16
+#: Largest SDF rate (items per firing), phase count and message latency (firings).
+MAX_RATE = MAX_PHASES = 1 << 16
+MAX_LATENCY = 1 << 32
 
 
 class _Bad(Exception):
@@ -166,9 +173,14 @@ class _Parser:
         network = self.network(doc)
         nodes = self.nodes(doc.get("node"))
         edges = self.edges(doc.get("edge"), network, nodes)
-        net = Network(nodes=tuple(nodes.values()), edges=tuple(edges), source=self.source, **network)
+        messages = self.messages(doc.get("message"), nodes)
+        net = Network(nodes=tuple(nodes.values()), edges=tuple(edges), messages=tuple(messages),
+                      source=self.source, **network)
         self.check_connected(net, doc.get("node"))
-        self.check_acyclic(net, doc.get("edge"))
+        if net.is_sdf:
+            self.check_sdf(net, doc.get("node"))
+        else:
+            self.check_acyclic(net, doc.get("edge"))
         self.check_kernel_inputs(net, doc.get("node"))
         return net
 
@@ -321,6 +333,9 @@ class _Parser:
             v, 0, MAX_INTERVAL, 'use "auto" to let sfdf choose, or "inf" for none', (AUTO, "inf")), AUTO)
         kernel = nodes[ends["from"]].kernel
         fixed = kernel_output_width(kernel, network["index_width"])
+        initial = get("initial", lambda v: _at_most(_integer(v, 0, None, "use the items on the edge at reset"),
+                                                    capacity, "exceeds capacity",
+                                                    f"use 0..{capacity} (initial items sit in the channel)"), 0)
         fields = {
             "src": ends["from"],
             "dst": ends["to"],
@@ -333,6 +348,10 @@ class _Parser:
             "width": get("width", lambda v: _kernel_width(
                 _integer(v, 1, 64, "use a payload width of 1 to 64 bits"), kernel, fixed),
                 fixed or network["data_width"]),
+            "push": get("push", _rates("items the sender pushes per firing"), 1),
+            "pop": get("pop", _rates("items the receiver pops per firing"), 1),
+            "peek": get("peek", _rates("items the receiver must see to fire (>= pop)"), None),
+            "initial": initial,
         }
         self.inapplicable(index, label, table, network)
         return fields
@@ -363,6 +382,34 @@ class _Parser:
                 raise self.error(_label("node", index, {"name": node.name}), "has no edges",
                                  "connect it with an [[edge]] or remove it", self.lines.find("node", index, ("name",)))
 
+    def messages(self, data, nodes: dict[str, Node]) -> list[Message]:
+        """``[[message]]`` tables (004): ``from``, ``to`` (a node or a portal's list), ``latency``."""
+        result = []
+        for index, table in enumerate([] if data is None else self.tables("message", data)):
+            label = f"message[{index}]"
+            self.check_keys("message", index, label, table, _MESSAGE_KEYS)
+
+            def get(key, parse, t=table, i=index, lab=label):
+                return self.field("message", i, lab, (key,), lambda: parse(t[key]))
+
+            self.require("message", index, label, table, "from", '"<node name>"')
+            self.require("message", index, label, table, "to", '"<node name>" or a list of them')
+            sender = get("from", lambda v: _node_name(v, nodes))
+            receivers = get("to", lambda v: _receivers(v, nodes))
+            latency = get("latency", _latency) if "latency" in table else (0, 0)
+            result.append(Message(sender=sender, receivers=receivers, latency=latency))
+        return result
+
+    def check_sdf(self, net: Network, node_tables) -> None:
+        """An SDF network (004) has no kernels: its nodes run the SDF test kernel. Cycles are allowed (the
+        schedule proves them live: :func:`sfdf.gen.analysis.sdfcheck.check_sdf_spec`)."""
+        for index, node in enumerate(net.nodes):
+            if node.kernel is not None:
+                raise self.error(f"{_label('node', index, node_tables[index])}.kernel",
+                                 "an SDF network (rates, initial items or messages, 004) runs the SDF test kernel "
+                                 "(docs/semantics.md, \"SDF networks\")", "remove kernel",
+                                 self.lines.find("node", index, ("kernel",)))
+
     def check_acyclic(self, net: Network, tables) -> None:
         graph = net.graph()
         try:
@@ -374,8 +421,8 @@ class _Parser:
         index = next(i for i, e in enumerate(net.edges) if e.name == last)
         label = _label("edge", index, tables[index])
         raise self.error(label, f"directed cycle {path}",
-                         "remove or reverse an edge on the cycle (a network is acyclic)",
-                         self.lines.find("edge", index))
+                         "remove or reverse an edge on the cycle (a network is acyclic; an SDF feedback loop "
+                         "carries initial items, 004)", self.lines.find("edge", index))
 
 
     def check_kernel_inputs(self, net: Network, tables) -> None:
@@ -440,6 +487,42 @@ def _at_most(value, limit, problem: str, fix: str, shown=None):
     if _is_int(value) and limit is not None and value > limit:
         raise _Bad(f"{value} {problem} {limit if shown is None else shown}", fix)
     return value
+
+
+def _rates(fix: str):
+    """A parser of an SDF rate: an integer, or a list with one per phase (004)."""
+    def parse(value):
+        if isinstance(value, list):
+            if not 1 <= len(value) <= MAX_PHASES:
+                raise _Bad(f"lists {len(value)} phases", f"give 1..{MAX_PHASES} entries, one per phase")
+            return tuple(_integer(v, 0, MAX_RATE, f"{fix}, per phase") for v in value)
+        return _integer(value, 0, MAX_RATE, f"{fix}, or a list with one per phase")
+    return parse
+
+
+def _receivers(value, nodes: dict[str, Node]) -> tuple[str, ...]:
+    """A message's ``to``: a node, or a non-empty list of distinct nodes (a portal)."""
+    names = value if isinstance(value, list) else [value]
+    if not names:
+        raise _Bad("is an empty list", "name at least one receiver")
+    result = tuple(_node_name(v, nodes) for v in names)
+    if len(set(result)) < len(result):
+        raise _Bad("lists a node twice", "name each receiver once")
+    return result
+
+
+def _latency(value) -> tuple[int, int]:
+    """``k`` or ``[min, max]`` firings."""
+    fix = f"use an integer in -{MAX_LATENCY}..{MAX_LATENCY}, or [min, max]"
+    if isinstance(value, list):
+        if len(value) != 2:
+            raise _Bad(f"lists {len(value)} values", "use [min, max]")
+        low, high = (_integer(v, -MAX_LATENCY, MAX_LATENCY, fix) for v in value)
+        if low > high:
+            raise _Bad(f"[{low}, {high}] has min above max", "write [min, max]")
+        return low, high
+    k = _integer(value, -MAX_LATENCY, MAX_LATENCY, fix)
+    return k, k
 
 
 def _kernel_width(value, kernel, fixed):

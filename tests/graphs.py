@@ -1,13 +1,14 @@
-"""Hypothesis strategies for random networks (small DAG multigraphs), built on :mod:`sfdf.gen.randomnet`."""
+"""Hypothesis strategies for random networks (small DAG multigraphs), built on :mod:`sfdf.gen.randomnet`, and
+004's SDF example graph."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from sfdf.gen.model import Network
+from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.randomnet import DEFAULT_CAPACITIES, network_from_pairs
 
-__all__ = ["dags"]
+__all__ = ["dags", "fig_sdep", "sdf_edge"]
 
 
 @st.composite
@@ -46,3 +47,16 @@ def dags(
     caps = draw(st.lists(st.integers(*capacities), min_size=len(ranks), max_size=len(ranks)))
     pairs = [(f"n{order[i]}", f"n{order[j]}") for i, j in ranks]
     return network_from_pairs([f"n{i}" for i in range(n)], pairs, caps)
+
+
+def sdf_edge(name, src, dst, **rates):
+    return Edge(name=name, src=src, dst=dst, capacity=64, **rates)
+
+
+def fig_sdep():
+    """004's example graph (its figure did not survive in the seed text; this graph fits the caption and
+    gives every number of the paper's table): A a round-robin splitter, E a round-robin joiner."""
+    return Network(name="fig", nodes=tuple(Node(n) for n in "ABCDE"), edges=(
+        sdf_edge("AC", "A", "C", push=(1, 0), pop=3), sdf_edge("AB", "A", "B", push=(0, 1), pop=1),
+        sdf_edge("CE", "C", "E", push=2, pop=(1, 0)), sdf_edge("BD", "B", "D", push=2, pop=3),
+        sdf_edge("DE", "D", "E", push=1, pop=(0, 1))))

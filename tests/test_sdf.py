@@ -1,24 +1,13 @@
 """SDF analysis (004 Sec. 3): phases, repetitions, pull schedules and SDEP against 004's own numbers."""
 
 import pytest
+from graphs import fig_sdep
+from graphs import sdf_edge as edge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sfdf.gen.analysis.sdf import SDFError, phases, pull_schedule, repetitions, sdep
-from sfdf.gen.model import Edge, Network, Node
-
-
-def edge(name, src, dst, **rates):
-    return Edge(name=name, src=src, dst=dst, capacity=64, **rates)
-
-
-def fig_sdep():
-    """004's example graph (its figure did not survive in the seed text; this graph fits the caption and
-    gives every number of the paper's table): A a round-robin splitter, E a round-robin joiner."""
-    return Network(name="fig", nodes=tuple(Node(n) for n in "ABCDE"), edges=(
-        edge("AC", "A", "C", push=(1, 0), pop=3), edge("AB", "A", "B", push=(0, 1), pop=1),
-        edge("CE", "C", "E", push=2, pop=(1, 0)), edge("BD", "B", "D", push=2, pop=3),
-        edge("DE", "D", "E", push=1, pop=(0, 1))))
+from sfdf.gen.model import Network, Node
 
 
 def test_the_papers_table():
@@ -54,7 +43,7 @@ def test_inconsistent_rates_name_the_edge():
 def test_phase_lists_of_one_node_must_agree():
     net = Network(name="bad", nodes=tuple(Node(n) for n in "uvw"), edges=(
         edge("uv", "u", "v", push=(1, 0)), edge("uw", "u", "w", push=(0, 1, 0))))
-    with pytest.raises(SDFError, match=r'node "u": edge uv lists 2 phases and edge uw 3'):
+    with pytest.raises(SDFError, match=r"edge uw: edge uv lists 2 phases and edge uw 3"):
         phases(net)
 
 

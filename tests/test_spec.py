@@ -63,7 +63,7 @@ def check_network(extra: str, message: str) -> None:
     check(with_network(extra), message)
 
 
-EDGE_KEYS = "name, from, to, capacity, control_capacity, output_buffer, interval, threshold, width"
+EDGE_KEYS = "name, from, to, capacity, control_capacity, output_buffer, interval, threshold, width, push, pop, peek, initial"
 KERNEL_LIST = '"random_filter", "variance_source", "variance_mean", "variance_mean_sq", "variance_join"'
 IDENT = "use letters, digits and underscores, not starting with a digit"
 AUTO_FIX = 'use "auto" to let sfdf choose'
@@ -104,7 +104,7 @@ def test_toml_unterminated_table():
 # -- top level and [network] ------------------------------------------------------------------------------
 
 def test_unknown_top_level_key():
-    check(BASE + "[nodes]\n", "t.toml:14: nodes: unknown key; did you mean node? use one of: network, node, edge")
+    check(BASE + "[nodes]\n", "t.toml:14: nodes: unknown key; did you mean node? use one of: network, node, edge, message")
 
 
 def test_missing_network():
@@ -366,12 +366,13 @@ def test_directed_cycle():
     check(BASE + '\n[[node]]\nname = "w"\n\n[[edge]]\nname = "vw"\nfrom = "v"\nto = "w"\ncapacity = 2\n'
           '\n[[edge]]\nname = "wu"\nfrom = "w"\nto = "u"\ncapacity = 2\n',
           't.toml:24: edge "wu": directed cycle u -> v -> w -> u; remove or reverse an edge on the cycle '
-          "(a network is acyclic)")
+          "(a network is acyclic; an SDF feedback loop carries initial items, 004)")
 
 
 def test_two_node_cycle():
     check_edge('\n[[edge]]\nfrom = "v"\nto = "u"\ncapacity = 2', "t.toml:15: edge[1]: directed cycle u -> v -> u; "
-               "remove or reverse an edge on the cycle (a network is acyclic)")
+               "remove or reverse an edge on the cycle (a network is acyclic; an SDF feedback loop carries initial "
+               "items, 004)")
 
 
 def test_capacity_zero():
@@ -613,7 +614,7 @@ def test_load_spec_names_the_file(write_file):
         load_spec(path)
 
 
-EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe"]
+EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

@@ -23,11 +23,26 @@ from fractions import Fraction
 
 import networkx as nx
 
-__all__ = ["SDFError", "phases", "pull_schedule", "repetitions", "sdep"]
+__all__ = ["SDFError", "phases", "pull_counts", "pull_schedule", "repetitions", "sdep"]
 
 
 class SDFError(ValueError):
-    """Rates with no steady state, or phase lists that disagree: one line naming the node or edge."""
+    """Rates with no steady state, phase lists that disagree, a cycle that starves, a message that cannot
+    be timed: one line, ``<where>: <problem>; <fix>``.
+
+    ``where`` is ``("edge", name, key)``, ``("node", name, key)`` or ``("message", index, key)`` (``key``
+    the spec field, or None) so that the spec parser can point at the line; None for the network.
+    """
+
+    def __init__(self, problem: str, fix: str, where: tuple | None = None):
+        self.problem, self.fix, self.where = problem, fix, where
+        super().__init__(f"{_where(where)}: {problem}; {fix}" if where else f"{problem}; {fix}")
+
+
+def _where(where: tuple) -> str:
+    kind, name, key = where
+    text = {"edge": f"edge {name}", "node": f'node "{name}"', "message": f"message[{name}]"}[kind]
+    return f"{text}.{key}" if key and kind == "message" else text
 
 
 def _rates(value, count: int) -> tuple[int, ...]:
@@ -47,8 +62,8 @@ def phases(network) -> dict[str, int]:
         seen = lengths.get(n.name, {})
         if len(seen) > 1:
             (a, ea), (b, eb) = list(seen.items())[:2]
-            raise SDFError(f'node "{n.name}": edge {ea} lists {a} phases and edge {eb} {b}; give every list '
-                           "of one node the same length")
+            raise SDFError(f"edge {ea} lists {a} phases and edge {eb} {b}", "give every list of one node the same "
+                           "length", ("edge", eb, None))
         result[n.name] = next(iter(seen), 1)
     return result
 
@@ -85,8 +100,8 @@ def repetitions(network) -> dict[str, int]:
                 produced, consumed = sum(push), sum(pop)
                 if produced == 0 or consumed == 0:
                     if produced != consumed:
-                        raise SDFError(f"edge {e.name}: {e.src} pushes {produced} and {e.dst} pops {consumed} "
-                                       "items per phase cycle: no steady state; make both nonzero")
+                        raise SDFError(f"{e.src} pushes {produced} and {e.dst} pops {consumed} items per phase "
+                                       "cycle: no steady state", "make both nonzero", ("edge", e.name, None))
                     continue
                 ratio = Fraction(produced, consumed)  # cycles(dst) = cycles(src) * produced / consumed
                 want = cycles[node] * ratio if node == e.src else cycles[node] / ratio
@@ -94,9 +109,9 @@ def repetitions(network) -> dict[str, int]:
                     cycles[other] = want
                     group.append(other)
                 elif cycles[other] != want:
-                    raise SDFError(f"edge {e.name}: the rates are inconsistent (no repetition vector: the "
-                                   f"balance of {e.src} and {e.dst} contradicts another path between them); "
-                                   "fix push or pop")
+                    raise SDFError("the rates are inconsistent (no repetition vector: the balance of "
+                                   f"{e.src} and {e.dst} contradicts another path between them)", "fix push or pop",
+                                   ("edge", e.name, None))
         scale = math.lcm(*(cycles[n].denominator for n in group))  # the group's least integer solution
         whole = {n: int(cycles[n] * scale) for n in group}
         common = math.gcd(*whole.values())
@@ -138,19 +153,35 @@ class _Simulation:
         self.fired[node] += 1
 
 
-def _pull(sim: _Simulation, node: str, schedule: list[str], depth: int = 0) -> None:
-    """One firing of ``node``, pulling its predecessors first (004's ``pullSchedule(X, 1)``)."""
-    if depth > 10_000:
-        raise SDFError(f'node "{node}": its inputs never fill (a cycle without enough initial items)')
-    while (edge := sim.short(node)) is not None:
-        before, idle = sim.items[edge.name], 0
-        while sim.items[edge.name] == before:  # a phase of the sender may push nothing here
-            _pull(sim, edge.src, schedule, depth + 1)
-            idle += 1
-            if idle > sim.count[edge.src]:
-                raise SDFError(f"edge {edge.name}: {edge.src} never pushes on it, so {node} never fires")
-    sim.fire(node)
-    schedule.append(node)
+def _pull(sim: _Simulation, node: str, schedule: list[str]) -> None:
+    """One firing of ``node``, pulling its predecessors first (004's ``pullSchedule(X, 1)``), with an
+    explicit stack (a chain of a thousand actors is a thousand nested pulls). A node that its own pull
+    reaches again depends on its own next firing: a cycle without enough initial items (it starves)."""
+    stack = [[node, None, 0, 0]]  # [actor, edge it last pulled for, items then, pulls without a change]
+    waiting = {node}
+    while stack:
+        level = stack[-1]
+        actor = level[0]
+        edge = sim.short(actor)
+        if edge is None:
+            sim.fire(actor)
+            schedule.append(actor)
+            stack.pop()
+            waiting.discard(actor)
+            continue
+        if level[1] is edge and sim.items[edge.name] == level[2]:
+            level[3] += 1
+            if level[3] > sim.count[edge.src]:  # a phase of the sender may push nothing here, not all
+                raise SDFError(f"{edge.src} never pushes on it, so {actor} never fires", "give it a phase that "
+                               "pushes", ("edge", edge.name, "push"))
+        else:
+            level[1:] = [edge, sim.items[edge.name], 0]
+        if edge.src in waiting:
+            path = [lvl[0] for lvl in stack[[lvl[0] for lvl in stack].index(edge.src):]] + [edge.src]
+            raise SDFError(f"directed cycle {' -> '.join(reversed(path))} starves: each waits for the next",
+                           "add initial items on one of its edges", ("edge", edge.name, "initial"))
+        stack.append([edge.src, None, 0, 0])
+        waiting.add(edge.src)
 
 
 def pull_schedule(network, node: str, n: int) -> list[str]:
@@ -161,6 +192,18 @@ def pull_schedule(network, node: str, n: int) -> list[str]:
     for _ in range(n):
         _pull(sim, node, schedule)
     return schedule
+
+
+def pull_counts(network, node: str):
+    """Endless pull schedule of ``node``: after each of its firings, yield every node's firings so far
+    (a dict, shared: copy what you keep). By 004 Thm. 1 the count of an actor ``Y`` after ``n`` firings
+    is ``SDEP_{Y<-node}(n)``."""
+    sim = _Simulation(network)
+    schedule: list[str] = []
+    while True:
+        _pull(sim, node, schedule)
+        schedule.clear()
+        yield sim.fired
 
 
 def sdep(network, upstream: str, downstream: str, n: int) -> list[int]:

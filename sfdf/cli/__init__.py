@@ -1,5 +1,5 @@
 """The ``sfdf`` command line (README, "The command line"): ``check``, ``intervals``, ``simulate``, ``generate``,
-``cosim``, ``spark`` and ``build``.
+``cosim``, ``spark``, ``build``, and for SDF networks (004) ``schedule`` and ``sdep``.
 
 Exit status: 0 safe / completed, 1 unsafe / deadlocked, 2 for any user mistake (an invalid spec,
 a missing file, a malformed ``--input`` file, a bad option, an output folder that is a file or cannot be
@@ -96,8 +96,26 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--seed", type=int, default=1, metavar="S", help="scheduler seed (default 1)")
     simulate.add_argument("--scheduler", choices=_SCHEDULERS, default="random",
                           help="order in which ready nodes fire (default random)")
+    simulate.add_argument("--steady-states", type=_positive, metavar="K",
+                          help="SDF networks (004): run the initialization and K steady states (default 2)")
     simulate.add_argument("--json", action="store_true", help="print the result as JSON")
     simulate.set_defaults(run=run.simulate)
+
+    schedule = commands.add_parser("schedule", help="SDF networks (004): repetitions, constrained schedule, buffers, "
+                                   "message constraints", description="Exit status: 0 satisfiable within the "
+                                   "capacities, 1 unsatisfiable, 2 invalid.")
+    schedule.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    schedule.add_argument("--json", action="store_true", help="print the schedule as JSON")
+    schedule.set_defaults(run=run.schedule)
+
+    sdep = commands.add_parser("sdep", help="the stream dependence function SDEP_A<-B(1..N) (004)",
+                               description="Exit status: 0, or 2 for an invalid spec or node.")
+    sdep.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
+    sdep.add_argument("--upstream", required=True, metavar="A", help="the actor whose firings are counted")
+    sdep.add_argument("--downstream", required=True, metavar="B", help="the actor that fires 1..N times")
+    sdep.add_argument("--count", required=True, type=_positive, metavar="N", help="how many values")
+    sdep.add_argument("--json", action="store_true", help="print the values as JSON")
+    sdep.set_defaults(run=run.sdep)
 
     generate = commands.add_parser("generate", help="write the Verilog top and its manifest",
                                    description="Exit status: 0 written, 1 unsafe, 2 invalid.")

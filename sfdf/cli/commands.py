@@ -15,8 +15,8 @@ from sfdf.gen.kernels import word_width
 from .inputs import load_spec_file as _load
 from .inputs import output_folder, read_frames
 
-__all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "generate", "intervals", "simulate",
-           "spark"]
+__all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "generate", "intervals", "schedule",
+           "sdep", "simulate", "spark"]
 
 DEFAULT_COSIM = 200
 DEFAULT_COMPUTATIONS = 1000
@@ -41,12 +41,22 @@ def _print_json(data) -> None:
     print(json.dumps(data, indent=2))
 
 
+def _load_sfdf(spec: str):
+    """A spec for the SFDF analysis, model and hardware: an SDF network (004) is refused in one line."""
+    network = _load(spec)
+    if network.is_sdf:
+        raise UserError(spec, "network", "is an SDF network (rates, initial items or [[message]], 004), which the "
+                        "deadlock analysis and the hardware do not take", "run it with sfdf schedule, sfdf sdep or "
+                        "sfdf simulate (README, \"Teleport messaging\")")
+    return network
+
+
 # -- commands ---------------------------------------------------------------------------------------
 
 def check(args) -> int:
     from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers
 
-    network = _load(args.spec)
+    network = _load_sfdf(args.spec)
     cycles = cycle_structure(network)  # one derivation for the check and the repair
     report = check(network, cycles=cycles)
     repair = repair_output_buffers(network, cycles=cycles) if args.repair else None
@@ -74,7 +84,7 @@ def _repair_lines(network, repair: dict[str, int]) -> list[str]:
 def intervals(args) -> int:
     from sfdf.gen.analysis import intervals
 
-    network = _load(args.spec)
+    network = _load_sfdf(args.spec)
     result = intervals(network, args.algorithm)
     if args.json:
         _print_json({"algorithm": args.algorithm, "intervals": dict(result)})
@@ -89,6 +99,11 @@ def simulate(args) -> int:
     from sfdf.gen.refmodel import simulate
 
     network = _load(args.spec)
+    if network.is_sdf:
+        return _simulate_sdf(args, network)
+    if args.steady_states is not None:
+        raise UserError(args.spec, "--steady-states", "applies to SDF networks (004) only",
+                        "use --computations N for this network")
     inputs = None
     computations = args.computations
     if args.input is not None:
@@ -107,10 +122,125 @@ def simulate(args) -> int:
     return 1 if result.to_json()["deadlocked"] else 0
 
 
+_SDF_SCHEDULES = {"random": "random", "round_robin": "constrained", "adversarial": "eager"}
+
+
+def _simulate_sdf(args, network) -> int:
+    """An SDF network in the SDF model (004): every message with the firing it was delivered at."""
+    from sfdf.gen.analysis.schedule import Unsatisfiable
+    from sfdf.gen.refmodel.sdf import run_sdf
+
+    for flag, value in (("--computations", args.computations), ("--input", args.input)):
+        if value is not None:
+            raise UserError(args.spec, flag, "does not apply to an SDF network (004), whose sources fire by its "
+                            "schedule", "use --steady-states K")
+    states = 2 if args.steady_states is None else args.steady_states
+    try:
+        run = run_sdf(network, steady_states=states, schedule=_SDF_SCHEDULES[args.scheduler], seed=args.seed)
+    except Unsatisfiable as exc:
+        print(f"{network.name}: {exc}")
+        return 1
+    deliveries = [{"message": d.message, "from": d.sender, "n": d.n, "to": d.receiver, "when": d.when,
+                   "firing": d.firing} for d in run.deliveries]
+    if args.json:
+        produced = sum(len(v) for v in run.outputs.values())
+        _print_json({"deadlocked": False, "computations": len(run.firings), "data_tokens": produced, "dummies": 0,
+                     "credits": 0, "control_messages": len(deliveries), "blocking_cycle": [],
+                     "steady_states": states, "outputs": run.outputs, "deliveries": deliveries})
+        return 0
+    print(f"{network.name}: SDF, {len(run.firings)} firings ({states} steady states, {args.scheduler} order), "
+          f"{len(deliveries)} message deliveries")
+    for sink, values in run.outputs.items():
+        shown = " ".join(str(v) for v in values[:8]) + (" ..." if len(values) > 8 else "")
+        print(f"  sink {sink}: {len(values)} values: {shown}")
+    for d in deliveries:
+        print(f"  message[{d['message']}] {d['from']} -> {d['to']}: sent at {d['from']}'s firing {d['n']}, handled "
+              f"{d['when']} {d['to']}'s firing {d['firing']}")
+    return 0
+
+
+def schedule(args) -> int:
+    from sfdf.gen.analysis.messages import routes
+    from sfdf.gen.analysis.schedule import Unsatisfiable, constrained_schedule
+
+    network = _load(args.spec)
+    messages = [{"message": r.message, "from": r.sender, "to": r.receiver, "direction": r.direction,
+                 "latency": list(r.latency)} for r in routes(network)]
+    try:
+        plan = constrained_schedule(network)
+    except Unsatisfiable as exc:
+        from sfdf.gen.analysis.sdf import repetitions
+
+        if args.json:
+            _print_json({"repetitions": repetitions(network), "messages": messages, "satisfiable": False,
+                         "fits": False, "unsatisfiable": {"reason": exc.problem, "path": [a for a, _ in exc.path]}})
+        else:
+            print(f"{network.name}: {exc.problem}")
+        return 1
+    over = [{"edge": e, "needed": need, "capacity": cap} for e, need, cap in plan.over]
+    if args.json:
+        _print_json({"repetitions": plan.repetitions, "initialization": plan.initialization, "steady": plan.steady,
+                     "buffers": plan.buffers, "messages": messages, "satisfiable": True, "fits": plan.fits,
+                     "over": over})
+        return 0 if plan.fits else 1
+    print(f"{network.name}: repetitions " + ", ".join(f"{n} {r}" for n, r in plan.repetitions.items()))
+    print(f"  initialization ({len(plan.initialization)} firings): {_runs(plan.initialization)}")
+    print(f"  steady state ({len(plan.steady)} firings): {_runs(plan.steady)}")
+    rows = [[e.name, e.src, e.dst, e.capacity, plan.buffers[e.name]] for e in network.edges]
+    print("\n".join(_table(["edge", "from", "to", "capacity", "needed"], rows)))
+    for m in messages:
+        low, high = m["latency"]
+        print(f"  message[{m['message']}] {m['from']} -> {m['to']}: {m['direction']}, latency "
+              f"{low if low == high else [low, high]}: met by this schedule")
+    for o in over:
+        print(f"  edge {o['edge']} needs {o['needed']} items, capacity {o['capacity']}: unsatisfiable with the "
+              "given capacities")
+    return 0 if plan.fits else 1
+
+
+def _runs(firings: list[str], longest: int = 8) -> str:
+    """A schedule in runs of repeated blocks: ``A A B`` as ``A*2 B``, ``a b a b`` as ``(a b)*2``."""
+    if not firings:
+        return "(none)"
+    parts, i = [], 0
+    while i < len(firings):
+        best = (1, 1)  # (block length, repeats) covering the most firings
+        for size in range(1, longest + 1):
+            block, repeats = firings[i:i + size], 1
+            while firings[i + repeats * size:i + (repeats + 1) * size] == block and len(block) == size:
+                repeats += 1
+            if repeats > 1 and size * repeats > best[0] * best[1]:
+                best = (size, repeats)
+        size, repeats = best
+        text = " ".join(firings[i:i + size])
+        parts.append(text if repeats == 1 else (f"{text}*{repeats}" if size == 1 else f"({text})*{repeats}"))
+        i += size * repeats
+    return " ".join(parts)
+
+
+def sdep(args) -> int:
+    from sfdf.gen.analysis.sdep import SDEPTable
+
+    network = _load(args.spec)
+    for flag, name in (("--upstream", args.upstream), ("--downstream", args.downstream)):
+        if name not in network.node_by_name:
+            raise UserError(args.spec, flag, f"names no node ({name!r})",
+                            "use one of: " + ", ".join(network.node_by_name))
+    table = SDEPTable(network, args.downstream)
+    values = [table(args.upstream, n) for n in range(1, args.count + 1)]
+    if args.json:
+        _print_json({"upstream": args.upstream, "downstream": args.downstream, "sdep": values})
+        return 0
+    print(f"SDEP_{args.upstream}<-{args.downstream}(n): the fewest firings of {args.upstream} that let "
+          f"{args.downstream} fire n times (004)")
+    print("\n".join(_table(["n", "sdep"], [[n, v] for n, v in enumerate(values, 1)])))
+    return 0
+
+
 def generate(args) -> int:
     from sfdf.hdl.generate import UnsafeNetwork, generate
 
-    network = _load(args.spec)
+    network = _load_sfdf(args.spec)
     output_folder(args.output, "-o")
     try:
         v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe)
@@ -127,7 +257,7 @@ def cosim(args) -> int:
     from sfdf.cosim.network import run_network
     from sfdf.gen.analysis import check
 
-    network = _load(args.spec)
+    network = _load_sfdf(args.spec)
     flush_after = dict(args.flush)
     for edge in flush_after:
         e = network.edge_by_name.get(edge)
@@ -158,7 +288,7 @@ def spark(args) -> int:
     from sfdf.sw.storage import join
 
     spec = args.spec or str(DEFAULT_SPEC)
-    _load(spec)  # a bad spec is a one-line error before Spark starts
+    _load_sfdf(spec)  # a bad spec is a one-line error before Spark starts
     summary = run_job(spec, args.input, args.output, master=args.master, stream=args.stream,
                       checkpoint=args.checkpoint, partitions=args.partitions, timeout_cycles=args.timeout_cycles)
     if args.json:
@@ -181,7 +311,7 @@ def build(args) -> int:
 
     settings = build_settings(args.spec, args.board, args.clock, args.baud, args.buffer_words)
     board, clock_hz = settings.board, settings.clock_hz
-    network = _load(args.spec)
+    network = _load_sfdf(args.spec)
     report = check(network)
     if not report.deadlock_free:
         print("\n".join(report.summary_lines()), file=sys.stderr)

@@ -1,0 +1,438 @@
+"""004's teleport messaging: SDEP by the closed form (Eq. 3, 4) against the pull schedule and against
+brute force (every legal execution, by definition), message delivery in the SDF model against brute
+force, constrained schedules and unsatisfiable constraints."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import deque
+
+import networkx as nx
+import pytest
+from graphs import fig_sdep, sdf_edge
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from sfdf.gen.analysis.messages import Deliveries
+from sfdf.gen.analysis.schedule import Unsatisfiable, constrained_schedule
+from sfdf.gen.analysis.sdep import SDEPTable
+from sfdf.gen.analysis.sdf import SDFError, _edge_rates, phases, repetitions, sdep
+from sfdf.gen.model import Edge, Message, Network, Node
+from sfdf.gen.refmodel.sdf import LateMessage, run_sdf
+from sfdf.gen.spec import load_spec
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
+
+
+# -- brute force: SDEP by its definition (004 Def. SDEP), over every legal execution -------------------
+
+def brute_sdep(network, caps: dict[str, int]) -> dict[tuple[str, str, int], int]:
+    """``{(A, B, n): min |phi ^ A| over executions phi with n firings of B}`` for every state with counts
+    below ``caps``: a breadth-first search over firing-count vectors (the state of an SDF network)."""
+    names = [n.name for n in network.nodes]
+    count = phases(network)
+    rates = {e.name: _edge_rates(e, count) for e in network.edges}
+    index = {n: k for k, n in enumerate(names)}
+
+    def items(e, counts):
+        push, pop, _ = rates[e.name]
+        produced = sum(push[k % len(push)] for k in range(counts[index[e.src]]))
+        consumed = sum(pop[k % len(pop)] for k in range(counts[index[e.dst]]))
+        return e.initial + produced - consumed
+
+    def ready(node, counts):
+        k = counts[index[node]] % count[node]
+        return all(items(e, counts) >= rates[e.name][2][k] for e in network.in_edges(node))
+
+    start = tuple(0 for _ in names)
+    seen, queue = {start}, deque([start])
+    best: dict[tuple[str, str, int], int] = {}
+    while queue:
+        counts = queue.popleft()
+        for a, b in itertools.permutations(names, 2):
+            key = (a, b, counts[index[b]])
+            best[key] = min(best.get(key, math.inf), counts[index[a]])
+        for node in names:
+            if counts[index[node]] < caps[node] and ready(node, counts):
+                nxt = list(counts)
+                nxt[index[node]] += 1
+                nxt = tuple(nxt)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+    return best
+
+
+def brute_point(best, route, n, k):
+    """004 Def. (Message delivery) with the brute-force SDEP."""
+    if route.direction == "upstream":
+        return best[(route.receiver, route.sender, n + k)] if n + k > 0 else 0
+    return next(m for m in itertools.count(1) if best[(route.sender, route.receiver, m)] >= n + k)
+
+
+def edge(name, src, dst, **rates):
+    return sdf_edge(name, src, dst, **rates)
+
+
+# -- SDEP ---------------------------------------------------------------------------------------------
+
+def test_closed_form_reproduces_the_papers_table():
+    net = fig_sdep()
+    table = SDEPTable(net, "E")
+    assert table.series("A", 4) == [5, 5, 5, 6]
+    assert table.series("B", 4) == [0, 2, 2, 3]
+    assert SDEPTable(net, "C")("A", 3) == 17  # 004 Eq. 3 with q(3) = 2: 2 * 6 + SDEP(1)
+    assert SDEPTable(net, "B")("A", 1) == 2
+    assert SDEPTable(net, "A")("E", 5) == 0  # no path
+    for x in "ABCDE":
+        table = SDEPTable(net, x)
+        for y in "ABCDE":
+            assert table.series(y, 60) == sdep(net, y, x, 60), (y, x)
+
+
+def test_pull_schedule_and_closed_form_meet_brute_force_on_the_papers_graph():
+    net = fig_sdep()
+    reps = repetitions(net)
+    best = brute_sdep(net, {n: 3 * r for n, r in reps.items()})
+    for x in "ABCDE":
+        table = SDEPTable(net, x)
+        for y in "ABCDE":
+            if y == x:
+                continue
+            for n in range(1, 2 * reps[x] + 1):
+                assert table(y, n) == best[(y, x, n)], (y, x, n)
+
+
+def test_frequency_hopping_radio():
+    """004 Sec. "Case Study": SDEP_RFtoIF<-D(n) = 512 n for each detector D; a hop detected at D's
+    n-th firing with latency 6 retunes RFtoIF right after its firing 512 (n + 6)."""
+    net = load_spec(EXAMPLES / "fhr.toml")
+    for detector in ("D1", "D2", "D3", "D4"):
+        table = SDEPTable(net, detector)
+        assert table.series("RFtoIF", 20) == [512 * n for n in range(1, 21)]
+        assert table("RFtoIF", 10**9) == 512 * 10**9
+    deliveries = Deliveries(net)
+    for route in deliveries.routes:
+        assert route.direction == "upstream"
+        assert [deliveries.point(route, n, 6) for n in (1, 2, 100)] == [512 * 7, 512 * 8, 512 * 106]
+    plan = constrained_schedule(net)
+    assert plan.fits, plan.over
+
+
+@st.composite
+def sdf_networks(draw, max_nodes=4):
+    """A connected, consistent SDF network: rates from per-node repetitions ``r`` (push = t r_dst / g, pop =
+    t r_src / g balances every edge), sometimes peeking, initial items, a feedback edge with enough
+    initial items to be live, and messages along paths."""
+    n = draw(st.integers(2, max_nodes))
+    names = [f"n{k}" for k in range(n)]
+    r = [draw(st.integers(1, 3)) for _ in names]
+    pairs = [(draw(st.integers(0, k - 1)), k) for k in range(1, n)]  # a spanning tree, parents first
+    pairs += [p for p in itertools.combinations(range(n), 2) if p not in pairs and draw(st.booleans())]
+    edges = []
+    for a, b in pairs:
+        t = draw(st.integers(1, 2))
+        g = math.gcd(r[a], r[b])
+        push, pop = t * r[b] // g, t * r[a] // g
+        extra = draw(st.sampled_from([0, 0, 0, 1, 2]))
+        edges.append(edge(f"e{a}_{b}", names[a], names[b], push=push, pop=pop, peek=pop + extra if extra else None,
+                          initial=draw(st.sampled_from([0, 0, 0, 1, pop]))))
+    if n > 2 and draw(st.booleans()):  # feedback: from the last node to the first, live by its initial items
+        g = math.gcd(r[-1], r[0])
+        push, pop = r[0] // g, r[-1] // g
+        edges.append(edge("back", names[-1], names[0], push=push, pop=pop, initial=pop * r[0] * 2))
+    messages = []
+    for _ in range(draw(st.integers(0, 2))):
+        a, b = sorted(draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True)))
+        up = draw(st.booleans())
+        low = draw(st.integers(0, 3)) if up else draw(st.integers(-2, 3))
+        messages.append((names[b], names[a], low) if up else (names[a], names[b], low))
+    net = Network(name="random", nodes=tuple(Node(x) for x in names), edges=tuple(edges))
+    try:  # peeking on the feedback loop can starve it: only live networks
+        constrained_schedule(net)
+    except SDFError:
+        assume(False)
+    routes_ok = []
+    graph = nx.MultiDiGraph((e.src, e.dst) for e in edges)
+    for s, d, k in messages:
+        down, upward = nx.has_path(graph, s, d), nx.has_path(graph, d, s)
+        if (down or upward) and not (upward and k < 0):
+            routes_ok.append(Message(s, (d,), (k, k)))
+    return Network(name="random", nodes=net.nodes, edges=net.edges, messages=tuple(routes_ok))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sdf_networks(max_nodes=5), st.integers(1, 200))
+def test_closed_form_equals_the_pull_schedule(net, n):
+    """004 Eq. 3, 4 against Thm. 1 (the pull schedule) for every pair, far beyond the table."""
+    for x in (node.name for node in net.nodes):
+        table = SDEPTable(net, x)
+        for y in (node.name for node in net.nodes):
+            if y != x:
+                assert table(y, n) == sdep(net, y, x, n)[-1], (y, x, n)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sdf_networks(max_nodes=4))
+def test_sdep_and_message_delivery_meet_brute_force(net):
+    """SDEP by definition (every legal execution, counts below three steady states) equals the closed
+    form; the model delivers every message at the firing 004's definition names with that SDEP."""
+    reps = repetitions(net)
+    best = brute_sdep(net, {x: 3 * r for x, r in reps.items()})
+    names = [x.name for x in net.nodes]
+    for x in names:
+        table = SDEPTable(net, x)
+        for y in names:
+            for m in range(1, reps[x] + 1):
+                if y != x:
+                    assert table(y, m) == best[(y, x, m)], (y, x, m)
+    try:
+        plan = constrained_schedule(net)
+    except Unsatisfiable:
+        return
+    run = run_sdf(net, steady_states=1)
+    deliveries = Deliveries(net)
+    for d in run.deliveries:
+        route = next(r for r in deliveries.routes if r.message == d.message and r.receiver == d.receiver)
+        k = route.latency[0]
+        key_ok = all(key in best for key in _keys(route, d.n, k, d.firing))
+        if key_ok:
+            assert d.firing == brute_point(best, route, d.n, k), (route, d)
+    assert plan.repetitions == reps
+
+
+def _keys(route, n, k, firing):
+    if route.direction == "upstream":
+        return [(route.receiver, route.sender, n + k)] if n + k > 0 else []
+    return [(route.sender, route.receiver, m) for m in range(1, firing + 1)]
+
+
+# -- the model ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec", ["teleport.toml", "fhr.toml"])
+def test_every_schedule_gives_the_same_outputs_and_deliveries(spec):
+    """Constrained, random and eager (adversarial) schedules to the same counts: Kahn determinism and
+    exact delivery make outputs and deliveries equal; a wrong delivery would change the outputs."""
+    net = load_spec(EXAMPLES / spec)
+    states = 8 if spec == "fhr.toml" else 4  # the radio: a retune lands 6 frames after its hop
+    runs = [run_sdf(net, steady_states=states, schedule=s, seed=seed)
+            for s, seed in [("constrained", 0), ("random", 1), ("random", 2), ("eager", 0)]]
+    first = runs[0]
+    assert first.deliveries
+    for run in runs[1:]:
+        assert run.outputs == first.outputs
+        assert sorted(run.deliveries, key=repr) == sorted(first.deliveries, key=repr)
+        assert run.firings != first.firings or run is first
+
+
+def test_the_teleport_example_delivers_where_004_says():
+    net = load_spec(EXAMPLES / "teleport.toml")
+    run = run_sdf(net, steady_states=2)
+    down = [(d.n, d.when, d.firing) for d in run.deliveries if d.message == 0][:6]
+    # A -> E latency 2: before E's firing min m with SDEP_A<-E(m) >= n + 2; SDEP_A<-E = 5, 5, 5, 6, 11, ...
+    assert down == [(1, "before", 1), (2, "before", 1), (3, "before", 1), (4, "before", 4), (5, "before", 5),
+                    (6, "before", 5)]
+    up = [(d.n, d.when, d.firing) for d in run.deliveries if d.message == 1][:4]
+    # E -> B latency 1: after B's firing SDEP_B<-E(n + 1) = 2, 2, 3, then 0 + 3 (one steady state on)
+    assert up == [(1, "after", 2), (2, "after", 2), (3, "after", 3), (4, "after", 3)]
+
+
+def test_a_schedule_that_passes_a_delivery_point_is_refused():
+    """Upstream latency 0 from D to A on a chain: A may not fire its second time before D's first
+    firing has sent the message due right after A's first."""
+    net = Network(name="chain", nodes=tuple(Node(x) for x in "ABCD"),
+                  edges=(edge("AB", "A", "B"), edge("BC", "B", "C"), edge("CD", "C", "D")),
+                  messages=(Message("D", ("A",), (0, 0)),))
+    run_sdf(net, firings=list("ABCDABCD"))
+    with pytest.raises(LateMessage, match="passed the point after its firing 1"):
+        run_sdf(net, firings=list("AABCD"))
+
+
+# -- constraints and scheduling -------------------------------------------------------------------------
+
+def chain(*messages, capacity=1 << 16):
+    return Network(name="chain", nodes=tuple(Node(x) for x in "ABCD"),
+                   edges=tuple(Edge(name=f"{a}{b}", src=a, dst=b, capacity=capacity) for a, b in ("AB", "BC", "CD")),
+                   messages=messages)
+
+
+def test_004s_unsatisfiable_pair_is_named_with_its_path():
+    """004 Fig. "unsatisfiable message constraints": B -> C with negative latency wants the B-C buffer
+    full, D -> A upstream wants it empty; each alone is satisfiable."""
+    b_to_c, d_to_a = Message("B", ("C",), (-10, -10)), Message("D", ("A",), (0, 0))
+    assert constrained_schedule(chain(b_to_c)).buffers["BC"] == 11
+    assert constrained_schedule(chain(d_to_a)).buffers["BC"] == 1
+    with pytest.raises(Unsatisfiable) as caught:
+        constrained_schedule(chain(b_to_c, d_to_a))
+    text = str(caught.value)
+    assert "message[0] B -> C (downstream, latency -10)" in text and "message[1] D -> A (upstream, latency 0)" in text
+    assert {actor for actor, _ in caught.value.path} == set("ABCD")
+
+
+def test_capacities_decide_whether_a_schedule_fits():
+    plan = constrained_schedule(chain(Message("B", ("C",), (-10, -10)), capacity=8))
+    assert plan.over == [("BC", 11, 8)] and not plan.fits
+
+
+def test_a_range_is_met_at_its_loosest_end():
+    plan = constrained_schedule(chain(Message("B", ("C",), (-10, 0))))
+    assert plan.buffers["BC"] == 1
+
+
+def test_a_cycle_without_initial_items_starves():
+    net = Network(name="loop", nodes=(Node("a"), Node("b")),
+                  edges=(edge("ab", "a", "b"), edge("ba", "b", "a")))
+    with pytest.raises(SDFError, match="directed cycle .* starves"):
+        constrained_schedule(net)
+    live = Network(name="loop", nodes=(Node("a"), Node("b")),
+                   edges=(edge("ab", "a", "b"), edge("ba", "b", "a", initial=1)))
+    plan = constrained_schedule(live)
+    assert plan.steady in (["a", "b"], ["b", "a"])
+
+
+def test_random_schedules_respect_latency_ranges():
+    net = chain(Message("A", ("D",), (-1, 3)), Message("D", ("B",), (1, 4)))
+    outputs = {tuple(run_sdf(net, steady_states=6, schedule="random", seed=s).outputs["D"]) for s in range(5)}
+    assert len(outputs) >= 1
+    for seed in range(5):
+        run = run_sdf(net, steady_states=6, schedule="random", seed=seed)
+        deliveries = Deliveries(net)
+        for d in run.deliveries:
+            route = next(r for r in deliveries.routes if r.message == d.message)
+            low, high = (deliveries.point(route, d.n, k) for k in route.latency)
+            assert low <= d.firing <= high
+
+
+def test_random_networks_run_in_the_model():
+    rng = random.Random(5)
+    for _ in range(3):
+        r = rng.randint(1, 3)
+        net = Network(name="pair", nodes=(Node("a"), Node("b")), edges=(edge("ab", "a", "b", push=r, pop=1),))
+        assert run_sdf(net, steady_states=2).outputs["b"]
+
+
+# -- the spec and the CLI -------------------------------------------------------------------------------
+
+SDF_SPEC = """\
+[network]
+name = "sdf"
+
+[[node]]
+name = "a"
+{node}
+
+[[node]]
+name = "b"
+
+[[node]]
+name = "c"
+
+[[edge]]
+from = "a"
+to = "b"
+capacity = 8
+{ab}
+
+[[edge]]
+from = "b"
+to = "c"
+capacity = 8
+{bc}
+{extra}
+"""
+
+
+def sdf_spec(tmp_path, ab="", bc="", node="", extra=""):
+    path = tmp_path / "sdf.toml"
+    path.write_text(SDF_SPEC.format(ab=ab, bc=bc, node=node, extra=extra))
+    return path
+
+
+def cli(capsys, *argv):
+    from sfdf.cli import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+INVALID = [
+    ({"ab": "push = 2", "extra": '[[edge]]\nfrom = "a"\nto = "c"\ncapacity = 8'}, "the rates are inconsistent"),
+    ({"ab": "push = -1"}, "edge[0].push: must be an integer in 0..65536"),
+    ({"ab": 'pop = "x"'}, "edge[0].pop: must be an integer"),
+    ({"ab": "push = []"}, "edge[0].push: lists 0 phases"),
+    ({"ab": "push = [1, 0]", "extra": '[[edge]]\nfrom = "a"\nto = "c"\ncapacity = 8\npush = [1, 0, 1]'},
+     "lists 2 phases and edge"),
+    ({"ab": "pop = 2\npeek = 1"}, "edge[0].peek: peeks 1 but pops 2"),
+    ({"ab": "initial = 9"}, "edge[0].initial: 9 exceeds capacity 8"),
+    ({"ab": "push = 2\npop = 2", "extra": '[[edge]]\nfrom = "c"\nto = "a"\ncapacity = 8'}, "starves"),
+    ({"ab": "push = 0"}, "no steady state"),
+    ({"node": 'kernel = "random_filter"', "ab": "push = 2\npop = 2"}, "runs the SDF test kernel"),
+    ({"extra": '[[message]]\nfrom = "c"\nto = "a"\nlatency = -1'}, "message[0].latency: a is upstream of c"),
+    ({"extra": '[[message]]\nfrom = "a"\nto = "c"\nlatency = [3, 1]'}, "message[0].latency: [3, 1] has min above max"),
+    ({"extra": '[[message]]\nfrom = "a"\nto = "x"'}, "message[0].to: unknown node"),
+    ({"extra": '[[message]]\nfrom = "a"\nto = ["b", "b"]'}, "message[0].to: lists a node twice"),
+    ({"extra": '[[message]]\nfrom = "a"\nto = "a"'}, "message[0].to: a sends to itself"),
+    ({"extra": '[[message]]\nfrom = "a"\nto = "c"\nlatency = [1, 2, 3]'}, "message[0].latency: lists 3 values"),
+    ({"extra": '[[message]]\nfrom = "a"\nto = "c"\ndelay = 1'}, "message[0].delay: unknown key"),
+    ({"extra": '[[message]]\nto = "c"'}, "message[0].from: missing"),
+]
+
+
+@pytest.mark.parametrize("fields, words", INVALID, ids=[w for _, w in INVALID])
+@pytest.mark.parametrize("command", ["schedule", "simulate"])
+def test_every_invalid_sdf_class_is_one_line_exit_2(tmp_path, capsys, fields, words, command):
+    status, _, err = cli(capsys, command, sdf_spec(tmp_path, **fields))
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1 and words in lines[0] and "Traceback" not in err, err
+
+
+def test_parallel_actors_cannot_message(tmp_path, capsys):
+    path = tmp_path / "par.toml"
+    path.write_text('[network]\nname = "p"\n' + "".join(f'[[node]]\nname = "{n}"\n' for n in "abc")
+                    + '[[edge]]\nfrom = "a"\nto = "b"\ncapacity = 4\n[[edge]]\nfrom = "a"\nto = "c"\ncapacity = 4\n'
+                    + '[[message]]\nfrom = "b"\nto = "c"\n')
+    status, _, err = cli(capsys, "schedule", path)
+    assert status == 2 and "message[0].to: b and c are parallel" in err
+
+
+def test_sfdf_commands_refuse_an_sdf_network(tmp_path, capsys):
+    path = sdf_spec(tmp_path, ab="push = 2\npop = 2")
+    for argv in (["check", path], ["intervals", path, "--algorithm", "heartbeat"], ["generate", path, "-o", tmp_path / "o"]):
+        status, _, err = cli(capsys, *argv)
+        assert status == 2 and "is an SDF network" in err and "sfdf schedule" in err
+
+
+def test_schedule_sdep_and_simulate_on_the_examples(capsys):
+    import json
+
+    status, out, _ = cli(capsys, "schedule", EXAMPLES / "teleport.toml", "--json")
+    data = json.loads(out)
+    assert status == 0 and data["repetitions"] == {"A": 6, "B": 3, "C": 1, "D": 2, "E": 4}
+    assert sorted(data["steady"]) == sorted("A" * 6 + "B" * 3 + "C" + "D" * 2 + "E" * 4) and data["satisfiable"]
+    assert [m["direction"] for m in data["messages"]] == ["downstream", "upstream"]
+    status, out, _ = cli(capsys, "sdep", EXAMPLES / "teleport.toml", "--upstream", "B", "--downstream", "E",
+                         "--count", "4", "--json")
+    assert status == 0 and json.loads(out) == {"upstream": "B", "downstream": "E", "sdep": [0, 2, 2, 3]}
+    status, out, _ = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--steady-states", "2", "--json")
+    data = json.loads(out)
+    assert status == 0 and data["computations"] == 32 and data["control_messages"] == len(data["deliveries"]) > 0
+    status, out, _ = cli(capsys, "simulate", EXAMPLES / "fhr.toml", "--steady-states", "8")
+    assert status == 0 and "sent at D1's firing 1, handled after RFtoIF's firing 3584" in out
+    status, _, err = cli(capsys, "sdep", EXAMPLES / "fhr.toml", "--upstream", "X", "--downstream", "D1", "--count", "2")
+    assert status == 2 and "--upstream: names no node" in err
+    status, _, err = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--computations", "5")
+    assert status == 2 and "--computations: does not apply to an SDF network" in err
+
+
+def test_schedule_exit_1_when_unsatisfiable_or_beyond_capacity(tmp_path, capsys):
+    unsat = sdf_spec(tmp_path, extra='[[edge]]\nfrom = "c"\nto = "d"\ncapacity = 8\n'
+                     '[[message]]\nfrom = "b"\nto = "c"\nlatency = -10\n[[message]]\nfrom = "d"\nto = "a"\nlatency = 0')
+    unsat.write_text(unsat.read_text().replace('[[node]]\nname = "c"\n', '[[node]]\nname = "c"\n\n[[node]]\nname = "d"\n'))
+    status, out, _ = cli(capsys, "schedule", unsat)
+    assert status == 1 and "unsatisfiable message constraints" in out and "message[1] d -> a" in out
+    tight = sdf_spec(tmp_path, extra='[[message]]\nfrom = "b"\nto = "c"\nlatency = -10')
+    status, out, _ = cli(capsys, "schedule", tight)
+    assert status == 1 and "edge b_c needs 11 items, capacity 8" in out
