@@ -436,3 +436,40 @@ def test_schedule_exit_1_when_unsatisfiable_or_beyond_capacity(tmp_path, capsys)
     tight = sdf_spec(tmp_path, extra='[[message]]\nfrom = "b"\nto = "c"\nlatency = -10')
     status, out, _ = cli(capsys, "schedule", tight)
     assert status == 1 and "edge b_c needs 11 items, capacity 8" in out
+
+
+def test_every_interleaving_delivers_at_the_same_firings_or_is_refused():
+    """Brute force over schedules: every order of the firings that data allows (a diamond, three steady
+    states, an upstream and a downstream message). Each either makes a message late (refused) or gives
+    exactly the constrained schedule's outputs and deliveries; both kinds exist."""
+    net = Network(name="diamond", nodes=tuple(Node(x) for x in "ABCD"),
+                  edges=(edge("AB", "A", "B"), edge("AC", "A", "C", push=2, pop=2), edge("BD", "B", "D"),
+                         edge("CD", "C", "D")),
+                  messages=(Message("D", ("A",), (1, 1)), Message("A", ("D",), (-1, -1))))
+    golden = run_sdf(net, steady_states=3)
+    target = {x: golden.firings.count(x) for x in "ABCD"}
+
+    def orders(prefix, fired):  # single-phase rates: an edge holds push * fired(src) - pop * fired(dst)
+        if fired == target:
+            yield list(prefix)
+            return
+        for x in "ABCD":
+            if fired[x] < target[x] and all(e.push * fired[e.src] - e.pop * fired[x] >= e.pop
+                                            for e in net.in_edges(x)):
+                prefix.append(x)
+                fired[x] += 1
+                yield from orders(prefix, fired)
+                fired[x] -= 1
+                prefix.pop()
+
+    valid = late = 0
+    for order in orders([], dict.fromkeys("ABCD", 0)):
+        try:
+            run = run_sdf(net, firings=order)
+        except LateMessage:
+            late += 1
+            continue
+        valid += 1
+        assert run.outputs == golden.outputs
+        assert sorted(run.deliveries, key=repr) == sorted(golden.deliveries, key=repr)
+    assert valid > 100 and late > 100, (valid, late)
