@@ -1,5 +1,6 @@
 """The ``sfdf`` command line (README, "The command line"): ``check``, ``intervals``, ``simulate``, ``generate``,
-``cosim``, ``spark``, ``build``, and for SDF networks (004) ``schedule`` and ``sdep``.
+``cosim``, ``spark``, ``build``, for SDF networks (004) ``schedule`` and ``sdep``, and for space-time memory (001)
+``gc``.
 
 Exit status: 0 safe / completed, 1 unsafe / deadlocked, 2 for any user mistake (an invalid spec,
 a missing file, a malformed ``--input`` file, a bad option, an output folder that is a file or cannot be
@@ -179,6 +180,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="write the Verilog, manifest, core file and build tree; run no tool")
     board.add_argument("--json", action="store_true", help="print the result as JSON")
     board.set_defaults(run=run.build)
+
+    gc = commands.add_parser("gc", help="space-time memory (001): run a JSON Lines trace, print minV, minK, minKV, minO "
+                             "and what is collected", description="Exit status: 0, or 2 for an invalid trace or a "
+                             "visibility violation.")
+    gc.add_argument("trace", metavar="TRACE", help="JSON Lines: one operation a line (README, \"Space-time memory\")")
+    gc.add_argument("--json", action="store_true", help="print the bounds and the garbage as JSON")
+    gc.set_defaults(run=run.gc)
     return parser
 
 

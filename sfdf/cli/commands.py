@@ -15,8 +15,8 @@ from sfdf.gen.kernels import word_width
 from .inputs import load_spec_file as _load
 from .inputs import output_folder, read_frames
 
-__all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "generate", "intervals", "schedule",
-           "sdep", "simulate", "spark"]
+__all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "gc", "generate", "intervals",
+           "schedule", "sdep", "simulate", "spark"]
 
 DEFAULT_COSIM = 200
 DEFAULT_COMPUTATIONS = 1000
@@ -234,6 +234,21 @@ def sdep(args) -> int:
     print(f"SDEP_{args.upstream}<-{args.downstream}(n): the fewest firings of {args.upstream} that let "
           f"{args.downstream} fire n times (004)")
     print("\n".join(_table(["n", "sdep"], [[n, v] for n, v in enumerate(values, 1)])))
+    return 0
+
+
+def gc(args) -> int:
+    from sfdf.sw.stm.trace import run_trace
+
+    from .inputs import read_text
+
+    result = run_trace(read_text(args.trace, "TRACE"), args.trace)
+    if args.json:
+        _print_json(result)
+        return 0
+    print(f"minV {result['minV']}, minK {result['minK']}, minKV {result['minKV']}, minO {result['minO']}")
+    for channel, timestamps in result["garbage"].items():
+        print(f"  {channel}: collected {' '.join(map(str, timestamps)) if timestamps else '(nothing)'}")
     return 0
 
 

@@ -10,11 +10,16 @@ from pathlib import Path
 from sfdf.gen.errors import InputError
 from sfdf.gen.spec import parse_spec
 
-__all__ = ["WORD", "load_spec_file", "output_folder", "read_frames"]
+__all__ = ["WORD", "load_spec_file", "output_folder", "read_frames", "read_text"]
 
 #: An unsigned decimal integer.
 WORD = re.compile(r"[0-9]+\Z")
 _FRAMES_FIX = "write unsigned decimal integers separated by spaces, one frame per line"
+
+
+def read_text(path: str, argument: str) -> str:
+    """The UTF-8 text of ``path`` (a one-line :class:`InputError` naming ``argument`` when it cannot be read)."""
+    return _read_text(path, argument)
 
 
 def _read_text(path: str, argument: str) -> str:

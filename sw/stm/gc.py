@@ -1,0 +1,79 @@
+"""The GC conditions of 001: minKV (Thm. 4.0) and minO (Thm. 5.0, with the erratum), and reclamation.
+
+* ``minV`` = the least ``VT`` of all threads; ``minK`` = the least keep time ``KT`` of all i_conns;
+  ``minKV = min(minK, minV)``: every item below it is garbage (Thm. 4.0). O(threads + i_conns), since the
+  KTs are kept incrementally (001 Sec. 6; :class:`sfdf.sw.stm.model.IConn`).
+* ``minO`` (Thm. 5.0): with ``minV <= minK``, ``minV``; otherwise the least timestamp ``>= minK`` that is
+  present and not *fully consumed* (consumed on every i_conn of its channel) in some channel, capped at
+  ``minV``. O(threads + i_conns + items between minK and minV x i_conns per channel), as Sec. 6 says.
+
+Erratum (seeds' README, 5): Thm. 5.0's then-branch prints ``minO = minK``. With ``minV < minK`` that is
+too high: a thread at ``VT = minV`` may still put an item at ``minV``, and a child it creates may attach
+and get it. ``minO = minV`` there (:data:`PRINTED_MIN_O` keeps the printed rule for the test that shows
+it unsafe).
+
+Reclamation (:func:`collect`) removes every item below the bound and raises each channel's floor, so a
+collected timestamp can be neither put nor got again (001 Sec. 3.3: it stays conceptually present).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import INF, SpaceTimeMemory
+
+__all__ = ["PRINTED_MIN_O", "Bounds", "bounds", "collect", "min_kv", "min_o"]
+
+#: Thm. 5.0 as printed (then-branch ``minO = minK``): unsafe, kept for the test that shows it.
+PRINTED_MIN_O = "printed"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    min_v: float
+    min_k: float
+    min_kv: float
+    min_o: float
+
+
+def _min_v(stm: SpaceTimeMemory) -> float:
+    return min((t.vt for t in stm.threads.values()), default=INF)
+
+
+def _min_k(stm: SpaceTimeMemory) -> float:
+    return min((ic.kt for ic in stm.iconns.values()), default=INF)
+
+
+def min_kv(stm: SpaceTimeMemory) -> float:
+    """Thm. 4.0: ``min(minK, minV)``."""
+    return min(_min_k(stm), _min_v(stm))
+
+
+def min_o(stm: SpaceTimeMemory, rule: str = "fixed") -> float:
+    """Thm. 5.0 with the erratum (``rule="printed"``: as printed, unsafe)."""
+    v, k = _min_v(stm), _min_k(stm)
+    if v <= k:
+        return k if rule == PRINTED_MIN_O else v
+    best = v
+    for channel in stm.channels.values():
+        for ts in channel.items:
+            if k <= ts < best and any(ic.state(ts) != "CONSUMED" for ic in channel.iconns):
+                best = ts
+    return best
+
+
+def bounds(stm: SpaceTimeMemory) -> Bounds:
+    return Bounds(_min_v(stm), _min_k(stm), min_kv(stm), min_o(stm))
+
+
+def collect(stm: SpaceTimeMemory, bound: float) -> dict[str, list[int]]:
+    """Reclaim every item below ``bound``; return the timestamps reclaimed per channel."""
+    garbage = {}
+    for name, channel in stm.channels.items():
+        below = sorted(ts for ts in channel.items if ts < bound)
+        for ts in below:
+            del channel.items[ts]
+        channel.collected.update(below)
+        channel.floor = max(channel.floor, bound)
+        garbage[name] = below
+    return garbage
