@@ -66,10 +66,12 @@ def bounds(stm: SpaceTimeMemory) -> Bounds:
     return Bounds(_min_v(stm), _min_k(stm), min_kv(stm), min_o(stm))
 
 
-def collect(stm: SpaceTimeMemory, bound: float) -> dict[str, list[int]]:
-    """Reclaim every item below ``bound``; return the timestamps reclaimed per channel."""
+def collect(stm: SpaceTimeMemory, bound: float, channels=None) -> dict[str, list[int]]:
+    """Reclaim every item below ``bound`` in ``channels`` (names; default all); return the timestamps
+    reclaimed per channel."""
     garbage = {}
-    for name, channel in stm.channels.items():
+    for name in stm.channels if channels is None else channels:
+        channel = stm.channels[name]
         below = sorted(ts for ts in channel.items if ts < bound)
         for ts in below:
             del channel.items[ts]

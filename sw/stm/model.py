@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 __all__ = ["ABSENT", "CONSUMED", "INF", "OPEN", "UNSEEN", "Channel", "IConn", "OConn", "STMError", "SpaceTimeMemory",
-           "Thread", "VisibilityError"]
+           "Thread", "UnsafeCollection", "VisibilityError"]
 
 INF = math.inf
 ABSENT, UNSEEN, OPEN, CONSUMED = "ABSENT", "UNSEEN", "OPEN", "CONSUMED"
@@ -36,6 +36,10 @@ ABSENT, UNSEEN, OPEN, CONSUMED = "ABSENT", "UNSEEN", "OPEN", "CONSUMED"
 
 class STMError(ValueError):
     """A misuse of the model that no visibility rule covers (one line)."""
+
+
+class UnsafeCollection(STMError):
+    """A get or put reached a timestamp the collector reclaimed: the GC was unsafe."""
 
 
 class VisibilityError(STMError):
@@ -218,7 +222,7 @@ class SpaceTimeMemory:
         if oc.channel.present(ts):
             raise STMError(f"put on {conn}: timestamp {ts} is already present in channel {oc.channel.name}")
         if ts < oc.channel.floor:
-            raise STMError(f"put on {conn}: timestamp {ts} is below the collected bound {_show(oc.channel.floor)} of "
+            raise UnsafeCollection(f"put on {conn}: timestamp {ts} is below the collected bound {_show(oc.channel.floor)} of "
                            f"channel {oc.channel.name} although thread {t.name} may put it (an unsafe garbage "
                            "collection)")
         oc.channel.items[ts] = value
@@ -240,7 +244,7 @@ class SpaceTimeMemory:
         if state != UNSEEN:
             raise VisibilityError("V1", ic.thread.name, conn, ts, f"get only an UNSEEN item (it is {state})")
         if ts not in ic.channel.items:
-            raise STMError(f"get on {conn}: timestamp {ts} was collected although thread {ic.thread.name} could "
+            raise UnsafeCollection(f"get on {conn}: timestamp {ts} was collected although thread {ic.thread.name} could "
                            "still get it (an unsafe garbage collection)")
         ic.opened.add(ts)
         return ts, ic.channel.items[ts]

@@ -1,0 +1,104 @@
+"""A deterministic, adversarial harness for the distributed collector (:mod:`.distributed`).
+
+:func:`random_schedule` builds ``spaces`` address spaces, each with a thread and a channel, and then, for
+``steps`` events chosen by a seeded generator, runs a mutator operation of a free thread (thread creation
+here or remote, set_vt, attach, put, get, consume, each within the visibility rules), a daemon round
+of some space, or the delivery of the oldest message of some link (so messages between two spaces keep
+their order, and everything else is arbitrarily delayed). After every event it checks the collector's
+safety: each space's bound (its own entry fresh, as its daemon computes it before collecting) is at most
+the true minKV and minO of the whole system (requests in flight included); and a get or put that
+reaches a collected timestamp raises :class:`sfdf.sw.stm.model.UnsafeCollection`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .distributed import FIXED, Cluster
+from .model import INF, STMError, UnsafeCollection
+
+__all__ = ["Unsafe", "random_schedule"]
+
+HORIZON = 60  # timestamps and VTs stay below it (+ a few), so that states keep meeting
+
+
+@dataclass(frozen=True)
+class Unsafe:
+    """The first unsafe moment of a schedule: its step and what was wrong."""
+
+    step: int
+    space: int | None
+    detail: str
+
+
+def random_schedule(seed: int, spaces: int = 2, protocol: str = FIXED, steps: int = 200) -> Unsafe | None:
+    """One adversarial schedule; None if the collector stayed safe throughout."""
+    rng = random.Random(seed)
+    cluster = Cluster(spaces, protocol=protocol)
+    stm = cluster.stm
+    for j in range(spaces):
+        stm.channel(f"c{j}", j)
+        stm.thread(f"t{j}", 0, space=j)
+    names = iter(range(10**9))
+    for step in range(steps):
+        roll = rng.random()
+        try:
+            if roll < 0.25:
+                cluster.daemon(rng.randrange(spaces))
+            elif roll < 0.55:
+                busy = [link for link, queue in cluster.links.items() if queue]
+                if busy:
+                    cluster.deliver(*rng.choice(busy))
+            else:
+                _mutate(cluster, rng, names)
+        except UnsafeCollection as exc:
+            return Unsafe(step, None, str(exc))
+        kv, o = cluster.true_bounds()
+        for s in cluster.spaces:
+            own = s.index
+            approx_kv = min([cluster.as_min_kv(own), *(x for k, x in enumerate(s.m) if k != own)])
+            approx_o = min([cluster.as_min_o(own), *(x for k, x in enumerate(s.o) if k != own)])
+            if approx_kv > kv or approx_o > o:
+                return Unsafe(step, own, f"space {own} bounds minKV {approx_kv}, minO {approx_o} above the true "
+                              f"{kv}, {o}")
+    return None
+
+
+def _mutate(cluster: Cluster, rng: random.Random, names) -> None:
+    stm = cluster.stm
+    free = [t for t in stm.threads.values() if t.name not in cluster.blocked]
+    if not free:
+        return
+    t = rng.choice(free)
+    vis = t.vis() if t.vis() != INF else HORIZON
+    spaces = len(cluster.spaces)
+    op = rng.randrange(7)
+    try:
+        if op == 0 and len(stm.threads) < 6:
+            cluster.create(t.name, f"x{next(names)}", vis, rng.randrange(spaces))
+        elif op == 1:
+            stm.set_vt(t.name, vis + rng.randrange(4))
+        elif op == 2 and len(t.iconns) < 3:
+            cluster.attach(t.name, f"c{rng.randrange(spaces)}", f"i{next(names)}")
+        elif op == 3:
+            oc = f"o{next(names)}"
+            stm.oconn(t.name, f"c{rng.randrange(spaces)}", oc)
+            ts = vis + rng.randrange(3)
+            if not stm.oconns[oc].channel.present(ts):
+                cluster.put(oc, ts)
+        elif op in (4, 5):
+            for ic in t.iconns:
+                unseen = [ts for ts in range(HORIZON + 8) if ic.state(ts) == "UNSEEN"]
+                if unseen:
+                    cluster.get(ic.name, rng.choice(unseen))
+                    break
+        else:
+            for ic in t.iconns:
+                if ic.opened:
+                    stm.consume(ic.name, min(ic.opened))
+                    break
+    except UnsafeCollection:
+        raise
+    except STMError:  # refused by a visibility rule: the thread does something else next time
+        pass
