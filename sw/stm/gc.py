@@ -13,7 +13,8 @@ and get it. ``minO = minV`` there (:data:`PRINTED_MIN_O` keeps the printed rule 
 it unsafe).
 
 Reclamation (:func:`collect`) removes every item below the bound and raises each channel's floor, so a
-collected timestamp can be neither put nor got again (001 Sec. 3.3: it stays conceptually present).
+collected timestamp can be neither put nor got again (001 Sec. 3.3: it stays conceptually present);
+without the model's audit it also forgets the connections' state below the bound, so memory stays flat.
 """
 
 from __future__ import annotations
@@ -75,7 +76,11 @@ def collect(stm: SpaceTimeMemory, bound: float, channels=None) -> dict[str, list
         below = sorted(ts for ts in channel.items if ts < bound)
         for ts in below:
             del channel.items[ts]
-        channel.collected.update(below)
         channel.floor = max(channel.floor, bound)
+        if channel.collected is not None:
+            channel.collected.update(below)
+        else:  # no audit: forget the connections' state below the bound too (it reads as CONSUMED)
+            for ic in channel.iconns:
+                ic.consumed = {ts for ts in ic.consumed if ts >= channel.floor}
         garbage[name] = below
     return garbage

@@ -64,10 +64,10 @@ class Channel:
     items: dict[int, object] = field(default_factory=dict)
     floor: float = 0  # the collector's bound: no put or get can reach below it (if the GC is safe)
     iconns: list[IConn] = field(default_factory=list)
-    collected: set = field(default_factory=set)  # reclaimed timestamps: still present (001 Sec. 3.3)
+    collected: set | None = field(default_factory=set)  # reclaimed timestamps (audit only; None: not kept)
 
     def present(self, ts) -> bool:
-        return ts in self.items or ts in self.collected
+        return ts in self.items or (self.collected is not None and ts in self.collected)
 
 
 @dataclass
@@ -83,8 +83,8 @@ class IConn:
     v5: float = 0  # VIS of its thread when attached: V5 consumed everything below
 
     def state(self, ts) -> str:
-        if ts < self.kt or ts in self.consumed:
-            return CONSUMED
+        if ts < self.kt or ts in self.consumed or (self.channel.collected is None and ts < self.channel.floor):
+            return CONSUMED  # without the audit, below the collector's bound is as good as consumed
         if ts in self.opened:
             return OPEN
         return UNSEEN if self.channel.present(ts) else ABSENT
@@ -132,9 +132,15 @@ class SpaceTimeMemory:
 
     Names are unique per kind. ``space`` places a thread or channel in an address space (the distributed
     algorithm, :mod:`sfdf.sw.stm.distributed`); the operations here do not depend on it.
+
+    ``audit`` (the default) remembers every collected timestamp, so that a get or put reaching one is
+    reported as an :class:`UnsafeCollection` (tests and traces). Without it the memory held stays flat
+    under sparse production (``bench/stm.py``): a collected timestamp is forgotten, and everything below
+    the collector's bound reads as CONSUMED.
     """
 
-    def __init__(self):
+    def __init__(self, audit: bool = True):
+        self.audit = audit
         self.threads: dict[str, Thread] = {}
         self.channels: dict[str, Channel] = {}
         self.iconns: dict[str, IConn] = {}
@@ -142,9 +148,10 @@ class SpaceTimeMemory:
 
     def clone(self) -> SpaceTimeMemory:
         """An independent copy (the oracle's search branches on it)."""
-        other = SpaceTimeMemory()
+        other = SpaceTimeMemory(self.audit)
         for c in self.channels.values():
-            other.channels[c.name] = Channel(c.name, c.space, dict(c.items), c.floor, collected=set(c.collected))
+            other.channels[c.name] = Channel(c.name, c.space, dict(c.items), c.floor,
+                                             collected=None if c.collected is None else set(c.collected))
         for t in self.threads.values():
             other.threads[t.name] = Thread(t.name, t.vt, t.space, t.parent)
         for ic in self.iconns.values():
@@ -172,7 +179,7 @@ class SpaceTimeMemory:
     # -- creation --------------------------------------------------------------------------------------
     def channel(self, name: str, space: int = 0) -> Channel:
         self._fresh(self.channels, "channel", name)
-        self.channels[name] = Channel(name, space)
+        self.channels[name] = Channel(name, space, collected=set() if self.audit else None)
         return self.channels[name]
 
     def thread(self, name: str, vt, parent: str | None = None, space: int | None = None) -> Thread:
