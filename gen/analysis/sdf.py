@@ -42,7 +42,7 @@ class SDFError(ValueError):
 def _where(where: tuple) -> str:
     kind, name, key = where
     text = {"edge": f"edge {name}", "node": f'node "{name}"', "message": f"message[{name}]"}[kind]
-    return f"{text}.{key}" if key and kind == "message" else text
+    return f"{text}.{key}" if key else text
 
 
 def _rates(value, count: int) -> tuple[int, ...]:
