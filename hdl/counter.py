@@ -21,9 +21,9 @@ register of docs/hardware.md holds the latest dummy, and pushing a later token o
 that item has a larger index, and a receiver that sees it learns more than the dummy says. So the
 register only ever holds a dummy that follows everything in the channels, and the receiver offers it
 once both channels are empty: no stamp and no message count are needed. The sender's interval test is
-000 Alg. 4's ``i - LastRecvIdx > [e]`` with ``LastRecvIdx`` the last token's or dummy's index (every token is visible to the receiver at once). The reference
-model runs the same protocol (``gen.refmodel.credit``, ``live_credit``); docs/hardware.md has the
-argument.
+000 Alg. 4's ``i - LastRecvIdx > [e]`` with ``LastRecvIdx`` the last token's or dummy's index (every
+token is visible to the receiver at once). The reference model runs the same protocol
+(``gen.refmodel.credit``, ``live_credit``); docs/hardware.md has the argument.
 """
 
 from amaranth.hdl import Module, Mux, Signal
