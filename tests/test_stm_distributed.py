@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sfdf.sw.stm.distributed import FIXED, NONE, PAPER, Cluster
-from sfdf.sw.stm.harness import random_schedule
+from sfdf.sw.stm.harness import random_schedule, random_spaces_schedule
 from sfdf.sw.stm.model import UnsafeCollection
+from sfdf.sw.stm.space import AddressSpace, Links
 
 
 def sync(cluster: Cluster) -> None:
@@ -121,3 +122,78 @@ def test_random_schedules_find_the_unsafe_variants():
     """The same harness catches 001 as printed (Sec. 7.2) and the algorithm without flags (Fig. 4)."""
     assert any(random_schedule(seed, 2, NONE) for seed in range(300))
     assert any(random_schedule(seed, 2, PAPER) for seed in range(1500))
+
+
+# -- the per-process address spaces (sw/stm/space.py) --------------------------------------------------------
+
+class UnflaggedSpace(AddressSpace):
+    """An address space whose remote requests neither lower its estimates nor raise a flag (Fig. 4's bug)."""
+
+    def _request(self, thread, to, kind, args, o=None, kv=None):
+        super()._request(thread, to, kind, args)
+
+
+@pytest.mark.parametrize("spaces", [2, 3])
+def test_address_spaces_stay_safe_under_adversarial_schedules(spaces):
+    """Separate address spaces, each with only its threads, channels, ghosts of remote readers and shadows
+    of its threads' remote connections: 1,000 adversarial schedules each, never unsafe."""
+    unsafe = [(seed, u) for seed in range(1000) if (u := random_spaces_schedule(seed, spaces))]
+    assert not unsafe, unsafe[:3]
+
+
+def test_the_address_space_harness_catches_missing_flags():
+    assert any(random_spaces_schedule(seed, 2, space_class=UnflaggedSpace) for seed in range(400))
+
+
+def drain(links: Links) -> None:
+    while any(links.queues.values()):
+        for link, queue in links.queues.items():
+            if queue:
+                links.deliver(*link)
+
+
+def fig4_spaces(space_class):
+    """001 Fig. 4 on two address spaces: AS 2's arrays sent before n's creation reach AS 1 before the
+    response; AS 1 moves a to 8 and collects; n attaches to c and gets 6."""
+    directory = {"c": 0}
+    a1, a2 = space_class(0, 2, directory), AddressSpace(1, 2, directory)
+    links = Links([a1, a2])
+    a1.thread("a", 5)
+    a1.oconn("a", "c", "o")
+    for ts in (5, 6, 7):
+        a1.put("o", ts)
+    a2.thread("b", 10)
+    for _ in range(2):
+        a1.daemon()
+        a2.daemon()
+        links.flush_outboxes()
+        drain(links)
+    assert a1.m == [5, 10]
+    a1.thread("n", 5, parent="a", space=1)
+    a2.daemon()  # stale arrays (M2[2] = 10) queued before the request lands
+    links.flush_outboxes()
+    links.deliver(0, 1)  # AS 2 creates n, responds
+    links.deliver(1, 0)  # the stale arrays: discarded, the flag is up
+    links.deliver(1, 0)  # the response
+    a1.set_vt("a", 8)
+    collected = a1.daemon()
+    links.flush_outboxes()
+    a2.attach("n", "c", "i")
+    links.flush_outboxes()
+    drain(links)
+    a2.get("i", 6)
+    links.flush_outboxes()
+    drain(links)
+    return a1, a2, collected
+
+
+def test_fig4_on_address_spaces():
+    """With the flags AS 2's stale arrays are discarded: AS 1 keeps 5-7 and the new thread gets 6."""
+    a1, a2, collected = fig4_spaces(AddressSpace)
+    assert collected == {"c": []} and a1.m[1] == 5
+    assert a2.results["n"][0] == 6 and a2.stm.iconns["i"].opened == {6}
+
+
+def test_fig4_on_address_spaces_without_flags_is_unsafe():
+    with pytest.raises(UnsafeCollection, match="timestamp 6 was collected"):
+        fig4_spaces(UnflaggedSpace)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from .gc import collect
 from .model import INF, SpaceTimeMemory, STMError, UnsafeCollection
 
-__all__ = ["FIXED", "NONE", "PAPER", "PROTOCOLS", "Cluster", "Space"]
+__all__ = ["FIXED", "NONE", "PAPER", "PROTOCOLS", "Cluster", "Space", "exact_min_o"]
 
 FIXED, PAPER, NONE = "fixed", "paper", "none"
 PROTOCOLS = (FIXED, PAPER, NONE)
@@ -214,7 +214,7 @@ class Cluster:
         """The exact (minKV, minO) of the whole system, counting the requests in flight at what they will
         add (a thread at its VT, an item at its timestamp, an i_conn at its thread's VIS)."""
         kv = min([self.as_min_kv(j) for j in range(len(self.spaces))], default=INF)
-        o = min([self.as_min_o(j) for j in range(len(self.spaces))], default=INF)
+        o = min([exact_min_o(self.stm, j) for j in range(len(self.spaces))], default=INF)
         for s in self.spaces:
             for kind, _, args in s.pending.values():
                 if kind == "create":
@@ -224,3 +224,14 @@ class Cluster:
                 else:
                     o = min(o, self.stm.threads[args[0]].vis())
         return kv, o
+
+
+def exact_min_o(stm: SpaceTimeMemory, space: int) -> float:
+    """minO restricted to one space, by definition, whatever a protocol under test computes: the VIS of its
+    threads and the items of its channels not consumed on some i_conn (the least over all spaces is
+    :func:`sfdf.sw.stm.gc.min_o`)."""
+    values = [t.vis() for t in stm.threads.values() if t.space == space]
+    for c in stm.channels.values():
+        if c.space == space:
+            values += [ts for ts in c.items if any(ic.state(ts) != "CONSUMED" for ic in c.iconns)]
+    return min(values, default=INF)

@@ -1,4 +1,5 @@
-"""A deterministic, adversarial harness for the distributed collector (:mod:`.distributed`).
+"""A deterministic, adversarial harness for the distributed collector (:mod:`.distributed`, and the
+per-process :class:`sfdf.sw.stm.space.AddressSpace`: :func:`random_spaces_schedule`).
 
 :func:`random_schedule` builds ``spaces`` address spaces, each with a thread and a channel, and then, for
 ``steps`` events chosen by a seeded generator, runs a mutator operation of a free thread (thread creation
@@ -15,10 +16,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .distributed import FIXED, Cluster
+from .distributed import FIXED, Cluster, exact_min_o
 from .model import INF, STMError, UnsafeCollection
 
-__all__ = ["Unsafe", "random_schedule"]
+__all__ = ["Unsafe", "random_schedule", "random_spaces_schedule"]
 
 HORIZON = 60  # timestamps and VTs stay below it (+ a few), so that states keep meeting
 
@@ -101,4 +102,98 @@ def _mutate(cluster: Cluster, rng: random.Random, names) -> None:
     except UnsafeCollection:
         raise
     except STMError:  # refused by a visibility rule: the thread does something else next time
+        pass
+
+
+def random_spaces_schedule(seed: int, spaces: int = 2, steps: int = 200, space_class=None) -> Unsafe | None:
+    """:func:`random_schedule` over separate :class:`sfdf.sw.stm.space.AddressSpace` objects (``space_class``,
+    a subclass for a broken variant), each holding only its threads and channels; the truth is assembled
+    from all of them."""
+    from .space import AddressSpace, Links
+
+    rng = random.Random(seed)
+    directory = {f"c{j}": j for j in range(spaces)}
+    nodes = [(space_class or AddressSpace)(j, spaces, directory) for j in range(spaces)]
+    links = Links(nodes)
+    for j, node in enumerate(nodes):
+        node.thread(f"t{j}", 0)
+    names = iter(range(10**9))
+    for step in range(steps):
+        roll = rng.random()
+        try:
+            if roll < 0.25:
+                nodes[rng.randrange(spaces)].daemon()
+                links.flush_outboxes()
+            elif roll < 0.55:
+                busy = [link for link, queue in links.queues.items() if queue]
+                if busy:
+                    links.deliver(*rng.choice(busy))
+            else:
+                _mutate_space(nodes, rng, names)
+                links.flush_outboxes()
+        except UnsafeCollection as exc:
+            return Unsafe(step, None, str(exc))
+        kv, o = _truth(nodes)
+        for node in nodes:
+            approx_kv = min([node.as_min_kv(), *(x for k, x in enumerate(node.m) if k != node.index)])
+            approx_o = min([node.as_min_o(), *(x for k, x in enumerate(node.o) if k != node.index)])
+            if approx_kv > kv or approx_o > o:
+                return Unsafe(step, node.index, f"space {node.index} bounds minKV {approx_kv}, minO {approx_o} "
+                              f"above the true {kv}, {o}")
+    return None
+
+
+def _truth(nodes) -> tuple[float, float]:
+    """minKV and minO of the whole system, requests in flight counted at what they will add."""
+    kv = min(node.as_min_kv() for node in nodes)
+    o = min(exact_min_o(node.stm, node.index) for node in nodes)
+    for node in nodes:
+        for kind, _, thread, args, _ in node.pending.values():
+            if kind == "create":
+                kv, o = min(kv, args[1]), min(o, args[1])
+            elif kind == "put":
+                o = min(o, args[1])
+            elif kind == "attach":
+                o = min(o, args[3])
+    return kv, o
+
+
+def _mutate_space(nodes, rng: random.Random, names) -> None:
+    free = [(node, t) for node in nodes for t in node.stm.threads.values()
+            if t.space == node.index and t.name not in node.blocked]
+    if not free:
+        return
+    node, t = rng.choice(free)
+    vis = t.vis() if t.vis() != INF else HORIZON
+    spaces = len(nodes)
+    op = rng.randrange(9)  # consume weighs more here, so bounds rise and the daemons collect
+    try:
+        if op == 0 and sum(len(n.stm.threads) for n in nodes) < 8:
+            node.thread(f"x{next(names)}", vis, parent=t.name, space=rng.randrange(spaces))
+        elif op == 1:
+            node.set_vt(t.name, vis + rng.randrange(6))
+        elif op == 2 and len(t.iconns) < 3:
+            node.attach(t.name, f"c{rng.randrange(spaces)}", f"i{next(names)}")
+        elif op == 3:
+            oc = f"o{next(names)}"
+            node.oconn(t.name, f"c{rng.randrange(spaces)}", oc)
+            node.put(oc, vis + rng.randrange(3))
+        elif op in (4, 5):
+            for ic in t.iconns:
+                if node.local(ic.channel.name):
+                    unseen = [ts for ts in range(HORIZON + 8) if ic.state(ts) == "UNSEEN"]
+                    if unseen:
+                        node.get(ic.name, rng.choice(unseen))
+                        break
+                else:  # a remote channel: ask for the lowest UNSEEN item, if any
+                    node.get(ic.name, None)
+                    break
+        else:
+            for ic in t.iconns:
+                if ic.opened:
+                    node.consume(ic.name, min(ic.opened))
+                    break
+    except UnsafeCollection:
+        raise
+    except STMError:
         pass
