@@ -5,15 +5,21 @@
     (001 Sec. 6). Each row times one computation (best of 5) on a system of ``threads`` threads, each with
     one i_conn on each of ``channels`` channels, and ``items`` present items per channel between minK and
     minV.
-(b) Memory over 10^6 timestamps with sparse production: a producer puts one timestamp in ``gap``, a reader
+(c) Memory over 10^6 timestamps with sparse production: a producer puts one timestamp in ``gap``, a reader
     gets and consumes each (never skipping with consume_until, so keep times stall at the first absent
     timestamp and only minO sees past it), and the daemon collects at minO every 1,000 puts; the items
     held (just before each collection) and the memory traced stay flat, against a collector using minKV
     alone, which holds every item (run on a tenth of the timestamps).
 
+(b) 001 Sec. 8's ping-pong over two address spaces, each an OS process (:mod:`sfdf.sw.stm.process`): a
+    driver and an echo thread, channels of capacity 100, the three placements of
+    :data:`sfdf.sw.stm.pingpong.PLACEMENTS`, 128- and 4096-byte items; the driver's round-trip time with the
+    distributed collector (daemons every 5 ms) against reference counting (each item reclaimed when
+    consumed), where 001 Fig. 6 reports 95-104%.
+
 Prints tables, writes bench/out/stm.json and bench/out/stm.png.
 
-    python bench/stm.py [--timestamps 1000000]
+    python bench/stm.py [--timestamps 1000000] [--rounds 2000]
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from pathlib import Path
 
 from sfdf.sw.stm.gc import collect, min_kv, min_o
 from sfdf.sw.stm.model import SpaceTimeMemory
+from sfdf.sw.stm.pingpong import PLACEMENTS, programs
+from sfdf.sw.stm.process import run as run_spaces
 
 OUT = Path(__file__).parent / "out"
 
@@ -98,9 +106,26 @@ def sparse(timestamps: int, gap: int = 3, every: int = 1000, condition=min_o) ->
             "held_max": max(n for _, n in held), "peak_mib": peak / 2**20}
 
 
+def pingpong(rounds: int) -> list[dict]:
+    rows = []
+    for placement in PLACEMENTS:
+        for size in (128, 4096):
+            row = {"placement": placement, "bytes": size}
+            for mode in ("gc", "refcount"):
+                directory, progs = programs(placement, rounds, size)
+                times, collected = run_spaces(2, directory, progs, capacities={"d": 100, "e": 100},
+                                       refcount=mode == "refcount", timeout=600)
+                row[f"{mode}_rtt_us"] = times["D"] / rounds * 1e6
+                row[f"{mode}_collected"] = sum(collected.values())
+            row["ratio"] = row["gc_rtt_us"] / row["refcount_rtt_us"]
+            rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timestamps", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=2000)
     args = parser.parse_args()
     rows = costs()
     print("| threads | channels | i_conns | items between minK and minV | minKV | minO |")
@@ -108,12 +133,18 @@ def main() -> None:
     for r in rows:
         print(f"| {r['threads']} | {r['channels']} | {r['i_conns']} | {r['items']} | {r['min_kv_us']:.0f} us | "
               f"{r['min_o_us']:.0f} us |")
+    pings = pingpong(args.rounds)
+    print("| placement | item bytes | round trip, distributed GC | round trip, reference counting | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for r in pings:
+        print(f"| {r['placement']} | {r['bytes']} | {r['gc_rtt_us']:.0f} us | {r['refcount_rtt_us']:.0f} us | "
+              f"{100 * r['ratio']:.0f}% |")
     runs = [sparse(args.timestamps, condition=min_o), sparse(args.timestamps // 10, condition=min_kv)]
     for run in runs:
         print(f"sparse production, {run['timestamps']:,} timestamps, one in {run['gap']}, collected at "
               f"{run['condition']}: at most {run['held_max']:,} items held, peak {run['peak_mib']:.1f} MiB traced")
     OUT.mkdir(exist_ok=True)
-    (OUT / "stm.json").write_text(json.dumps({"costs": rows, "sparse": runs}, indent=1))
+    (OUT / "stm.json").write_text(json.dumps({"costs": rows, "pingpong": pings, "sparse": runs}, indent=1))
     plot(rows, runs)
     print(f"wrote {OUT / 'stm.json'} and {OUT / 'stm.png'}")
 

@@ -46,9 +46,12 @@ class VisibilityError(STMError):
     """A visibility rule of 001 Sec. 3.2.1 refused an operation."""
 
     def __init__(self, rule: str, thread: str, conn: str | None, ts, why: str):
-        self.rule, self.thread, self.conn, self.ts = rule, thread, conn, ts
+        self.rule, self.thread, self.conn, self.ts, self.why = rule, thread, conn, ts, why
         where = f", connection {conn}" if conn else ""
         super().__init__(f"{rule}: thread {thread}{where}, timestamp {_show(ts)}: {why}")
+
+    def __reduce__(self):  # it travels between address spaces (sw/stm/process.py)
+        return type(self), (self.rule, self.thread, self.conn, self.ts, self.why)
 
 
 def _show(ts) -> str:
