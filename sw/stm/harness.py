@@ -121,8 +121,8 @@ def random_spaces_schedule(seed: int, spaces: int = 2, steps: int = 200, space_c
     for step in range(steps):
         roll = rng.random()
         try:
-            if roll < 0.25:
-                nodes[rng.randrange(spaces)].daemon()
+            if roll < 0.25:  # minKV every round, minO one round in three
+                nodes[rng.randrange(spaces)].daemon(min_o=rng.random() < 1 / 3)
                 links.flush_outboxes()
             elif roll < 0.55:
                 busy = [link for link, queue in links.queues.items() if queue]

@@ -7,8 +7,8 @@ A process runs its application threads cooperatively: each is a generator that y
 ``("attach", thread, channel, conn)``, ``("oconn", thread, channel, conn)``) and receives their results. A
 ``get`` of an item not yet present, or a ``put`` into a full channel, is retried until it succeeds, as
 Stampede's blocking variants would wait; threads reach remote channels transparently (the address space
-sends the request and the thread waits for the response). The daemon runs every ``period`` seconds;
-``refcount=True`` replaces it by collection at the moment an item is consumed on every connection of
+sends the request and the thread waits for the response). The daemon runs every ``period`` seconds,
+minKV every round and minO every ``o_every``-th (001 Sec. 6); ``refcount=True`` replaces it by collection at the moment an item is consumed on every connection of
 its channel (001 Sec. 8's comparison).
 
 :func:`run` starts the processes, waits until every application thread has finished, stops them, and
@@ -69,14 +69,14 @@ class _Space(AddressSpace):
         self.collected += len(done)
 
 
-def _space_main(index, spaces, directory, capacities, conns, control, program, period, refcount):
+def _space_main(index, spaces, directory, capacities, conns, control, program, period, refcount, o_every):
     node = _Space(index, spaces, directory, capacities, refcount)
     threads = {name: generator for name, generator in program(node)}
     started = {name: time.perf_counter() for name in threads}
     elapsed: dict[str, float] = {}
     waiting: dict[str, tuple] = {}  # thread -> the operation it retries or waits on
     sent: dict[str, object] = {}
-    last_daemon = time.perf_counter()
+    last_daemon, rounds = time.perf_counter(), 0
     done_sent = stop = False
     peers = {conn: j for j, conn in conns.items()}
 
@@ -128,7 +128,8 @@ def _space_main(index, spaces, directory, capacities, conns, control, program, p
                 del waiting[name]
                 step(name, result)
         if not refcount and time.perf_counter() - last_daemon >= period:
-            node.collected += sum(len(ts) for ts in node.daemon().values())
+            rounds += 1
+            node.collected += sum(len(ts) for ts in node.daemon(min_o=rounds % o_every == 0).values())
             last_daemon = time.perf_counter()
         flush()
         if not threads and not done_sent:
@@ -138,7 +139,7 @@ def _space_main(index, spaces, directory, capacities, conns, control, program, p
 
 
 def run(spaces: int, directory: dict[str, int], programs, *, capacities=None, period: float = 0.005,
-        refcount: bool = False, timeout: float = 120.0) -> tuple[dict[str, float], dict[int, int]]:
+        o_every: int = 4, refcount: bool = False, timeout: float = 120.0) -> tuple[dict[str, float], dict[int, int]]:
     """Run ``programs[j](node)`` (a function returning ``[(thread name, generator)]``) in address space
     ``j``'s process; return each application thread's run time (seconds) and the items each space
     collected."""
@@ -154,7 +155,7 @@ def run(spaces: int, directory: dict[str, int], programs, *, capacities=None, pe
             elif b == j:
                 conns[a] = y
         p = ctx.Process(target=_space_main, args=(j, spaces, directory, capacities or {}, conns, controls[j][1],
-                                                  programs[j], period, refcount), daemon=True)
+                                                  programs[j], period, refcount, o_every), daemon=True)
         p.start()
         processes.append(p)
     finished, times, collected = set(), {}, {}

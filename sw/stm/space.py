@@ -44,6 +44,7 @@ class AddressSpace:
         self.blocked: dict[str, object] = {}  # thread -> None while waiting; its result when answered
         self.results: dict[str, object] = {}
         self._ids = 0
+        self._o_dirty = False  # a served request may have lowered ASminO since it was last computed
 
     # -- placement ----------------------------------------------------------------------------------------
     def local(self, channel: str) -> bool:
@@ -141,10 +142,17 @@ class AddressSpace:
                 values += [ts for ts in c.items if any(ic.state(ts) != "CONSUMED" for ic in c.iconns)]
         return min(values, default=INF)
 
-    def daemon(self) -> dict[str, list[int]]:
-        """One round: our own entries, our arrays to every other space, our channels collected."""
+    def daemon(self, min_o: bool = True) -> dict[str, list[int]]:
+        """One round: our own entries, our arrays to every other space, our channels collected.
+
+        ``min_o=False`` is a cheap round (001 Sec. 6: run minKV often, minO less often): it keeps our last
+        ``ASminO``, which is still a lower bound because ``ASminO`` only rises here, unless a request served
+        since then may have lowered it (a remote put, attach or get: ``_o_dirty``), when it is recomputed
+        anyway."""
         j = self.index
-        self.m[j], self.o[j] = self.as_min_kv(), self.as_min_o()
+        self.m[j] = self.as_min_kv()
+        if min_o or self._o_dirty:
+            self.o[j], self._o_dirty = self.as_min_o(), False
         for k in range(self.spaces):
             if k != j:
                 self._send(k, ("arrays", list(self.m), list(self.o)))
@@ -176,6 +184,7 @@ class AddressSpace:
 
     def _serve(self, source: int, rid: int, kind: str, args: tuple) -> None:
         answer: object = None
+        self._o_dirty = True
         try:
             if kind == "create":
                 name, vt, parent = args
