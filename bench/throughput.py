@@ -31,7 +31,8 @@ OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "cosim" / "throughput_tests.py"
 PAIR = """[network]
-name = "pair_t{t}"
+name = "pair_{tag}"
+{network}
 [[node]]
 name = "u"
 [[node]]
@@ -40,8 +41,16 @@ name = "x"
 from = "u"
 to = "x"
 capacity = {q}
-threshold = {t}
+{edge}
 """
+
+
+def pair(q: int, t: int | None) -> str:
+    """One edge of capacity ``q``: 000's credit messages with threshold ``t`` (``live_credit = false``, where
+    T matters), or live credit (``t`` None: no credit messages, no threshold)."""
+    if t is None:
+        return PAIR.format(tag="live", network="", q=q, edge="")
+    return PAIR.format(tag=f"t{t}", network="live_credit = false", q=q, edge=f"threshold = {t}")
 
 
 def run_measurement(network, inputs, build_dir, folder_name=None):
@@ -82,12 +91,11 @@ def measure(network, words, build_dir):
     }
 
 
-def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_capacity: int,
-                      threshold: int | None = None) -> str:
+def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_capacity: int) -> str:
     """``a`` forks into branches of ``random_filter`` nodes at rate 0 that meet again at ``e``.
 
     ``branches``: prefix -> nodes on it (0: a direct edge, the skip). Every edge has ``capacity``
-    except the skip's ``skip_capacity``; ``threshold`` None leaves every threshold auto.
+    except the skip's ``skip_capacity``.
     """
     nodes = ["a", "e"] + [f"{b}{k}" for b, n in branches.items() for k in range(1, n + 1)]
     edges = []
@@ -96,8 +104,7 @@ def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_c
         edges += [(u, v, skip_capacity if n == 0 else capacity) for u, v in itertools.pairwise(path)]
     lines = [f'[network]\nname = "{name}"\n'] + [f'[[node]]\nname = "{v}"\n' for v in nodes]
     for u, v, q in edges:
-        lines.append(f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}\n'
-                     + ("" if threshold is None else f"threshold = {threshold}\n"))
+        lines.append(f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}\n')
     return "\n".join(lines)
 
 
@@ -110,21 +117,17 @@ RECONVERGENT = {
 
 
 def reconvergent(build_dir, words, capacity=16):
-    """Words per cycle out of ``e`` for each structure and skip capacity, auto thresholds and T = 0; also
-    written to bench/out/reconvergent.json."""
+    """Words per cycle out of ``e`` for each structure and skip capacity, with live credit (the default: no
+    threshold, so there is no T to sweep); also written to bench/out/reconvergent.json."""
     rows = []
     for name, (branches, skips) in RECONVERGENT.items():
         for skip in skips:
-            for threshold in (None, 0):
-                if threshold == 0 and skip != capacity:
-                    continue
-                tag = f"{name}_s{skip}" + ("" if threshold is None else f"_t{threshold}")
-                spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity, threshold)
-                row = measure(parse_spec(spec, f"{tag}.toml"), words, build_dir)
-                rate = row["sink_tokens_per_cycle"]["e"]
-                rows.append({"structure": name, "skip_capacity": skip, "threshold": "auto" if threshold is None
-                             else threshold, "words_per_cycle": rate, "thresholds": row["thresholds"]})
-                print(f"{name}: skip |q| = {skip}, T = {rows[-1]['threshold']}: {rate:.3f} words/cycle", flush=True)
+            tag = f"{name}_s{skip}"
+            spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity)
+            row = measure(parse_spec(spec, f"{tag}.toml"), words, build_dir)
+            rate = row["sink_tokens_per_cycle"]["e"]
+            rows.append({"structure": name, "skip_capacity": skip, "words_per_cycle": rate})
+            print(f"{name}: skip |q| = {skip}: {rate:.3f} words/cycle", flush=True)
     (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
     return rows
 
@@ -222,7 +225,7 @@ def main(argv=None):
     q = args.capacity
     curve = []
     for t in sorted({0, 1, 2, 4, q // 2, q - 4, q - 3, q - 2, q - 1}):
-        row = measure(parse_spec(PAIR.format(t=t, q=q), f"pair_t{t}.toml"), args.words, build_dir)
+        row = measure(parse_spec(pair(q, t), f"pair_t{t}.toml"), args.words, build_dir)
         rate = row["sink_tokens_per_cycle"]["x"]
         ctrl = row["control_per_data_token"]["u_x"]
         curve.append({"threshold": t, "tokens_per_cycle": rate, "control_per_token": ctrl,
@@ -230,6 +233,9 @@ def main(argv=None):
         auto = " (auto)" if t == max(0, q - 3) else ""
         print(f"|q| = {q}, T = {t:2d}{auto}: {rate:.3f} tokens/cycle, {ctrl:.3f} control messages per token, "
               f"cocotb {row['cycles_per_s']:.0f} cycles/s")
+    live = measure(parse_spec(pair(q, None), "pair_live.toml"), args.words, build_dir)
+    print(f"|q| = {q}, live credit (no threshold): {live['sink_tokens_per_cycle']['x']:.3f} tokens/cycle, "
+          f"{live['control_per_data_token']['u_x']:.3f} control messages per token")
     text = re.sub(r'"variance_[a-z_]*"', '"random_filter"', (ROOT / "examples" / "variance.toml").read_text())
     variance = measure(parse_spec(text, "variance_nofilter.toml"), args.words, build_dir)
     print("variance topology, no filtering, auto T: sink "
@@ -237,7 +243,8 @@ def main(argv=None):
           + ", ".join(f"{e} {r:.3f}" for e, r in variance["channel_tokens_per_cycle"].items())
           + f" (first to last token); cocotb {variance['cycles_per_s']:.0f} cycles/s")
     rows = reconvergent(build_dir, args.words, args.capacity)
-    (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "variance": variance,
+    (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "live_credit": live,
+                                                     "variance": variance,
                                                      "fig4": fig4_rows, "reconvergent": rows}, indent=2))
     plot(curve, q)
     print(f"wrote {OUT / 'throughput.json'}, {OUT / 'throughput.png'} and {OUT / 'fig4.png'}")
@@ -256,7 +263,7 @@ def plot(curve, q):
     ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="target 0.98")
     ax.axvline(q - 3, color="C2", lw=0.8, ls="-.", label=f"auto T = |q| - 3 = {q - 3}")
     ax.set_xlabel("credit threshold T")
-    ax.set_title(f"One credit-mode edge, |q| = {q}, no filtering (Verilator)")
+    ax.set_title(f"One credit edge (000 as printed), |q| = {q}, no filtering (Verilator)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(OUT / "throughput.png", dpi=120)
