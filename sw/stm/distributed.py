@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from .gc import collect
+from .gc import as_min_kv, as_min_o, collect
 from .model import INF, SpaceTimeMemory, STMError, UnsafeCollection
 
-__all__ = ["FIXED", "NONE", "PAPER", "PROTOCOLS", "Cluster", "Space", "exact_min_o"]
+__all__ = ["FIXED", "NONE", "PAPER", "PROTOCOLS", "Cluster", "Space"]
 
 FIXED, PAPER, NONE = "fixed", "paper", "none"
 PROTOCOLS = (FIXED, PAPER, NONE)
@@ -86,16 +86,11 @@ class Cluster:
 
     # -- local bounds -----------------------------------------------------------------------------------
     def as_min_kv(self, j: int) -> float:
-        threads = [t for t in self.stm.threads.values() if t.space == j]
-        return min([*(t.vt for t in threads), *(ic.kt for t in threads for ic in t.iconns)], default=INF)
+        return as_min_kv(self.stm, j)
 
     def as_min_o(self, j: int) -> float:
         """``ASminO(j)``: over the VIS of the threads on ``j`` (the erratum), or their VT as 001 prints it."""
-        values = [t.vis() if self.variant == FIXED else t.vt for t in self.stm.threads.values() if t.space == j]
-        for c in self.stm.channels.values():
-            if c.space == j:
-                values += [ts for ts in c.items if any(ic.state(ts) != "CONSUMED" for ic in c.iconns)]
-        return min(values, default=INF)
+        return as_min_o(self.stm, j, over_vis=self.variant == FIXED)
 
     # -- the mutator ---------------------------------------------------------------------------------------
     def _remote(self, thread: str, target: int, kind: str, args: tuple, kv: float | None, o: float) -> None:
@@ -214,7 +209,7 @@ class Cluster:
         """The exact (minKV, minO) of the whole system, counting the requests in flight at what they will
         add (a thread at its VT, an item at its timestamp, an i_conn at its thread's VIS)."""
         kv = min([self.as_min_kv(j) for j in range(len(self.spaces))], default=INF)
-        o = min([exact_min_o(self.stm, j) for j in range(len(self.spaces))], default=INF)
+        o = min([as_min_o(self.stm, j) for j in range(len(self.spaces))], default=INF)
         for s in self.spaces:
             for kind, _, args in s.pending.values():
                 if kind == "create":
@@ -225,13 +220,3 @@ class Cluster:
                     o = min(o, self.stm.threads[args[0]].vis())
         return kv, o
 
-
-def exact_min_o(stm: SpaceTimeMemory, space: int) -> float:
-    """minO restricted to one space, by definition, whatever a protocol under test computes: the VIS of its
-    threads and the items of its channels not consumed on some i_conn (the least over all spaces is
-    :func:`sfdf.sw.stm.gc.min_o`)."""
-    values = [t.vis() for t in stm.threads.values() if t.space == space]
-    for c in stm.channels.values():
-        if c.space == space:
-            values += [ts for ts in c.items if any(ic.state(ts) != "CONSUMED" for ic in c.iconns)]
-    return min(values, default=INF)

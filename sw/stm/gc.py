@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from .model import INF, SpaceTimeMemory
 
-__all__ = ["PRINTED_MIN_O", "Bounds", "bounds", "collect", "min_kv", "min_o"]
+__all__ = ["PRINTED_MIN_O", "Bounds", "as_min_kv", "as_min_o", "bounds", "collect", "fully_consumed", "min_kv",
+           "min_o"]
 
 #: Thm. 5.0 as printed (then-branch ``minO = minK``): unsafe, kept for the test that shows it.
 PRINTED_MIN_O = "printed"
@@ -50,6 +51,11 @@ def min_kv(stm: SpaceTimeMemory) -> float:
     return min(_min_k(stm), _min_v(stm))
 
 
+def fully_consumed(channel, ts) -> bool:
+    """Thm. 5.0's *fully consumed*: ``ts`` is CONSUMED on every i_conn of ``channel``."""
+    return all(ic.state(ts) == "CONSUMED" for ic in channel.iconns)
+
+
 def min_o(stm: SpaceTimeMemory, rule: str = "fixed") -> float:
     """Thm. 5.0 with the erratum (``rule="printed"``: as printed, unsafe)."""
     v, k = _min_v(stm), _min_k(stm)
@@ -58,9 +64,27 @@ def min_o(stm: SpaceTimeMemory, rule: str = "fixed") -> float:
     best = v
     for channel in stm.channels.values():
         for ts in channel.items:
-            if k <= ts < best and any(ic.state(ts) != "CONSUMED" for ic in channel.iconns):
+            if k <= ts < best and not fully_consumed(channel, ts):
                 best = ts
     return best
+
+
+def as_min_kv(stm: SpaceTimeMemory, space: int) -> float:
+    """001 Sec. 7.1's ``ASminKV``: the least VT of the threads on ``space`` and KT of their i_conns."""
+    threads = [t for t in stm.threads.values() if t.space == space]
+    return min([*(t.vt for t in threads), *(ic.kt for t in threads for ic in t.iconns)], default=INF)
+
+
+def as_min_o(stm: SpaceTimeMemory, space: int, over_vis: bool = True) -> float:
+    """001 Sec. 7.2's ``ASminO``: the least of the threads on ``space`` and of the items present and not
+    fully consumed in its channels (below minK every item is fully consumed, so the least over all spaces
+    is :func:`min_o`). The threads count at their VIS (the erratum of README 9), or at their VT as 001
+    prints it (``over_vis=False``, unsafe: :mod:`sfdf.sw.stm.distributed`'s ``"paper"`` protocol)."""
+    values = [t.vis() if over_vis else t.vt for t in stm.threads.values() if t.space == space]
+    for c in stm.channels.values():
+        if c.space == space:
+            values += [ts for ts in c.items if not fully_consumed(c, ts)]
+    return min(values, default=INF)
 
 
 def bounds(stm: SpaceTimeMemory) -> Bounds:

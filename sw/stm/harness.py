@@ -16,7 +16,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .distributed import FIXED, Cluster, exact_min_o
+from .distributed import FIXED, Cluster
+from .gc import as_min_o
 from .model import INF, STMError, UnsafeCollection
 
 __all__ = ["Unsafe", "random_schedule", "random_spaces_schedule"]
@@ -57,12 +58,20 @@ def random_schedule(seed: int, spaces: int = 2, protocol: str = FIXED, steps: in
             return Unsafe(step, None, str(exc))
         kv, o = cluster.true_bounds()
         for s in cluster.spaces:
-            own = s.index
-            approx_kv = min([cluster.as_min_kv(own), *(x for k, x in enumerate(s.m) if k != own)])
-            approx_o = min([cluster.as_min_o(own), *(x for k, x in enumerate(s.o) if k != own)])
-            if approx_kv > kv or approx_o > o:
-                return Unsafe(step, own, f"space {own} bounds minKV {approx_kv}, minO {approx_o} above the true "
-                              f"{kv}, {o}")
+            if unsafe := _above(step, s.index, cluster.as_min_kv(s.index), cluster.as_min_o(s.index), s.m, s.o,
+                                kv, o):
+                return unsafe
+    return None
+
+
+def _above(step: int, own: int, fresh_kv, fresh_o, m, o, true_kv, true_o) -> Unsafe | None:
+    """Space ``own``'s bounds as its daemon computes them before collecting (its own entries fresh, the
+    others from its arrays ``m``, ``o``), if either passes the true one."""
+    approx_kv = min([fresh_kv, *(x for k, x in enumerate(m) if k != own)])
+    approx_o = min([fresh_o, *(x for k, x in enumerate(o) if k != own)])
+    if approx_kv > true_kv or approx_o > true_o:
+        return Unsafe(step, own, f"space {own} bounds minKV {approx_kv}, minO {approx_o} above the true "
+                      f"{true_kv}, {true_o}")
     return None
 
 
@@ -135,18 +144,15 @@ def random_spaces_schedule(seed: int, spaces: int = 2, steps: int = 200, space_c
             return Unsafe(step, None, str(exc))
         kv, o = _truth(nodes)
         for node in nodes:
-            approx_kv = min([node.as_min_kv(), *(x for k, x in enumerate(node.m) if k != node.index)])
-            approx_o = min([node.as_min_o(), *(x for k, x in enumerate(node.o) if k != node.index)])
-            if approx_kv > kv or approx_o > o:
-                return Unsafe(step, node.index, f"space {node.index} bounds minKV {approx_kv}, minO {approx_o} "
-                              f"above the true {kv}, {o}")
+            if unsafe := _above(step, node.index, node.as_min_kv(), node.as_min_o(), node.m, node.o, kv, o):
+                return unsafe
     return None
 
 
 def _truth(nodes) -> tuple[float, float]:
     """minKV and minO of the whole system, requests in flight counted at what they will add."""
     kv = min(node.as_min_kv() for node in nodes)
-    o = min(exact_min_o(node.stm, node.index) for node in nodes)
+    o = min(as_min_o(node.stm, node.index) for node in nodes)
     for node in nodes:
         for kind, _, thread, args, _ in node.pending.values():
             if kind == "create":

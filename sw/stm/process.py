@@ -21,6 +21,7 @@ import multiprocessing
 import time
 from multiprocessing.connection import wait
 
+from .gc import fully_consumed
 from .model import STMError
 from .space import AddressSpace
 
@@ -63,7 +64,7 @@ class _Space(AddressSpace):
     def _reclaim(self, channel: str) -> None:
         """Reference counting: drop every item consumed on every connection of its channel."""
         c = self.stm.channels[channel]
-        done = [ts for ts in c.items if c.iconns and all(ic.state(ts) == "CONSUMED" for ic in c.iconns)]
+        done = [ts for ts in c.items if c.iconns and fully_consumed(c, ts)]
         for ts in done:
             del c.items[ts]
         self.collected += len(done)

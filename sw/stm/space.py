@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .gc import collect
+from .gc import as_min_kv, as_min_o, collect
 from .model import INF, Channel, IConn, SpaceTimeMemory, STMError, Thread, UnsafeCollection
 
 __all__ = ["AddressSpace", "Links"]
@@ -132,15 +132,10 @@ class AddressSpace:
 
     # -- the collector ----------------------------------------------------------------------------------------
     def as_min_kv(self) -> float:
-        threads = [t for t in self.stm.threads.values() if t.space == self.index]
-        return min([*(t.vt for t in threads), *(ic.kt for t in threads for ic in t.iconns)], default=INF)
+        return as_min_kv(self.stm, self.index)
 
     def as_min_o(self) -> float:
-        values = [t.vis() for t in self.stm.threads.values() if t.space == self.index]
-        for c in self.stm.channels.values():
-            if c.space == self.index:
-                values += [ts for ts in c.items if any(ic.state(ts) != "CONSUMED" for ic in c.iconns)]
-        return min(values, default=INF)
+        return as_min_o(self.stm, self.index)
 
     def daemon(self, min_o: bool = True) -> dict[str, list[int]]:
         """One round: our own entries, our arrays to every other space, our channels collected.
