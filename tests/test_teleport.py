@@ -11,14 +11,15 @@ from collections import deque
 
 import networkx as nx
 import pytest
-from graphs import fig_sdep, sdf_edge
+from graphs import fig_sdep
+from graphs import sdf_edge as edge
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sfdf.gen.analysis.messages import Deliveries
 from sfdf.gen.analysis.schedule import Unsatisfiable, constrained_schedule
 from sfdf.gen.analysis.sdep import SDEPTable
-from sfdf.gen.analysis.sdf import SDFError, _edge_rates, phases, repetitions, sdep
+from sfdf.gen.analysis.sdf import SDFError, edge_rates, phases, repetitions, sdep
 from sfdf.gen.model import Edge, Message, Network, Node
 from sfdf.gen.refmodel.sdf import LateMessage, run_sdf
 from sfdf.gen.spec import load_spec
@@ -33,7 +34,7 @@ def brute_sdep(network, caps: dict[str, int]) -> dict[tuple[str, str, int], int]
     below ``caps``: a breadth-first search over firing-count vectors (the state of an SDF network)."""
     names = [n.name for n in network.nodes]
     count = phases(network)
-    rates = {e.name: _edge_rates(e, count) for e in network.edges}
+    rates = {e.name: edge_rates(e, count) for e in network.edges}
     index = {n: k for k, n in enumerate(names)}
 
     def items(e, counts):
@@ -70,10 +71,6 @@ def brute_point(best, route, n, k):
     if route.direction == "upstream":
         return best[(route.receiver, route.sender, n + k)] if n + k > 0 else 0
     return next(m for m in itertools.count(1) if best[(route.sender, route.receiver, m)] >= n + k)
-
-
-def edge(name, src, dst, **rates):
-    return sdf_edge(name, src, dst, **rates)
 
 
 # -- SDEP ---------------------------------------------------------------------------------------------

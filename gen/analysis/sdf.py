@@ -23,7 +23,7 @@ from fractions import Fraction
 
 import networkx as nx
 
-__all__ = ["SDFError", "phases", "pull_counts", "pull_schedule", "repetitions", "sdep"]
+__all__ = ["SDFError", "edge_rates", "phases", "pull_counts", "pull_schedule", "repetitions", "sdep"]
 
 
 class SDFError(ValueError):
@@ -68,7 +68,7 @@ def phases(network) -> dict[str, int]:
     return result
 
 
-def _edge_rates(e, count: dict[str, int]):
+def edge_rates(e, count: dict[str, int]):
     """``(push per sender phase, pop per receiver phase, peek per receiver phase)``."""
     push = _rates(e.push, count[e.src])
     pop = _rates(e.pop, count[e.dst])
@@ -96,7 +96,7 @@ def repetitions(network) -> dict[str, int]:
         for node in group:
             for _, other, data in graph.edges(node, data=True):
                 e = data["edge"]
-                push, pop, _ = _edge_rates(e, count)
+                push, pop, _ = edge_rates(e, count)
                 produced, consumed = sum(push), sum(pop)
                 if produced == 0 or consumed == 0:
                     if produced != consumed:
@@ -124,7 +124,7 @@ class _Simulation:
 
     def __init__(self, network):
         self.count = phases(network)
-        self.rates = {e.name: _edge_rates(e, self.count) for e in network.edges}
+        self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
         self.items = {e.name: e.initial for e in network.edges}
         self.fired = defaultdict(int)
         self.ins = defaultdict(list)

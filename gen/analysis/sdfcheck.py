@@ -16,7 +16,7 @@ from sfdf.gen.speclines import SpecLines
 
 from .messages import routes
 from .schedule import constrained_schedule
-from .sdf import SDFError, phases, repetitions
+from .sdf import SDFError, edge_rates, phases, repetitions
 
 __all__ = ["check_sdf", "check_sdf_spec"]
 
@@ -25,8 +25,7 @@ def check_sdf(network) -> None:
     """:class:`SDFError` for the first SDF rule ``network`` breaks (see the module docstring)."""
     count = phases(network)
     for e in network.edges:
-        pops = _per_phase(e.pop, count[e.dst])
-        peeks = pops if e.peek is None else _per_phase(e.peek, count[e.dst])
+        _, pops, peeks = edge_rates(e, count)
         short = [k for k, (a, b) in enumerate(zip(peeks, pops, strict=True)) if a < b]
         if short:
             k = short[0]
@@ -44,10 +43,6 @@ def check_sdf_spec(network, text: str) -> None:
         check_sdf(network)
     except SDFError as exc:
         raise _spec_error(exc, network, text) from None
-
-
-def _per_phase(value, count: int) -> tuple[int, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,) * count
 
 
 def _spec_error(exc: SDFError, network, text: str) -> SpecError:

@@ -31,7 +31,7 @@ from fractions import Fraction
 
 from sfdf.gen.analysis.messages import DOWNSTREAM, Deliveries, Route
 from sfdf.gen.analysis.schedule import constrained_schedule
-from sfdf.gen.analysis.sdf import SDFError, _edge_rates, phases
+from sfdf.gen.analysis.sdf import SDFError, edge_rates, phases
 
 __all__ = ["SCHEDULES", "Delivery", "LateMessage", "SDFRun", "run_sdf"]
 
@@ -69,7 +69,7 @@ class _Execution:
     def __init__(self, network, deliveries: Deliveries):
         self.network = network
         self.count = phases(network)
-        self.rates = {e.name: _edge_rates(e, self.count) for e in network.edges}
+        self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
         self.items = {e.name: [0] * e.initial for e in network.edges}  # initial items are zeros
         self.fired = dict.fromkeys(self.count, 0)
         self.acc = dict.fromkeys(self.count, 0)

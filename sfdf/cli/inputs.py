@@ -19,10 +19,6 @@ _FRAMES_FIX = "write unsigned decimal integers separated by spaces, one frame pe
 
 def read_text(path: str, argument: str) -> str:
     """The UTF-8 text of ``path`` (a one-line :class:`InputError` naming ``argument`` when it cannot be read)."""
-    return _read_text(path, argument)
-
-
-def _read_text(path: str, argument: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -49,7 +45,7 @@ def output_folder(path: str, argument: str) -> Path:
 def load_spec_file(path: str):
     """The validated network of the spec at ``path`` (a one-line :class:`UserError` when it is not valid); an
     SDF network (004) also passes the SDF rules (:func:`sfdf.gen.analysis.sdfcheck.check_sdf_spec`)."""
-    text = _read_text(path, "SPEC")
+    text = read_text(path, "SPEC")
     network = parse_spec(text, path)
     if network.is_sdf:
         from sfdf.gen.analysis.sdfcheck import check_sdf_spec
@@ -81,7 +77,7 @@ def read_frames(path: str, width: int) -> list[list[int]]:
         For an unreadable file, a word that is not an unsigned integer or does not fit, or no frames.
     """
     frames = []
-    for number, line in enumerate(_read_text(path, "--input").splitlines(), 1):
+    for number, line in enumerate(read_text(path, "--input").splitlines(), 1):
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
