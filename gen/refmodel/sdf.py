@@ -67,7 +67,6 @@ class SDFRun:
 
 class _Execution:
     def __init__(self, network, deliveries: Deliveries):
-        self.network = network
         self.count = phases(network)
         self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
         self.items = {e.name: [0] * e.initial for e in network.edges}  # initial items are zeros
@@ -76,7 +75,7 @@ class _Execution:
         self.ins = {n: network.in_edges(n) for n in self.count}
         self.outs = {n: network.out_edges(n) for n in self.count}
         self.deliveries = deliveries
-        self.pending: dict[str, list[tuple[Route, int, int, int]]] = {n: [] for n in self.count}
+        self.pending: dict[str, list[tuple[Route, int, int]]] = {n: [] for n in self.count}  # (route, n, min point)
         self.log: list[Delivery] = []
         self.outputs = {n: [] for n in network.sinks}
         self.firings: list[str] = []
@@ -119,7 +118,7 @@ class _Execution:
                 raise LateMessage(f"{route.receiver} passed the point {when} its firing {high} of {route.describe()} "
                                   f"sent at {sender}'s firing {n}", "use a schedule that meets the constraints "
                                   "(sfdf schedule)")
-            self.pending[route.receiver].append((route, n, low, high))
+            self.pending[route.receiver].append((route, n, low))
             if when == "after" and reached >= low:  # immediately after the firing that just completed
                 self._deliver(route.receiver, "after", self.fired[route.receiver])
 
@@ -129,7 +128,7 @@ class _Execution:
         :meth:`_send` refuses a message sent after its ``max`` point)."""
         keep = []
         for item in self.pending[node]:
-            route, n, low, _ = item
+            route, n, low = item
             if ("before" if route.direction == DOWNSTREAM else "after") != when or firing < low:
                 keep.append(item)
                 continue
