@@ -6,6 +6,9 @@ What one build writes in ``DIR`` (``-o``, default ``build/boards/<name>-<board>`
   so the network drops into other flows as IP);
 * ``<name>.board.json``: what the host needs to talk to the board (:mod:`sfdf.sw.serial`): board, clock,
   baud, buffered words per source (:mod:`.facts` writes and reads it);
+* ``<name>.board.v``: the board core (:class:`.core.BoardCore`: UART, link, commit FIFOs and the network; the
+  board top's logic without its PLL and pin buffers) as Verilog with ports ``clk``, ``rst``, ``rx``, ``tx``,
+  ``leds``, the same elaboration the bitstream holds, for ``sfdf board-sim`` (:mod:`sfdf.sw.boardsim`);
 * ``<board>/``: Amaranth's build tree (the top's RTLIL, Yosys log ``top.rpt``, nextpnr log ``top.tim``),
   the bitstream (``top.bit`` on ECP5, ``top.bin`` on iCE40) and nextpnr's JSON report ``top.report.json``.
 
@@ -33,7 +36,7 @@ from .core import DEFAULT_BAUD
 from .facts import write_board_facts
 from .top import Board, BoardTop
 
-__all__ = ["TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
+__all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
            "fusesoc_core", "parse_report", "place_again", "toolchain_env"]
 
 log = logging.getLogger(__name__)
@@ -50,6 +53,8 @@ TOOLS = {
 PROGRAMMERS = {"OPENFPGALOADER": "openFPGALoader", "ICEPROG": "iceprog"}
 #: Top module (and file prefix) of every board build.
 TOP = "top"
+#: Module of the board core's Verilog (``<name>.board.v``).
+CORE_TOP = "sfdf_board"
 _CELLS = {
     "ecp5": {"luts": "TRELLIS_COMB", "ffs": "TRELLIS_FF", "brams": "DP16KD", "io": "TRELLIS_IO"},
     "ice40": {"luts": "ICESTORM_LC", "ffs": "ICESTORM_LC", "brams": "ICESTORM_RAM", "io": "SB_IO"},
@@ -278,6 +283,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     """
     from importlib.metadata import version
 
+    from amaranth.back import verilog
+
     from sfdf.hdl.generate import generate
     from sfdf.hdl.top import NetworkTop
 
@@ -295,6 +302,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     host = {"board": board.name, "device": board.device, "network": name, "manifest": j_path.name,
             "clk_hz": clock_hz, "baud": baud, "buffer_words": buffer_words, "sources": sources,
             "bitstream": f"{board.name}/{TOP}.{'bit' if board.family == 'ecp5' else 'bin'}"}
+    (out / f"{name}.board.v").write_text(verilog.convert(board_top.core, name=CORE_TOP, emit_src=False))
+    host.update(family=board.family, core=f"{name}.board.v", core_top=CORE_TOP)
     write_board_facts(out, name, host)
 
     build_dir = out / board.name

@@ -8,7 +8,9 @@
 * ``clk_hz``, ``baud``: the design clock and the UART rate;
 * ``buffer_words``: words each source buffers (the longest frame the board takes);
 * ``sources``: each source node's ``tdata`` width;
-* ``bitstream``: the bitstream, relative to ``DIR``.
+* ``bitstream``: the bitstream, relative to ``DIR``;
+* ``family`` (``ecp5`` or ``ice40``), ``core`` and ``core_top``: the board core's Verilog file and module
+  (``sfdf board-sim`` simulates it, as RTL or as Yosys synthesizes it for ``family``).
 """
 
 from __future__ import annotations

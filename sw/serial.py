@@ -14,6 +14,9 @@ Time. The device API counts cycles; a board's are its clock's, read from the wal
 frame's last byte has left the host (its transmission time at the baud rate included). The default is
 two seconds' worth, because USB serial adapters hold bytes back for up to 16 ms.
 
+On a pseudo-terminal (``sfdf board-sim --pty``, a simulated board: :mod:`sfdf.sw.boardsim`) a break also
+flushes the host's output, the one event a pty carries that stands for it.
+
 Transports share LiteX's small interface (``read``, ``write``, ``send_break``, ``reset_input_buffer``,
 ``close``; :class:`sfdf.sw.boardlink.Transport`): :class:`SerialTransport` over pyserial (any
 ``serial_for_url`` URL), or a fake in tests.
@@ -50,10 +53,13 @@ class SerialTransport:
         import serial
 
         try:
-            self._serial = serial.serial_for_url(port, baudrate=baud, timeout=_POLL_S, write_timeout=10)
+            # a device node is locked (flock) while open: one host per board, so a busy board fails to open
+            self._serial = serial.serial_for_url(port, baudrate=baud, timeout=_POLL_S, write_timeout=10,
+                                                 exclusive=True if "://" not in port else None)
         except (serial.SerialException, ValueError) as error:
             raise DeviceError(f"cannot open {port} at {baud} baud: {error}") from None
         self.port = port
+        self.pseudo_terminal = _pseudo_terminal(port)
 
     def read(self, size: int) -> bytes:
         return self._serial.read(max(1, min(size, self._serial.in_waiting or 1)))
@@ -63,12 +69,23 @@ class SerialTransport:
 
     def send_break(self, duration: float) -> None:
         self._serial.send_break(duration)
+        if self.pseudo_terminal:  # the kernel drops a break on a pty: a simulated board takes this instead
+            self._serial.reset_output_buffer()
 
     def reset_input_buffer(self) -> None:
         self._serial.reset_input_buffer()
 
     def close(self) -> None:
         self._serial.close()
+
+
+def _pseudo_terminal(port: str) -> bool:
+    """Whether ``port`` is a pseudo-terminal's device node (UNIX 98 pty slaves have majors 136-143), such
+    as ``sfdf board-sim --pty`` serves (:mod:`sfdf.sw.boardsim`: its break is the host's output flush)."""
+    try:
+        return 136 <= os.major(os.stat(port).st_rdev) <= 143
+    except (OSError, ValueError):
+        return False
 
 
 def open_board(manifest: str | os.PathLike, port: str, *, timeout_cycles: int | None = None,

@@ -3,8 +3,9 @@
 Input: Parquet ``frame_id: long, pixels: array<int>`` in a directory or one file, a local path or a Hadoop
 URI (``file:/``, ``hdfs://``, ``s3a://``: read and written only through Spark and Hadoop's file system,
 :mod:`sfdf.sw.storage`). Each Spark partition opens one device
-(:func:`sfdf.sw.device.open_device`, the fast simulated device; the driver builds the harness once, executors
-load the cached build) and sends its frames in order through :meth:`sfdf.sw.device.Device.stream`, inside
+(:func:`sfdf.sw.device.open_device`: by default the fast simulated device, the driver building the harness
+once and executors loading the cached build; or a board, ``device = serial:PORT,...`` or ``resource:fpga``
+with the folder ``sfdf build -o DIR`` wrote, one board per task: :mod:`sfdf.sw.boards`) and sends its frames in order through :meth:`sfdf.sw.device.Device.stream`, inside
 ``mapInArrow`` so frames travel as Arrow batches, never row by row through the JVM. Every frame gets
 exactly one result row: a bad frame is quarantined with its reason (``ok = false``, :mod:`sfdf.sw.checks`), a
 good one is checked (the variance network against numpy, any other spec against the reference model).
@@ -21,6 +22,7 @@ overwrite mode: a replayed batch rewrites its own directory, so it changes nothi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -38,7 +40,11 @@ import numpy as np
 
 from sfdf.gen.errors import UserError
 
+from .boards import RESOURCE, DeviceChoice, claim, parse_device
 from .checks import ModelChecker, batch_frames, frame_problem, variance_check
+
+#: The default device: the fast simulated one.
+SIM = DeviceChoice("sim")
 
 __all__ = ["DEFAULT_MASTER", "DEFAULT_SPEC", "Job", "prepare", "run_job", "spark_session"]
 
@@ -75,10 +81,15 @@ class Job:
         The sink is a ``variance_join``: check against numpy.
     pixel_bits : int
         The source port's ``tdata`` width.
-    timeout_cycles : int
-        Cycle budget of one frame on the device.
+    timeout_cycles : int or None
+        Cycle budget of one frame on the device (``None``: the device's default, 1,000,000 simulated cycles
+        or two seconds of a board's clock).
     kill_after : int or None
-        Testing only: the first attempt of partition 0 kills its device after sending this many frames.
+        Testing only: the first attempt of partition 0 kills its simulated device after sending this many
+        frames.
+    device : DeviceChoice
+        Which device a partition opens (:mod:`sfdf.sw.boards`); for a board the archive holds the manifest
+        and ``<name>.board.json`` of its ``sfdf build`` folder instead of a harness.
     """
 
     harness: str
@@ -86,8 +97,9 @@ class Job:
     network: object
     variance: bool
     pixel_bits: int
-    timeout_cycles: int = 1_000_000
+    timeout_cycles: int | None = None
     kill_after: int | None = None
+    device: DeviceChoice = SIM
 
     @property
     def shipped(self) -> str:
@@ -101,21 +113,45 @@ class Job:
         from sfdf.sw.device import open_device
 
         root = Path(SparkFiles.get(self.shipped))
-        return open_device(root / self.manifest, build_dir=root / "fastsim", timeout_cycles=self.timeout_cycles)
+        manifest = root / self.manifest
+        if not self.device.board:
+            return open_device(manifest, build_dir=root / "fastsim", timeout_cycles=self.timeout_cycles)
+
+        def board(port: str):
+            return open_device(manifest, backend=f"serial:{port}", timeout_cycles=self.timeout_cycles)
+
+        from pyspark import TaskContext
+
+        from .results import DeviceError
+
+        context = TaskContext.get()
+        if self.device.kind == "serial":
+            return claim(board, self.device.ports, first=context.partitionId() if context else 0)
+        given = context.resources().get(RESOURCE) if context else None
+        if given is None or not given.addresses:
+            raise DeviceError(f"the task was given no {RESOURCE} resource: workers need "
+                              f"spark.worker.resource.{RESOURCE}.amount and its discoveryScript, the job "
+                              f"spark.executor.resource.{RESOURCE}.amount (README, \"Boards\")")
+        return board(given.addresses[0])
 
     @property
     def columns(self) -> list[tuple[str, str]]:
         return VARIANCE_COLUMNS if self.variance else GENERIC_COLUMNS
 
 
-def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kill_after: int | None = None) -> Job:
+def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, kill_after: int | None = None,
+            device: DeviceChoice = SIM, board_dir=None) -> Job:
     """Check and generate ``spec`` into ``work_dir`` and build its fast harness once, on the driver, into
     the cache ``build_dir`` (default ``build/fastsim``; builds are keyed by content, so runs share them).
+
+    With a board ``device``, nothing is built: the archive holds ``board_dir``'s manifest and board facts,
+    and the manifest must be the one the spec generates (the boards run this network, no other).
 
     Raises
     ------
     UserError
-        The spec is unsafe or has other than one source (the Parquet has one pixel column).
+        The spec is unsafe or has other than one source (the Parquet has one pixel column), or the boards
+        were built from another network.
     """
     from sfdf.cosim.cache import BuildCache
     from sfdf.cosim.fastbuild import build
@@ -133,19 +169,46 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int = 1_000_000, kil
                         "fix the spec until sfdf check passes; the job runs safe networks only")
     v_path, j_path = generate(network, Path(work_dir) / "rtl", report=report)
     manifest = json.loads(j_path.read_text())
-    library = build(v_path, manifest, Path(build_dir or "build/fastsim"))
-    harness = Path(work_dir) / f"sfdf-harness-{library.parent.name}.tar.gz"
-    with tarfile.open(harness, "w:gz") as archive:  # what an executor needs, nothing of the build's objects
-        for path in (v_path, j_path):
-            archive.add(path, f"rtl/{path.name}")
-        for path in sorted(library.parent.iterdir()):
-            if path.is_file() and path.name != BuildCache.LOCK:
-                archive.add(path, f"fastsim/{library.parent.name}/{path.name}")
+    if device.board:
+        files = _board_files(spec, manifest, board_dir)
+        key = hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()[:16]
+        harness = Path(work_dir) / f"sfdf-board-{key}.tar.gz"
+        with tarfile.open(harness, "w:gz") as archive:
+            for path in files:
+                archive.add(path, f"rtl/{path.name}")
+    else:
+        library = build(v_path, manifest, Path(build_dir or "build/fastsim"))
+        harness = Path(work_dir) / f"sfdf-harness-{library.parent.name}.tar.gz"
+        with tarfile.open(harness, "w:gz") as archive:  # what an executor needs, nothing of the build's objects
+            for path in (v_path, j_path):
+                archive.add(path, f"rtl/{path.name}")
+            for path in sorted(library.parent.iterdir()):
+                if path.is_file() and path.name != BuildCache.LOCK:
+                    archive.add(path, f"fastsim/{library.parent.name}/{path.name}")
     (source,) = [p for p in manifest["ports"] if p["direction"] == "in"]
     sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
     return Job(str(harness.resolve()), f"rtl/{j_path.name}", report.network,
                len(sinks) == 1 and sinks[0]["kernel"] == "variance_join", source["tdata_width"],
-               timeout_cycles, kill_after)
+               timeout_cycles, kill_after, device)
+
+
+def _board_files(spec, manifest: dict, board_dir) -> list[Path]:
+    """The manifest and board facts in ``board_dir`` (``sfdf build -o DIR``), which must hold ``manifest``."""
+    if board_dir is None:
+        raise UserError(str(spec), "--board-dir", "is missing: a board device needs the folder sfdf build wrote",
+                        "give --board-dir DIR (sfdf build SPEC --board B -o DIR)")
+    from sfdf.boards.facts import board_facts_path
+
+    folder = Path(board_dir)
+    built, facts = folder / f"{manifest['name']}.json", board_facts_path(folder, manifest["name"])
+    if not (built.is_file() and facts.is_file()):
+        raise UserError(str(folder), "--board-dir", f"holds no {built.name} and {facts.name} of network "
+                        f"{manifest['name']!r}", "give the folder sfdf build -o DIR wrote for this spec")
+    if json.loads(built.read_text()) != manifest:
+        raise UserError(str(folder), "--board-dir", f"was built from another version of {manifest['name']!r} "
+                        f"(its {built.name} differs from what {Path(spec).name} generates)",
+                        "rebuild the boards from this spec, or give the spec they were built from")
+    return [built, facts]
 
 
 # -- executors ----------------------------------------------------------------------------------------------
@@ -182,7 +245,7 @@ def process_partition(job: Job, batches):
                     for item in good:
                         yield item
                         sent += 1
-                        if sent == kill_at:  # testing: the device process dies mid-partition
+                        if sent == kill_at and pid:  # testing: the device process dies mid-partition
                             os.kill(pid, signal.SIGKILL)
 
                 for k, result in enumerate(device.stream(frames())):
@@ -226,22 +289,32 @@ def _first_attempt_of_partition_zero() -> bool:
 
 # -- the driver -----------------------------------------------------------------------------------------------
 
-def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf"):
-    """A session whose Python workers run this interpreter; Arrow on; Spark's console progress bar on."""
+def _resource_conf(choice: DeviceChoice) -> dict[str, str]:
+    """``resource:fpga``: one board per task, one per executor unless the user's ``conf`` says otherwise."""
+    if choice.kind != "resource":
+        return {}
+    return {f"spark.task.resource.{RESOURCE}.amount": "1", f"spark.executor.resource.{RESOURCE}.amount": "1"}
+
+
+def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf", conf: dict[str, str] | None = None):
+    """A session whose Python workers run this interpreter; Arrow on; Spark's console progress bar on;
+    ``conf`` added to the builder."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no guessing which interface to bind
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master(master).appName(app)
+    builder = (SparkSession.builder.master(master).appName(app)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "true")
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
              .config("spark.sql.shuffle.partitions", "8")
              .config("spark.driver.memory", "2g")
-             .config("spark.pyspark.python", sys.executable)  # a cluster's executors too
-             .getOrCreate())
+             .config("spark.pyspark.python", sys.executable))  # a cluster's executors too
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     # Input splits: two per core, so cores stay busy while unequal splits finish (no shuffle needed).
     spark.conf.set("spark.sql.files.minPartitionNum", str(2 * spark.sparkContext.defaultParallelism))
@@ -291,26 +364,31 @@ def _duplicates(job: Job, df):
 
 
 def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream: bool = False,
-            checkpoint=None, partitions: int | None = None, timeout_cycles: int = 1_000_000,
-            build_dir=None, kill_after: int | None = None, spark=None) -> dict:
+            checkpoint=None, partitions: int | None = None, timeout_cycles: int | None = None,
+            build_dir=None, kill_after: int | None = None, spark=None, device: str = "sim",
+            board_dir=None, conf: dict[str, str] | None = None) -> dict:
     """Run the job (module docstring); return the summary that is also written to ``OUTPUT/summary.json``.
 
     ``partitions``: how many partitions (devices) the frames are spread over, round robin (default:
     Spark's split of the input files, which needs no shuffle). ``spark``: an existing session (tests);
-    else one on ``master``.
+    else one on ``master`` with ``conf`` added. ``device``, ``board_dir``: :mod:`sfdf.sw.boards`.
     """
     from . import storage
 
+    choice = parse_device(device)
+    if board_dir is not None and not choice.board:
+        raise UserError(str(board_dir), "--board-dir", "is for boards, and --device is sim",
+                        "add --device serial:PORT[,PORT...] or resource:fpga, or drop --board-dir")
     remote = storage.is_uri(input_dir)
     inputs = None if remote else check_input(input_dir)  # a local input is checked before anything starts
     if not storage.is_uri(output_dir):
         Path(output_dir).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="sfdf-job-"))  # the driver's own: the generated design, its archive
-    job = prepare(spec, work, build_dir, timeout_cycles, kill_after)
+    job = prepare(spec, work, build_dir, timeout_cycles, kill_after, choice, board_dir)
     prepared = time.perf_counter()
     own = spark is None
-    spark = spark or spark_session(master)
+    spark = spark or spark_session(master, conf={**_resource_conf(choice), **(conf or {})})
     try:
         files, skipped, folder = inputs or check_input(input_dir, spark)
         if stream and not folder:
@@ -333,6 +411,7 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
         storage.put(work / "summary.png", storage.join(output_dir, "summary.png"), spark)
         summary.update({"skipped_files": [f"{path}: {why}" for path, why in skipped], "spec": str(spec),
                         "mode": "stream" if stream else "batch", "master": master, "batches": batches,
+                        "device": device,
                         "prepare_s": round(prepared - started, 3), "session_s": round(session_s, 3)})
         (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         storage.put(work / "summary.json", storage.join(output_dir, "summary.json"), spark)

@@ -57,6 +57,13 @@ def _float_in(text: str, accept, wanted: str) -> float:
     return value
 
 
+def _conf(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (such as spark.executor.resource.fpga.amount=2)")
+    return key.strip(), value
+
+
 def _probability(text: str) -> float:
     return _float_in(text, lambda v: 0.0 <= v <= 1.0, "a probability in [0, 1]")
 
@@ -156,8 +163,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="Spark master (default local[*,4]: all cores, 4 attempts per task)")
     spark.add_argument("--partitions", type=_positive, metavar="N",
                        help="spread the frames over N partitions, one device each (default: Spark's split of the input files)")
-    spark.add_argument("--timeout-cycles", type=_positive, default=1_000_000, metavar="N",
-                       help="simulated cycles a frame may take (default 1000000)")
+    spark.add_argument("--timeout-cycles", type=_positive, metavar="N",
+                       help="cycles a frame may take (default 1000000 simulated, or two seconds of a board's clock)")
+    spark.add_argument("--device", default="sim", metavar="DEVICE",
+                       help="sim (default), serial:PORT[,PORT...] (boards, one per task) or resource:fpga (Spark's "
+                            "resource scheduling); boards need --board-dir")
+    spark.add_argument("--board-dir", metavar="DIR", help="the folder sfdf build -o DIR wrote for the boards")
+    spark.add_argument("--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting for the session (repeatable)")
     spark.add_argument("--json", action="store_true", help="print the summary as JSON")
     spark.set_defaults(run=run.spark)
 
@@ -180,6 +193,27 @@ def _parser() -> argparse.ArgumentParser:
                        help="write the Verilog, manifest, core file and build tree; run no tool")
     board.add_argument("--json", action="store_true", help="print the result as JSON")
     board.set_defaults(run=run.build)
+
+    boardsim = commands.add_parser(
+        "board-sim", help="the board sfdf build -o DIR made, simulated (Verilator), behind a pseudo-terminal",
+        description="With --pty: print the pty's device path on the first line of standard output and serve the "
+                    "simulated board there until interrupted (open it as serial:PATH). Without: send --frames "
+                    "random frames through it in this process and check them. Exit status: 0, 1 a wrong result, "
+                    "2 invalid.")
+    boardsim.add_argument("dir", metavar="DIR", help="a folder sfdf build -o DIR wrote (--no-build is enough)")
+    boardsim.add_argument("--pty", action="store_true", help="serve the board on a pseudo-terminal")
+    boardsim.add_argument("--netlist", action="store_true",
+                          help="simulate the board core as Yosys synthesizes it for the board (synth_ecp5 -nodsp / "
+                               "synth_ice40) with Yosys's cell models, instead of the RTL")
+    boardsim.add_argument("--frames", type=_positive, default=20, metavar="N",
+                          help="without --pty: frames to send and check (default 20)")
+    boardsim.add_argument("--build-dir", default="build/boardsim", metavar="DIR",
+                          help="build cache (default build/boardsim)")
+    boardsim.add_argument("--corrupt-byte", type=_positive, metavar="N",
+                          help="testing: flip a bit of the N-th byte from the host (line noise)")
+    boardsim.add_argument("--die-after-bytes", type=_positive, metavar="N",
+                          help="testing: end abruptly once N bytes from the host arrived (power lost)")
+    boardsim.set_defaults(run=run.board_sim)
 
     gc = commands.add_parser("gc", help="space-time memory (001): run a JSON Lines trace, print minV, minK, minKV, minO "
                              "and what is collected", description="Exit status: 0, or 2 for an invalid trace or a "

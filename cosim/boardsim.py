@@ -1,0 +1,166 @@
+"""A simulated board: the board core's Verilog on Verilator with its UART pins driven bit by bit.
+
+:func:`build` compiles a board core (``<name>.board.v`` that ``sfdf build`` writes: UART, link, commit
+FIFOs and the network, module ``sfdf_board`` with ``clk``, ``rst``, ``rx``, ``tx``, ``leds``), or a netlist
+of it with the cell models it needs, with ``cosim/harness/boardsim.cpp`` into a shared library kept in
+the build cache by content (:class:`sfdf.cosim.cache.BuildCache`, as the fast harness's builds are).
+:class:`BoardSim` runs it: the host's bytes go onto ``rx`` as 8N1 characters at the core's own divisor
+(clock cycles per bit, ``clk_hz / baud``), a break holds ``rx`` low, and the characters on ``tx`` come
+back as bytes. The UART is simulated bit for bit at the rate the core was built for: a core built with
+``--baud 5000000`` at 25 MHz takes 5 cycles per bit, at 1 Mbaud 25 (``sfdf.sw.boardsim`` serves it on a
+pseudo-terminal).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import inspect
+import logging
+import os
+import time
+from pathlib import Path
+
+from .cache import BuildCache
+from .fastbuild import _Steps
+from .toolchain import find_toolchain
+
+__all__ = ["LIBRARY", "BoardSim", "build"]
+
+log = logging.getLogger(__name__)
+
+LIBRARY = "libboardsim.so"
+HARNESS = Path(__file__).with_name("harness") / "boardsim.cpp"
+#: Verilator: two-state, no timing; cell libraries warn about much that does not matter here.
+VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal", "-Wno-lint",
+                   "-Wno-style", "-O3", "--autoflush")
+CXX_FLAGS = ("-O2", "-fPIC")
+
+
+def build(sources: list[Path], top: str, build_dir: str | os.PathLike = "build/boardsim",
+          include_dirs: tuple[Path, ...] = (), defines: tuple[str, ...] = ()) -> Path:
+    """Compile ``sources`` (top module ``top``) with the board harness; reuse a finished build.
+
+    Returns the shared library. Raises :class:`sfdf.cosim.harness.FastSimError` when Verilator or the
+    compiler fails (the tail of ``build.log`` in the message), ``ToolchainError`` without Verilator.
+    """
+    toolchain = find_toolchain()
+    digest = hashlib.sha256()
+    for part in ([p.read_bytes() for p in sources]
+                 + [HARNESS.read_bytes(), top.encode(), repr((VERILATOR_FLAGS, CXX_FLAGS, defines)).encode(),
+                    toolchain.version.encode(), inspect.getsource(build).encode()]):
+        digest.update(part + b"\0")
+    for folder in include_dirs:
+        for path in sorted(folder.glob("*.v*")):
+            digest.update(path.read_bytes())
+    cache = BuildCache(build_dir)
+    folder = cache.folder(digest.hexdigest()[:16])
+    while not (cache.hold(folder) and cache.reuse(folder, LIBRARY)):
+        with cache.lock(folder):
+            built = not cache.reuse(folder, LIBRARY)
+            if built:
+                cache.start(folder)
+                start = time.monotonic()
+                _compile(folder, toolchain, sources, top, include_dirs, defines)
+                cache.finish(folder, f"{time.monotonic() - start:.1f} s")
+                log.info("%s: board simulation built in %.1f s in %s", top, time.monotonic() - start, folder)
+        if built:
+            cache.prune(keep=folder)
+    return folder / LIBRARY
+
+
+def _compile(folder: Path, toolchain, sources, top, include_dirs, defines) -> None:
+    names = []
+    for path in sources:
+        (folder / path.name).write_bytes(path.read_bytes())
+        names.append(path.name)
+    (folder / "boardsim.cpp").write_text(HARNESS.read_text())
+    env = {**os.environ, **toolchain.env()}
+    with open(folder / "build.log", "w") as out:
+        step = _Steps(folder, env, out, top)
+        step([str(toolchain.executable), "--cc", *names, "--top-module", top, "--prefix", "Vbs", "--exe",
+              "boardsim.cpp", "--Mdir", "obj", "-o", f"../{LIBRARY}", *VERILATOR_FLAGS,
+              *[f"-I{d}" for d in include_dirs], *[f"-D{d}" for d in defines],
+              "-CFLAGS", " ".join(CXX_FLAGS), "-LDFLAGS", "-shared"])
+        step(["make", "-C", "obj", "-f", "Vbs.mk", "-j", str(os.cpu_count() or 1), "OPT_FAST=-O2"])
+
+
+class BoardSim:
+    """The board core of a :func:`build` library at ``divisor`` clock cycles per UART bit (module docstring).
+
+    Reset at creation (``rst`` for 16 cycles, as the board top's power-on reset): the core then says hello.
+    """
+
+    _RESET_CYCLES = 16
+
+    def __init__(self, library: str | os.PathLike, divisor: int):
+        lib = ctypes.CDLL(str(library))
+        handle, u8p, u64 = ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint64
+        for name, args, result in [
+            ("bs_create", [ctypes.c_uint32], handle), ("bs_destroy", [handle], None),
+            ("bs_reset", [handle, ctypes.c_uint32], None), ("bs_send", [handle, ctypes.c_char_p, u64], None),
+            ("bs_break", [handle, ctypes.c_uint32], None), ("bs_drop_queued", [handle], None),
+            ("bs_run", [handle, u64, u64], u64), ("bs_receive", [handle, u8p, u64], u64),
+            ("bs_pending", [handle], u64), ("bs_leds", [handle], ctypes.c_uint32),
+            ("bs_cycles", [handle], u64), ("bs_framing_errors", [handle], u64),
+        ]:
+            function = getattr(lib, name)
+            function.argtypes, function.restype = args, result
+        self._lib = lib
+        self.divisor = divisor
+        self._sim = lib.bs_create(divisor)
+        self._buffer = (ctypes.c_uint8 * 65536)()
+        lib.bs_reset(self._sim, self._RESET_CYCLES)
+
+    def send(self, data: bytes) -> None:
+        """Queue bytes for the board's ``rx``."""
+        self._lib.bs_send(self._sim, data, len(data))
+
+    def send_break(self, characters: int = 2) -> None:
+        """Hold ``rx`` low for ``characters`` characters' time, after what is queued."""
+        self._lib.bs_break(self._sim, characters * 10 * self.divisor)
+
+    def drop_queued(self) -> None:
+        """Forget the bytes queued and not yet on the line."""
+        self._lib.bs_drop_queued(self._sim)
+
+    def run(self, cycles: int, until_bytes: int = 0) -> int:
+        """Run up to ``cycles`` clock cycles, stopping once the host's line is idle and ``until_bytes``
+        bytes came back (0: run them all); returns the cycles run."""
+        return self._lib.bs_run(self._sim, cycles, until_bytes)
+
+    def receive(self) -> bytes:
+        """The bytes the board sent since the last call."""
+        out = bytearray()
+        while n := self._lib.bs_receive(self._sim, self._buffer, len(self._buffer)):
+            out += bytes(self._buffer[:n])
+        return bytes(out)
+
+    @property
+    def pending(self) -> int:
+        """Bytes (and breaks) queued for ``rx`` or on the line."""
+        return self._lib.bs_pending(self._sim)
+
+    @property
+    def leds(self) -> int:
+        return self._lib.bs_leds(self._sim)
+
+    @property
+    def cycles(self) -> int:
+        return self._lib.bs_cycles(self._sim)
+
+    @property
+    def framing_errors(self) -> int:
+        """Characters from the board whose stop bit was low."""
+        return self._lib.bs_framing_errors(self._sim)
+
+    def close(self) -> None:
+        if self._sim:
+            self._lib.bs_destroy(self._sim)
+            self._sim = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,210 @@
+"""``sfdf board-sim DIR``: the board ``sfdf build -o DIR`` made, simulated, behind a real serial device node.
+
+The board core that ``sfdf build`` wrote (``DIR/<name>.board.v``: UART, link, commit FIFOs and the
+network, the logic of the bitstream without the board's PLL and pin buffers) is compiled by Verilator
+(:mod:`sfdf.cosim.boardsim`), or with ``netlist=True`` the same core as Yosys synthesizes it for the
+board's family (:mod:`sfdf.boards.netlist`: ``synth_ecp5 -nodsp`` / ``synth_ice40``, simulated with
+Yosys's cell models). Its UART pins are driven bit for bit at the divisor it was built with (clock cycles
+per bit = ``clk_hz / baud`` of ``DIR/<name>.board.json``: build with ``--baud 5000000`` at 25 MHz for 5
+cycles per bit, the speed the tests use; the 1 Mbaud default simulates 25).
+
+:class:`PtyBoard` bridges the UART to a pseudo-terminal (``pty.openpty()``) whose device path it prints,
+so pyserial, the board device (``open_device(DIR/<name>.json, backend="serial:/dev/pts/N")``) and
+``sfdf spark --device serial:`` talk to the RTL through a real serial device node. The simulation runs
+as fast as it can while the host sends or frames are in the network, and sleeps on the pty otherwise.
+
+Break. A pseudo-terminal carries no line conditions: the kernel drops ``tcsendbreak`` on a pty. The
+board device therefore flushes its output when it breaks on a pty (:class:`sfdf.sw.serial.SerialTransport`),
+which the master side sees in packet mode (``TIOCPKT_FLUSHWRITE``); the bridge then holds ``rx`` low for two
+characters' time, a real break on the simulated board's pin, which resets its network and link. Between
+the host's input flush (the board device flushes its input just before it breaks) and the break, and before
+the first break, the board's bytes are dropped: they would belong to no session, and one arriving after the
+host's flush (a stale hello) would be taken for the answer to its break.
+
+Faults, for tests: ``corrupt_byte=N`` flips the low bit of the N-th byte from the host (1 = the first:
+line noise; the link's CRC drops the packet and says so); ``die_after_bytes=N`` ends the process
+abruptly once N bytes from the host have arrived (a board losing power mid-job).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import pty
+import select
+import struct
+import termios
+import tty
+from dataclasses import dataclass
+from pathlib import Path
+
+from sfdf.boards.facts import board_facts_path
+from sfdf.boards.uart import uart_divisor
+from sfdf.gen.errors import UserError
+
+__all__ = ["BoardDir", "PtyBoard", "SimTransport", "board_dir", "simulated_board"]
+
+#: Cycles simulated per step of the bridge's loop.
+_CHUNK = 20_000
+#: How long the bridge sleeps on the pty when the board is idle.
+_IDLE_S = 0.01
+#: LED bit 2: frames in the network (:data:`sfdf.boards.core.LED_MEANINGS`).
+_FRAMES_IN_NETWORK = 1 << 2
+#: Bytes from the board kept for a host that does not read, before the oldest are lost (as on a UART).
+_BACKLOG = 1 << 20
+
+
+@dataclass(frozen=True)
+class BoardDir:
+    """What ``sfdf build -o DIR`` wrote that a simulated board needs."""
+
+    manifest: Path
+    core: Path
+    core_top: str
+    family: str
+    divisor: int
+    facts: dict
+
+
+def board_dir(directory: str | os.PathLike) -> BoardDir:
+    """The build folder ``directory`` (``sfdf build -o DIR``); a one-line :class:`UserError` when it is not one."""
+    folder = Path(directory)
+    found = sorted(folder.glob("*.board.json")) if folder.is_dir() else []
+    if len(found) != 1:
+        what = "does not exist" if not folder.is_dir() else \
+            "holds no <name>.board.json" if not found else f"holds {len(found)} boards' files"
+        raise UserError(str(folder), "DIR", what, "give the folder of one sfdf build -o DIR (sfdf build SPEC "
+                        "--board B -o DIR --no-build writes what the simulation needs)")
+    facts = json.loads(found[0].read_text())
+    if "core" not in facts:
+        raise UserError(str(found[0]), "core", "is missing (built before sfdf board-sim existed)",
+                        "run sfdf build again into this folder")
+    manifest = folder / facts["manifest"]
+    assert board_facts_path(folder, json.loads(manifest.read_text())["name"]) == found[0]
+    return BoardDir(manifest, folder / facts["core"], facts["core_top"], facts["family"],
+                    uart_divisor(float(facts["clk_hz"]), int(facts["baud"])), facts)
+
+
+def simulated_board(board: BoardDir, *, netlist: bool = False, build_dir: str | os.PathLike = "build/boardsim"):
+    """A :class:`sfdf.cosim.boardsim.BoardSim` of ``board``'s core, as RTL or as its synthesized netlist."""
+    from sfdf.cosim.boardsim import BoardSim, build
+
+    if netlist:
+        from sfdf.boards.netlist import cell_models, synthesize
+
+        cells, include = cell_models(board.family, Path(build_dir))
+        sources, includes = [synthesize(board.core, board.core_top, board.family, Path(build_dir)), *cells], (include,)
+    else:
+        sources, includes = [board.core], ()
+    return BoardSim(build(sources, board.core_top, build_dir, include_dirs=includes), board.divisor)
+
+
+class PtyBoard:
+    """A simulated board on a pseudo-terminal (module docstring); :attr:`path` is its device node."""
+
+    def __init__(self, sim, *, corrupt_byte: int | None = None, die_after_bytes: int | None = None):
+        self.sim = sim
+        self.master, self._slave = pty.openpty()   # the slave stays open: hosts come and go
+        tty.setraw(self._slave)
+        fcntl.ioctl(self.master, termios.TIOCPKT, struct.pack("i", 1))
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self._slave)
+        self.corrupt_byte, self.die_after_bytes = corrupt_byte, die_after_bytes
+        self.received = 0          # bytes from the host
+        self.breaks = 0
+        self._out = bytearray()
+        self._muted = True        # until the first break: what the board said before belongs to no session
+
+    def serve(self, stop=lambda: False) -> None:
+        """Bridge until ``stop()`` is true (checked every step)."""
+        output = True
+        while not stop():
+            busy = output or self.sim.pending or self.sim.leds & _FRAMES_IN_NETWORK
+            wait = [self.master] if self._out else []
+            readable, writable, _ = select.select([self.master], wait, [], 0 if busy else _IDLE_S)
+            if readable:
+                self._from_host()
+            if busy or readable:
+                self.sim.run(_CHUNK)
+            data = self.sim.receive()
+            output = bool(data)
+            if not self._muted:
+                self._out += data
+            del self._out[:max(0, len(self._out) - _BACKLOG)]
+            if self._out and (writable or output):
+                self._to_host()
+
+    def _from_host(self) -> None:
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError as error:  # EIO: no host has the port open
+            if error.errno in (errno.EIO, errno.EAGAIN):
+                return
+            raise
+        if not chunk:
+            return
+        status, data = chunk[0], bytearray(chunk[1:])
+        if status & termios.TIOCPKT_FLUSHREAD:  # the host flushed its input, as it does before a break
+            self._muted = True
+            self._out.clear()
+            self.sim.receive()
+        if status & termios.TIOCPKT_FLUSHWRITE:  # the host's break (module docstring)
+            self.sim.drop_queued()
+            self.sim.send_break()
+            self.breaks += 1
+            self._muted = False
+            return
+        if status != termios.TIOCPKT_DATA:
+            return
+        if self.corrupt_byte is not None and self.received < self.corrupt_byte <= self.received + len(data):
+            data[self.corrupt_byte - self.received - 1] ^= 1
+        self.received += len(data)
+        self.sim.send(bytes(data))
+        if self.die_after_bytes is not None and self.received >= self.die_after_bytes:
+            os._exit(3)  # power lost: no goodbye, the pty vanishes with the process
+
+    def _to_host(self) -> None:
+        try:
+            written = os.write(self.master, self._out)
+        except BlockingIOError:
+            return
+        del self._out[:written]
+
+    def close(self) -> None:
+        for fd in (self.master, self._slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.sim.close()
+
+
+class SimTransport:
+    """The simulated board as a :class:`sfdf.sw.boardlink.Transport` in this process, without a pty
+    (``sfdf board-sim DIR`` without ``--pty``; ``open_board(..., transport=SimTransport(sim))``): each read
+    runs the board for a step."""
+
+    port = "the simulated board"
+
+    def __init__(self, sim):
+        self.sim = sim
+
+    def read(self, size: int) -> bytes:
+        self.sim.run(_CHUNK, until_bytes=size)
+        return self.sim.receive()
+
+    def write(self, data: bytes) -> None:
+        self.sim.send(data)
+
+    def send_break(self, duration: float) -> None:
+        self.sim.drop_queued()
+        self.sim.send_break()
+        self.sim.receive()  # what the board said before the break belongs to no session (PtyBoard)
+
+    def reset_input_buffer(self) -> None:
+        self.sim.receive()
+
+    def close(self) -> None:
+        self.sim.close()
