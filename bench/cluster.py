@@ -18,83 +18,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
-from typing import Self
 
 import pyarrow.parquet as pq
-import pyspark
+
+from sfdf.sw.standalone import Cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 SPEC = str(ROOT / "examples" / "variance.toml")
-SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Cluster:
-    """A standalone master and ``workers`` one-core workers on 127.0.0.1, stopped on exit."""
-
-    def __init__(self, folder: Path, workers: int = 2):
-        self.folder, self.count = folder, workers
-        self.port, self.ui = free_port(), free_port()
-        self.url = f"spark://127.0.0.1:{self.port}"
-        self.procs: list[subprocess.Popen] = []
-
-    def _start(self, name: str, *args: str) -> subprocess.Popen:
-        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
-               "SPARK_LOG_DIR": str(self.folder / "logs"), "SPARK_HOME": str(SPARK_CLASS.parent.parent)}
-        log = open(self.folder / f"{name}.log", "w")  # noqa: SIM115 (kept open for the process)
-        proc = subprocess.Popen([str(SPARK_CLASS), *args], stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-        self.procs.append(proc)
-        return proc
-
-    def __enter__(self) -> Self:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                    "--port", str(self.port), "--webui-port", str(self.ui))
-        self.workers = [self._start(f"worker{k}", "org.apache.spark.deploy.worker.Worker", self.url,
-                                    "--host", "127.0.0.1", "--cores", "1", "--memory", "3g",
-                                    "--webui-port", str(free_port()),
-                                    "--work-dir", str(self.folder / f"worker{k}"))
-                        for k in range(self.count)]
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=2) as page:
-                    alive = [w for w in json.load(page)["workers"] if w["state"] == "ALIVE"]
-                if len(alive) == self.count:
-                    return self
-            except OSError:
-                pass
-            time.sleep(1)
-        raise RuntimeError(f"the cluster did not come up: see {self.folder}")
-
-    def kill_worker(self, k: int) -> None:
-        """SIGKILL worker ``k`` with everything it started (its executor and Python workers)."""
-        os.killpg(self.workers[k].pid, signal.SIGKILL)
-
-    def __exit__(self, *exc) -> None:
-        for proc in reversed(self.procs):
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for proc in self.procs:
-            proc.wait(timeout=30)
 
 
 def job(spark, master: str, data: Path, out: Path, label: str) -> dict:

@@ -1,0 +1,199 @@
+"""Simulated boards (sfdf board-sim, sw/boardsim.py) behind real pseudo-terminals, and Spark driving them.
+
+Each board is ``sfdf build examples/variance.toml --board ulx3s-85f --no-build --baud 5000000``'s core (5
+cycles per UART bit at 25 MHz), run by ``sfdf board-sim DIR --pty`` in its own process: the RTL, or with
+``--netlist`` the core as ``synth_ecp5 -nodsp`` maps it. Every result is checked against numpy here,
+independently of the job's own check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from sfdf.sw.datasets import digits, write_frames
+from sfdf.sw.device import open_device
+from sfdf.sw.results import DeviceDied
+
+ROOT = Path(__file__).resolve().parents[1]
+SFDF = [str(Path(sys.executable).with_name("sfdf"))]
+
+
+@pytest.fixture(scope="module")
+def board_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("board") / "variance"
+    subprocess.run([*SFDF, "build", str(ROOT / "examples" / "variance.toml"), "--board", "ulx3s-85f", "--no-build",
+                    "--baud", "5000000", "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("boardsim")
+
+
+@contextmanager
+def board_sim(board_dir, build_dir, *flags):
+    """``sfdf board-sim DIR --pty FLAGS`` in a child process; yields ``(pty path, process)``."""
+    proc = subprocess.Popen([*SFDF, "board-sim", str(board_dir), "--pty", "--build-dir", str(build_dir), *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = proc.stdout.readline().strip()
+        assert path.startswith("/dev/pts/"), (path, proc.stderr.read() if proc.poll() is not None else "")
+        yield path, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def expected(pixels) -> tuple[int, int, int]:
+    p = np.asarray(pixels, dtype=np.uint64)
+    return p.size, int(p.sum()), int((p * p).sum())
+
+
+def check(results, frames):
+    by_id = dict(frames)
+    assert [r.frame_id for r in results] == [f for f, _ in frames][:len(results)]
+    for r in results:
+        assert (r.fields["n"], r.fields["sum"], r.fields["sum_sq"]) == expected(by_id[r.frame_id])
+
+
+def test_board_sim_over_a_pty_twice(board_dir, build_dir):
+    """Two sessions on one simulated board: the break of each resets the numbering; every result exact."""
+    frames = digits()[:120]
+    with board_sim(board_dir, build_dir) as (path, _):
+        for session in (frames[:80], frames[80:]):
+            with open_device(board_dir / "variance.json", backend=f"serial:{path}") as device:
+                check(list(device.stream(iter(session))), session)
+
+
+def test_a_busy_board_does_not_open_twice(board_dir, build_dir):
+    from sfdf.sw.results import DeviceError
+
+    with board_sim(board_dir, build_dir) as (path, _), \
+            open_device(board_dir / "variance.json", backend=f"serial:{path}"), \
+            pytest.raises(DeviceError, match="cannot open"):
+        open_device(board_dir / "variance.json", backend=f"serial:{path}")
+
+
+def test_a_damaged_byte_drops_the_packet_and_names_the_frame(board_dir, build_dir):
+    """Line noise in frame 3's packet: the board's CRC drops it and says so (its acknowledgement comes
+    before the results of earlier frames); the session ends naming frame 3 with what was answered before
+    exact; a new session sends the rest from there and all are exact."""
+    frames = digits()[:10]
+    from sfdf.sw.codec import Codec
+
+    codec = Codec(json.loads((board_dir / "variance.json").read_text()))
+    packet = len(codec.pack_frame(0, frames[0][1]))
+    with board_sim(board_dir, build_dir, "--corrupt-byte", str(3 * packet + 20)) as (path, _):
+        with open_device(board_dir / "variance.json", backend=f"serial:{path}") as device, \
+                pytest.raises(DeviceDied, match=f"dropped frame {frames[3][0]}") as died:
+            list(device.stream(iter(frames)))
+        answered = died.value.results
+        check(answered, frames)
+        assert len(answered) <= 3
+        with open_device(board_dir / "variance.json", backend=f"serial:{path}") as device:
+            rest = frames[len(answered):]
+            check(list(device.stream(iter(rest))), rest)
+
+
+def test_netlist_board_self_check(board_dir, build_dir):
+    """The synthesized netlist (synth_ecp5 -nodsp, Yosys's cells, sfdf's DP16KD) answers 20 random frames
+    exactly as numpy does (the CLI checks each)."""
+    run = subprocess.run([*SFDF, "board-sim", str(board_dir), "--netlist", "--frames", "20", "--build-dir",
+                          str(build_dir)], check=False, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "20 frames answered, checked against numpy, 0 wrong" in run.stdout
+
+
+def spark_results(out, frames):
+    table = pq.read_table(out / "results").to_pandas()
+    assert sorted(table["frame_id"]) == sorted(f for f, _ in frames)  # every frame exactly once
+    by_id = dict(frames)
+    for row in table.itertuples():
+        assert row.ok and (row.n, row.sum, row.sum_sq) == expected(by_id[row.frame_id])
+    return table
+
+
+@pytest.mark.spark
+def test_spark_over_two_boards_one_a_netlist_one_dying(board_dir, build_dir, tmp_path):
+    """``sfdf spark --device serial:A,B``: B is the synthesized netlist, A loses power after ~100 frames;
+    its task fails, Spark's retry redoes the partition on B, and every frame is in the results once."""
+    frames = digits()[:400]
+    write_frames(frames, tmp_path / "in", rows_per_file=100)
+    dying = str(100 * 150)  # bytes: about 100 digits frames
+    with board_sim(board_dir, build_dir, "--die-after-bytes", dying) as (a, proc_a), \
+            board_sim(board_dir, build_dir, "--netlist") as (b, _):
+        run = subprocess.run([*SFDF, "spark", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
+                              "--device", f"serial:{a},{b}", "--board-dir", str(board_dir), "--partitions", "4",
+                              "--master", "local[2,4]", "--json"], check=False, capture_output=True, text=True, timeout=900)
+        assert proc_a.wait(timeout=5) == 3  # board A did die mid-job
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads(run.stdout)
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (400, 400, 0, 0)
+    spark_results(tmp_path / "out", frames)
+
+
+@pytest.mark.spark
+def test_resource_fpga_on_a_standalone_cluster(board_dir, build_dir, tmp_path):
+    """Spark's own scheduling: a worker advertises two simulated boards through sfdf-discover-fpga, tasks
+    ask for one each, one board dies mid-job, and every frame is in the results once."""
+    from sfdf.sw.spark import run_job, spark_session
+    from sfdf.sw.standalone import Cluster
+
+    frames = digits()[:400]
+    write_frames(frames, tmp_path / "in", rows_per_file=100)
+    script = Path(sys.executable).with_name("sfdf-discover-fpga")
+    with board_sim(board_dir, build_dir, "--die-after-bytes", str(100 * 150)) as (a, proc_a), \
+            board_sim(board_dir, build_dir) as (b, _):
+        conf = {"spark.worker.resource.fpga.amount": "2", "spark.worker.resource.fpga.discoveryScript": str(script)}
+        with Cluster(tmp_path / "cluster", workers=1, cores=2, worker_conf=conf,
+                     worker_env=[{"SFDF_FPGA_PORTS": f"{a},{b}"}]) as cluster:
+            os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+            spark = spark_session(cluster.url, conf={"spark.task.resource.fpga.amount": "1",
+                                                     "spark.executor.resource.fpga.amount": "2",
+                                                     "spark.task.maxFailures": "16"})
+            try:
+                summary = run_job(ROOT / "examples" / "variance.toml", tmp_path / "in", tmp_path / "out",
+                                  spark=spark, partitions=4, device="resource:fpga", board_dir=board_dir)
+            finally:
+                spark.stop()
+        assert proc_a.wait(timeout=5) == 3
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (400, 400, 0, 0)
+    spark_results(tmp_path / "out", frames)
+
+
+def test_discovery_script_lists_existing_ports(tmp_path):
+    port = tmp_path / "ttyFAKE"
+    port.write_text("")
+    env = {**os.environ, "SFDF_FPGA_PORTS": f"{port},{tmp_path / 'gone'}"}
+    script = Path(sys.executable).with_name("sfdf-discover-fpga")
+    out = subprocess.run([str(script)], capture_output=True, text=True, env=env, check=True).stdout
+    assert json.loads(out) == {"name": "fpga", "addresses": [str(port)]}
+
+
+def test_bad_device_and_board_dir_are_one_line_errors(board_dir, tmp_path):
+    cases = [(["--device", "serial:"], "--device: is not a device"),
+             (["--device", "usb"], "--device: is not a device"),
+             (["--device", "serial:/dev/null"], "--board-dir: is missing"),
+             (["--board-dir", str(board_dir)], "--board-dir: is for boards"),
+             (["--device", "serial:/dev/null", "--board-dir", str(tmp_path)], "holds no variance.json")]
+    write_frames(digits()[:4], tmp_path / "in")
+    for extra, message in cases:
+        run = subprocess.run([*SFDF, "spark", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
+                              *extra], check=False, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr, (extra, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_board_sim_refuses_a_folder_without_a_board(tmp_path):
+    run = subprocess.run([*SFDF, "board-sim", str(tmp_path)], check=False, capture_output=True, text=True)
+    assert run.returncode == 2 and "holds no <name>.board.json" in run.stderr and "Traceback" not in run.stderr
