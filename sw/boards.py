@@ -11,7 +11,9 @@
 * ``resource:fpga``: Spark's own accelerator scheduling. Workers advertise their boards
   (``spark.worker.resource.fpga.amount`` and the discovery script ``sfdf-discover-fpga``,
   :mod:`sfdf.sw.discover`), each task asks for one (``spark.task.resource.fpga.amount = 1``), and opens
-  the port Spark assigned it (``TaskContext.resources()["fpga"].addresses``).
+  the port Spark assigned it (``TaskContext.resources()["fpga"].addresses``). Spark keeps a dead board's
+  address in its pool until the worker restarts, so a task whose board does not answer claims another of
+  its host's boards (the discovery script's list) the way ``serial:`` tasks do, never one in use.
 
 A board that dies mid-partition fails its task (:class:`sfdf.sw.results.DeviceDied`); Spark's retry runs
 the partition again from its first frame on another board, and the job's commit protocol keeps exactly

@@ -52,8 +52,6 @@ __all__ = ["DEFAULT_MASTER", "DEFAULT_SPEC", "Job", "prepare", "run_job", "spark
 DEFAULT_SPEC = Path(str(files("sfdf.examples") / "variance.toml"))
 #: ``local[*]`` with up to 4 attempts per task (local mode retries nothing unless told).
 DEFAULT_MASTER = "local[*,4]"
-#: Seconds a task given a board that does not answer waits before it fails (``resource:fpga``).
-DEAD_BOARD_PAUSE_S = 2.0
 #: Frames per Arrow batch handed to a partition.
 BATCH_ROWS = 256
 
@@ -134,13 +132,18 @@ class Job:
             raise DeviceError(f"the task was given no {RESOURCE} resource: workers need "
                               f"spark.worker.resource.{RESOURCE}.amount and its discoveryScript, the job "
                               f"spark.executor.resource.{RESOURCE}.amount (README, \"Boards\")")
+        assigned = given.addresses[0]
         try:
-            return board(given.addresses[0])
+            return board(assigned)
         except DeviceError:
-            # A board that died stays among the worker's addresses until it restarts: fail after a pause, so
-            # that Spark's retry (spark.task.maxFailures) more likely finds another board free.
-            time.sleep(DEAD_BOARD_PAUSE_S)
-            raise
+            # A board that died stays among the worker's addresses until the worker restarts: the task then
+            # claims another of this host's boards (the discovery script's list), locked as serial: ones are.
+            from .discover import board_ports
+
+            others = tuple(port for port in board_ports() if port != assigned)
+            if not others:
+                raise
+            return claim(board, others)
 
     @property
     def columns(self) -> list[tuple[str, str]]:
@@ -298,12 +301,10 @@ def _first_attempt_of_partition_zero() -> bool:
 # -- the driver -----------------------------------------------------------------------------------------------
 
 def _resource_conf(choice: DeviceChoice) -> dict[str, str]:
-    """``resource:fpga``: one board per task, one per executor, and 16 attempts per task (a dead board's
-    address stays in Spark's pool, and a task given it fails), unless the user's ``conf`` says otherwise."""
+    """``resource:fpga``: one board per task, one per executor unless the user's ``conf`` says otherwise."""
     if choice.kind != "resource":
         return {}
-    return {f"spark.task.resource.{RESOURCE}.amount": "1", f"spark.executor.resource.{RESOURCE}.amount": "1",
-            "spark.task.maxFailures": "16"}
+    return {f"spark.task.resource.{RESOURCE}.amount": "1", f"spark.executor.resource.{RESOURCE}.amount": "1"}
 
 
 def spark_session(master: str = DEFAULT_MASTER, app: str = "sfdf", conf: dict[str, str] | None = None):

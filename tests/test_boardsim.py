@@ -159,8 +159,7 @@ def test_resource_fpga_on_a_standalone_cluster(board_dir, build_dir, tmp_path):
                      worker_env=[{"SFDF_FPGA_PORTS": f"{a},{b}"}]) as cluster:
             os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
             spark = spark_session(cluster.url, conf={"spark.task.resource.fpga.amount": "1",
-                                                     "spark.executor.resource.fpga.amount": "2",
-                                                     "spark.task.maxFailures": "16"})
+                                                     "spark.executor.resource.fpga.amount": "2"})
             try:
                 summary = run_job(ROOT / "examples" / "variance.toml", tmp_path / "in", tmp_path / "out",
                                   spark=spark, partitions=4, device="resource:fpga", board_dir=board_dir)
