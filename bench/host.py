@@ -2,8 +2,10 @@
 (cosim/fastsim.py: a compiled Verilator harness, no Python per cycle) against the cocotb bench (Python
 every cycle), one thread each. Figures only, never timed assertions.
 
-Also the Spark job's frames/s on ``local[1]`` and ``local[2]`` (target: at least 1.7x) and the end-to-end
-time of ``make demo``.
+Also the Spark job's frames/s on ``local[1]`` and ``local[2]`` (target: at least 1.7x), the end-to-end
+time of ``make demo``, and the Spark job on ``local[2]`` through simulated boards (``sfdf board-sim --pty``:
+the board core on Verilator behind a pty, its UART simulated bit for bit at 5 cycles per bit) against the
+fast simulated device: one board, two boards, one synthesized netlist.
 
 One function per measurement, each returning a dict with ``cycles`` and ``cycles_per_s`` (more keys as
 it likes); :data:`MEASUREMENTS` lists them. Writes bench/out/host.json.
@@ -146,6 +148,50 @@ def _busy_seconds() -> float:
     return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
+def measure_boards(frames: int, build_dir: Path) -> dict:
+    """``sfdf spark --device ...`` on ``local[2]`` over ``frames`` UCI digits (8x8; ids repeat the set):
+    ``sim``, one RTL board, two RTL boards, one netlist board (each a ``sfdf board-sim --pty`` process, the
+    variance network built ``--no-build --baud 5000000``: 5 cycles per bit); frames/s of the job, best of
+    two after a warm-up, every frame checked by the job."""
+    import subprocess
+    import sys
+
+    from sfdf.sw.boardsim import board_process
+    from sfdf.sw.datasets import digits, write_frames
+    from sfdf.sw.spark import run_job, spark_session
+
+    board = build_dir / "board"
+    subprocess.run([str(Path(sys.executable).with_name("sfdf")), "build", str(SPEC), "--board", "ulx3s-85f",
+                    "--no-build", "--baud", "5000000", "-o", str(board)], check=True, capture_output=True)
+    base = digits()
+    data = build_dir / f"digits{frames}"
+    if not data.is_dir():
+        write_frames([(k, base[k % len(base)][1]) for k in range(frames)], data, rows_per_file=500)
+    spark = spark_session("local[2]")
+    rows = {}
+    try:
+        def job(label, device):
+            best = None
+            for _ in range(3):  # a warm-up, then the best of two
+                summary = run_job(SPEC, data, build_dir / "out", spark=spark, master="local[2]", partitions=4,
+                                  device=device, board_dir=None if device == "sim" else board)
+                assert summary["checked"] == frames and summary["mismatches"] == 0, summary
+                best = summary if best is None or summary["wall_s"] < best["wall_s"] else best
+            rows[label] = {"frames_per_s": frames / best["wall_s"], "wall_s": best["wall_s"], "device": device}
+            print(f"  spark local[2], {label:28s} {frames / best['wall_s']:8.1f} frames/s")
+
+        job("sim", "sim")
+        with board_process(board, build_dir=build_dir / "boardsim") as (a, _), \
+                board_process(board, build_dir=build_dir / "boardsim") as (b, _):
+            job("one board (RTL)", f"serial:{a}")
+            job("two boards (RTL)", f"serial:{a},{b}")
+        with board_process(board, "--netlist", build_dir=build_dir / "boardsim") as (n, _):
+            job("one board (netlist)", f"serial:{n}")
+    finally:
+        spark.stop()
+    return {"frames": frames, "runs": rows}
+
+
 def measure_demo() -> dict:
     """Wall time of ``make demo`` (installed already: the analysis, both Spark jobs, the Fig. 3 demo)."""
     import subprocess
@@ -171,6 +217,8 @@ MEASUREMENTS = {
     "spark_local2": ("sfdf spark on local[2]",
                      lambda args, manifest: measure_spark("local[2]", args.spark_frames, args.build_dir / "spark")),
     "demo": ("make demo, end to end", lambda args, manifest: measure_demo()),
+    "boards": ("sfdf spark through simulated boards (pty, 5 cycles per UART bit)",
+               lambda args, manifest: measure_boards(args.board_frames, args.build_dir / "boards")),
 }
 
 
@@ -180,6 +228,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--computations", type=int, default=3000, help="source words through the cocotb bench")
     ap.add_argument("--repeat", type=int, default=3, help="fast harness runs (the best counts)")
     ap.add_argument("--spark-frames", type=int, default=20_000, help="VERITAS-like frames through the Spark job")
+    ap.add_argument("--board-frames", type=int, default=4000, help="digits through the simulated boards")
     ap.add_argument("--only", nargs="*", choices=sorted(MEASUREMENTS), help="run only these measurements")
     ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "bench" / "host")
     args = ap.parse_args(argv)
@@ -189,6 +238,8 @@ def main(argv=None) -> dict:
         if args.only and name not in args.only:
             continue
         figures[name] = row = measure(args, manifest)
+        if "runs" in row:  # frames/s, printed as measured
+            continue
         print(f"{label:55s} {row['cycles_per_s']:>14,.0f} cycles/s ({row['cycles']:,} cycles in {row['wall_s']:.2f} s)")
     if "fast_harness" in figures and "cocotb" in figures:
         figures["ratio"] = figures["fast_harness"]["cycles_per_s"] / figures["cocotb"]["cycles_per_s"]

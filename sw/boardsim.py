@@ -35,8 +35,12 @@ import os
 import pty
 import select
 import struct
+import subprocess
+import sys
 import termios
 import tty
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +48,7 @@ from sfdf.boards.facts import board_facts_path
 from sfdf.boards.uart import uart_divisor
 from sfdf.gen.errors import UserError
 
-__all__ = ["BoardDir", "PtyBoard", "SimTransport", "board_dir", "simulated_board"]
+__all__ = ["BoardDir", "PtyBoard", "SimTransport", "board_dir", "board_process", "simulated_board"]
 
 #: Cycles simulated per step of the bridge's loop.
 _CHUNK = 20_000
@@ -208,3 +212,28 @@ class SimTransport:
 
     def close(self) -> None:
         self.sim.close()
+
+
+@contextmanager
+def board_process(directory: str | os.PathLike, *flags: str, build_dir: str | os.PathLike = "build/boardsim"
+                  ) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``sfdf board-sim DIRECTORY --pty FLAGS`` in a child process (tests, benchmarks, a host script):
+    yields ``(its pty's path, the process)``; ends it on exit.
+
+    Raises
+    ------
+    RuntimeError
+        The child ended without printing a path (its standard error in the message).
+    """
+    command = [str(Path(sys.executable).with_name("sfdf")), "board-sim", str(directory), "--pty",
+               "--build-dir", str(build_dir), *flags]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = proc.stdout.readline().strip()
+        if not path:
+            proc.wait(timeout=30)
+            raise RuntimeError(f"sfdf board-sim {directory} printed no device path: {proc.stderr.read().strip()}")
+        yield path, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -2,13 +2,13 @@
 
 Input: Parquet ``frame_id: long, pixels: array<int>`` in a directory or one file, a local path or a Hadoop
 URI (``file:/``, ``hdfs://``, ``s3a://``: read and written only through Spark and Hadoop's file system,
-:mod:`sfdf.sw.storage`). Each Spark partition opens one device
-(:func:`sfdf.sw.device.open_device`: by default the fast simulated device, the driver building the harness
-once and executors loading the cached build; or a board, ``device = serial:PORT,...`` or ``resource:fpga``
-with the folder ``sfdf build -o DIR`` wrote, one board per task: :mod:`sfdf.sw.boards`) and sends its frames in order through :meth:`sfdf.sw.device.Device.stream`, inside
-``mapInArrow`` so frames travel as Arrow batches, never row by row through the JVM. Every frame gets
-exactly one result row: a bad frame is quarantined with its reason (``ok = false``, :mod:`sfdf.sw.checks`), a
-good one is checked (the variance network against numpy, any other spec against the reference model).
+:mod:`sfdf.sw.storage`). Each Spark partition opens one device (:func:`sfdf.sw.device.open_device`: by
+default the fast simulated device, the driver building the harness once and executors loading the cached
+build; or a board, ``device = serial:PORT,...`` or ``resource:fpga`` with the folder ``sfdf build -o DIR``
+wrote, one board per task: :mod:`sfdf.sw.boards`) and sends its frames in order through
+:meth:`sfdf.sw.device.Device.stream`, inside ``mapInArrow`` so frames travel as Arrow batches, never row by
+row through the JVM. Every frame gets exactly one result row: a bad frame is quarantined with its reason
+(``ok = false``, :mod:`sfdf.sw.checks`), a good one is checked (the variance network against numpy, any other spec against the reference model).
 Output: Parquet under ``OUTPUT/results`` (the variance network's columns ``frame_id, n, sum, sum_sq,
 variance, ok`` plus ``error, cycles, zeros``), ``OUTPUT/summary.json`` and ``OUTPUT/summary.png``.
 

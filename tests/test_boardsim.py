@@ -12,13 +12,13 @@ import json
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from sfdf.sw.boardsim import board_process
 from sfdf.sw.datasets import digits, write_frames
 from sfdf.sw.device import open_device
 from sfdf.sw.results import DeviceDied
@@ -40,18 +40,8 @@ def build_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("boardsim")
 
 
-@contextmanager
 def board_sim(board_dir, build_dir, *flags):
-    """``sfdf board-sim DIR --pty FLAGS`` in a child process; yields ``(pty path, process)``."""
-    proc = subprocess.Popen([*SFDF, "board-sim", str(board_dir), "--pty", "--build-dir", str(build_dir), *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/pts/"), (path, proc.stderr.read() if proc.poll() is not None else "")
-        yield path, proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    return board_process(board_dir, *flags, build_dir=build_dir)
 
 
 def expected(pixels) -> tuple[int, int, int]:
@@ -121,6 +111,26 @@ def spark_results(out, frames):
     for row in table.itertuples():
         assert row.ok and (row.n, row.sum, row.sum_sq) == expected(by_id[row.frame_id])
     return table
+
+
+@pytest.mark.spark
+def test_spark_over_one_board(board_dir, build_dir, tmp_path):
+    """``run_job(..., device="serial:A")``: three partitions take turns on one board (each holds it while it
+    runs); every frame checked, once."""
+    from sfdf.sw.spark import run_job, spark_session
+
+    frames = digits()[:150]
+    write_frames(frames, tmp_path / "in", rows_per_file=50)
+    with board_sim(board_dir, build_dir) as (a, _):
+        spark = spark_session("local[2,4]")
+        try:
+            summary = run_job(ROOT / "examples" / "variance.toml", tmp_path / "in", tmp_path / "out", spark=spark,
+                              partitions=3, device=f"serial:{a}", board_dir=board_dir)
+        finally:
+            spark.stop()
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (150, 150, 0, 0)
+    assert summary["device"] == f"serial:{a}"
+    spark_results(tmp_path / "out", frames)
 
 
 @pytest.mark.spark

@@ -151,8 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     cosim.add_argument("--build-dir", default="build/cosim", metavar="DIR", help="build cache (default build/cosim)")
     cosim.set_defaults(run=run.cosim)
 
-    spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device, every result "
-                                "checked", description="Exit status: 0 all outputs checked, 1 mismatch, 2 invalid "
+    spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device or boards, every "
+                                "result checked", description="Exit status: 0 all outputs checked, 1 mismatch, 2 invalid "
                                 "input.")
     spark.add_argument("--input", required=True, metavar="DIR", help="Parquet frames: frame_id long, pixels array<int>")
     spark.add_argument("--output", required=True, metavar="DIR", help="results/, summary.json, summary.png")
