@@ -88,10 +88,14 @@ def _compile(folder: Path, toolchain, sources, top, include_dirs, defines) -> No
 class BoardSim:
     """The board core of a :func:`build` library at ``divisor`` clock cycles per UART bit (module docstring).
 
-    Reset at creation (``rst`` for 16 cycles, as the board top's power-on reset): the core then says hello.
+    Reset at creation (``rst`` for 16 cycles, as the board top's power-on reset), then run until the hello
+    the core says after it is sent, to nobody: a host always starts with a break, and a hello cut short by
+    that break would reach it as a stray byte.
     """
 
     _RESET_CYCLES = 16
+    #: Characters of time the power-on hello (13 bytes) takes, with room to spare.
+    _HELLO_CHARACTERS = 32
 
     def __init__(self, library: str | os.PathLike, divisor: int):
         lib = ctypes.CDLL(str(library))
@@ -111,6 +115,8 @@ class BoardSim:
         self._sim = lib.bs_create(divisor)
         self._buffer = (ctypes.c_uint8 * 65536)()
         lib.bs_reset(self._sim, self._RESET_CYCLES)
+        self.run(self._HELLO_CHARACTERS * 10 * divisor)
+        self.receive()
 
     def send(self, data: bytes) -> None:
         """Queue bytes for the board's ``rx``."""
