@@ -164,6 +164,8 @@ class PtyBoard:
             return
         if self.corrupt_byte is not None and self.received < self.corrupt_byte <= self.received + len(data):
             data[self.corrupt_byte - self.received - 1] ^= 1
+            print(f"sfdf board-sim: flipped a bit of byte {self.corrupt_byte} from the host", file=sys.stderr,
+                  flush=True)
         self.received += len(data)
         self.sim.send(bytes(data))
         if self.die_after_bytes is not None and self.received >= self.die_after_bytes:

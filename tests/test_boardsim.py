@@ -116,18 +116,20 @@ def spark_results(out, frames):
 @pytest.mark.spark
 def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     """``run_job(..., device="serial:A")``: three partitions take turns on one board (each holds it while it
-    runs); every frame checked, once."""
+    runs), and a byte damaged on the line in the first one's frames makes the board drop that packet, the
+    task fail and Spark's retry send the partition again: every frame checked, once."""
     from sfdf.sw.spark import run_job, spark_session
 
     frames = digits()[:150]
     write_frames(frames, tmp_path / "in", rows_per_file=50)
-    with board_sim(board_dir, build_dir) as (a, _):
+    with board_sim(board_dir, build_dir, "--corrupt-byte", "3000") as (a, proc):
         spark = spark_session("local[2,4]")
         try:
             summary = run_job(ROOT / "examples" / "variance.toml", tmp_path / "in", tmp_path / "out", spark=spark,
                               partitions=3, device=f"serial:{a}", board_dir=board_dir)
         finally:
             spark.stop()
+    assert "flipped a bit of byte 3000" in proc.stderr.read()
     assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (150, 150, 0, 0)
     assert summary["device"] == f"serial:{a}"
     spark_results(tmp_path / "out", frames)
