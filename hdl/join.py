@@ -216,4 +216,5 @@ class SFDFJoin(wiring.Component):
                 ]
                 reg = order[j, k]
                 m.d.sync += reg.eq(Mux(load[j], Mux(load[k], both, only_j), Mux(load[k], only_k, reg)))
+        self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
         return order
