@@ -84,6 +84,10 @@ def _cases():
     for inputs, width in [(3, 8), (4, 8), (6, 6)]:
         cases.append((f"join-n{inputs}-w{width}", f"SFDFJoin inputs {inputs}, w = {width}", JOIN, 2, "PASS",
                       lambda n=inputs, w=width: JoinHarness(inputs=n, index_width=w)))
+    for inputs, width in [(2, 8), (3, 6)]:  # credit mode: the order of the next heads kept in registers
+        cases.append((f"join-order-n{inputs}-w{width}", f"SFDFJoin inputs {inputs}, w = {width}, registered order (3 candidates)",
+                      JOIN, 2, "PASS",
+                      lambda n=inputs, w=width: JoinHarness(inputs=n, index_width=w, lookahead=3)))
     broken = [
         ("broken-greedy-channel", "GreedyChannel |q| = 4 (ready ignores the capacity)", CHANNEL, 6,
          lambda: ChannelHarness(mutants.GreedyChannel(4, 4))),
@@ -106,6 +110,8 @@ def _cases():
          lambda: InbandEdgeHarness(capacity=4, output_buffer=4, receiver=mutants.PeekingInbandReceiver)),
         ("broken-unready-join", "UnreadyJoin inputs 3 (consumes while not ready)", JOIN, 3,
          lambda: JoinHarness(inputs=3, join=mutants.UnreadyJoin)),
+        ("broken-late-order", "LateOrderJoin inputs 2 (order not renewed for a head filling an empty slot)", JOIN, 3,
+         lambda: JoinHarness(inputs=2, join=mutants.LateOrderJoin, lookahead=3)),
     ]
     cases += [(name, config, props, depth, "FAIL", make) for name, config, props, depth, make in broken]
     return cases

@@ -173,7 +173,8 @@ class BoardCore(wiring.Component):
             m.d.sync += frames_out.eq(frames_out + 1)
         buffered = Signal()  # a word offered to the network (the link's stages hold the frame's first words)
         m.d.sync += buffered.eq(Cat(getattr(inner, p.member).tvalid for p in self.sources).any())
-        pending = (frames_in != frames_out) | buffered
+        pending = Signal()  # registered: the counters' 16-bit compare stays off the watchdog's reset
+        m.d.sync += pending.eq((frames_in != frames_out) | buffered)
 
         quiet = Signal(range(self.watchdog_cycles + 1))
         deadlock = Signal()

@@ -27,7 +27,7 @@ token is visible to the receiver at once). The reference model runs the same pro
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .gap import GapCounter
@@ -154,6 +154,11 @@ class CounterReceiver(wiring.Component):
         The offer to the join.
     i_consume : In(1)
         The join takes the head this cycle.
+    o_indices : Out(ArrayLayout(index_width, 2)), o_choice : Out(1)
+        ``o_head.index`` is ``o_indices[o_choice]``: ``o_indices[0]`` is the data head's index or else the
+        heartbeat's (chosen by registers: the data channel's ``valid``), ``o_indices[1]`` the control
+        head's, and ``o_choice`` whether that message is due (a join that orders its next heads a cycle
+        ahead compares the indices first and chooses late, :class:`sfdf.hdl.join.SFDFJoin`).
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -161,6 +166,8 @@ class CounterReceiver(wiring.Component):
         check_integer("Control capacity", control_capacity, 1)
         self.capacity = capacity
         super().__init__({
+            "o_indices": Out(data.ArrayLayout(index_width, 2)),
+            "o_choice": Out(1),
             "i_data": In(stream.Signature(data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(counter_heartbeat_layout(index_width)),
@@ -177,23 +184,28 @@ class CounterReceiver(wiring.Component):
         ctrl, hb, head = self.i_ctrl.payload, self.i_heartbeat, self.o_head
         due = Signal()
         current = Signal()
-        with_msg = self.i_ctrl.valid & ctrl.with_token & (ctrl.stamp == pops1)
+        at_pops, after_pop = ctrl.stamp == pops, ctrl.stamp == pops1  # never both
+        with_msg = self.i_ctrl.valid & ctrl.with_token & after_pop
         data_pop, ctrl_pop = Signal(), Signal()
         m.d.comb += [
-            due.eq(self.i_ctrl.valid & (ctrl.stamp == pops)),
+            due.eq(self.i_ctrl.valid & at_pops),
+            # the control pop, flat: a due message (EOS stays), or the one sent with the popped token
+            ctrl_pop.eq(self.i_consume & (due & ~ctrl.eos | with_msg & self.i_data.valid)),
             current.eq(hb.valid & ~self.i_data.valid & ~self.i_ctrl.valid),  # everything before it popped
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
-            head.index.eq(Mux(due, ctrl.index, Mux(self.i_data.valid, self.i_data.payload.index, hb.index))),
+            self.o_indices[0].eq(Mux(self.i_data.valid, self.i_data.payload.index, hb.index)),
+            self.o_indices[1].eq(ctrl.index),
+            self.o_choice.eq(due),
+            head.index.eq(self.o_indices[self.o_choice]),
             self.i_data.ready.eq(data_pop),
             self.i_ctrl.ready.eq(ctrl_pop),
         ]
         with m.If(due):
-            m.d.comb += [head.valid.eq(1), head.is_msg.eq(~ctrl.eos), head.eos.eq(ctrl.eos),
-                         ctrl_pop.eq(self.i_consume & ~ctrl.eos)]  # EOS stays: the node is done
+            m.d.comb += [head.valid.eq(1), head.is_msg.eq(~ctrl.eos), head.eos.eq(ctrl.eos)]
         with m.Elif(self.i_data.valid):
             m.d.comb += [head.valid.eq(1), head.is_data.eq(1), head.is_msg.eq(with_msg),
-                         data_pop.eq(self.i_consume), ctrl_pop.eq(self.i_consume & with_msg)]
+                         data_pop.eq(self.i_consume)]
         with m.Elif(current):
             m.d.comb += [head.valid.eq(1), self.o_heartbeat_clear.eq(self.i_consume)]
         with m.If(data_pop):

@@ -58,13 +58,27 @@ class SFDFJoin(wiring.Component):
     o_current : Out(index_width)
         The last computation's index (0 before the first): the join's position for the index watermark
         (:class:`sfdf.hdl.watermark.Watermark`).
+    i_next : In(ArrayLayout(ArrayLayout(index_width, lookahead), inputs)), i_next_sel : In(ArrayLayout(range(lookahead), inputs))
+        With ``lookahead = C > 1`` (heads held in offer registers, :class:`sfdf.hdl.offer.OfferRegister`):
+        head ``k`` is replaced at the end of every cycle in which it is not offered or is consumed, and
+        otherwise unchanged; the new head's index, if it is offered, is ``i_next[k][i_next_sel[k]]``.
+        Every candidate is a register or a multiplexer of registers chosen by registers (the
+        offer register's spare, the receiver's channel heads and heartbeat), so the join orders the next
+        cycle's heads pairwise in this cycle, from registers, and keeps the order in registers: no
+        subtractor lies between the heads and ``o_consume`` (docs/hardware.md, "Join and emission").
     """
 
-    def __init__(self, *, inputs, index_width, data_width, payload_width):
+    def __init__(self, *, inputs, index_width, data_width, payload_width, lookahead=0):
         if inputs < 1:
             raise ValueError(f"A join needs at least one input, not {inputs}")
         self.inputs, self.index_width = inputs, index_width
+        self.lookahead = lookahead if 1 < inputs <= PAIRWISE_MAX else 0
+        members = {} if not self.lookahead else {
+            "i_next": In(data.ArrayLayout(data.ArrayLayout(index_width, self.lookahead), inputs)),
+            "i_next_sel": In(data.ArrayLayout(range(self.lookahead), inputs)),
+        }
         super().__init__({
+            **members,
             "i_heads": In(data.ArrayLayout(head_layout(index_width, data_width, payload_width), inputs)),
             "o_ready": Out(1),
             "o_eos": Out(1),
@@ -88,7 +102,7 @@ class SFDFJoin(wiring.Component):
         offered = [h.valid for h in heads]
         live = [h.valid & ~h.eos for h in heads]
         if self.inputs <= PAIRWISE_MAX:
-            least, offset, any_live, ats = self._pairwise(heads, live, current)
+            least, offset, any_live, ats = self._pairwise(m, heads, live, current)
         else:
             least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width,
                                                         base=current)
@@ -115,16 +129,22 @@ class SFDFJoin(wiring.Component):
             m.d.sync += current.eq(least)
         return m
 
-    def _pairwise(self, heads, live, current):
+    def _pairwise(self, m, heads, live, current):
         """Few inputs: every ordered pair of heads compared side by side by the sign of their difference
         (``a`` precedes ``b`` iff ``(a - b) mod 2^w`` has its top bit set: exact while they are less than
         ``2^(w-1)`` apart, docs/semantics.md; equal indices are not ordered), so the chosen inputs are known
-        one subtractor after the heads, without ``current``: it only gives the offset, beside them."""
+        one subtractor after the heads, without ``current``: it only gives the offset, beside them.
+        With ``lookahead`` the order is a register, computed a cycle ahead (:meth:`_registered_order`)."""
         w = self.index_width
         offsets = [(h.index - current)[:w] for h in heads]
+        if self.lookahead:
+            precedes = self._registered_order(m, heads)
+        else:
+            precedes = {(j, k): (heads[j].index - heads[k].index)[w - 1]
+                        for j in range(self.inputs) for k in range(self.inputs) if j != k}
         ats = []
         for k in range(self.inputs):
-            beaten = [live[j] & (heads[j].index - heads[k].index)[w - 1] for j in range(self.inputs) if j != k]
+            beaten = [live[j] & precedes[j, k] for j in range(self.inputs) if j != k]
             ats.append(live[k] & ~Cat(*beaten).any() if beaten else live[k])
         if self.inputs == 1:
             return heads[0].index, offsets[0], live[0], ats
@@ -132,3 +152,69 @@ class SFDFJoin(wiring.Component):
         least = reduce(operator.or_, [Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
         offset = reduce(operator.or_, [Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])
         return least, offset, Cat(*live).any(), ats
+
+    def _replaced(self, heads):
+        """Heads replaced at the end of this cycle: not offered, or consumed (the offer register's free slot)."""
+        return [~h.valid | self.o_consume[k] for k, h in enumerate(heads)]
+
+    def _registered_order(self, m, heads):
+        """``precedes_j_k`` registers: head ``j`` precedes head ``k``, for the heads of this cycle.
+
+        Head ``k`` is replaced when it is not offered or is consumed (``load``), by candidate
+        ``i_next_sel[k]``. Every pair of candidates (the present head or a next one, on either side) is
+        compared from registers, each order by its own subtractor's sign (no zero test after the carry
+        chain). The choice among the candidates (a multiplexer tree on the binary choices, low bits
+        first: ``i_next_sel``'s high bits, the receivers' late choices, come last) comes before the one by
+        ``load`` (the join's consumption), so the consumption is one multiplexer away from the registers."""
+        w, n, c = self.index_width, self.inputs, self.lookahead
+        load = self._replaced(heads)
+        # candidates of each input: 0 = the present head, then the next ones
+        cands = [[h.index] + [self.i_next[k][i] for i in range(c)] for k, h in enumerate(heads)]
+        order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
+
+        def pick(sel, values):
+            """``values[sel]``, a tree of 2:1 multiplexers on the bits of ``sel`` (past the end: the last)."""
+            values = list(values)
+            values += [values[-1]] * ((1 << len(sel)) - len(values))
+            for bit in range(len(sel)):
+                values = [Mux(sel[bit], values[i + 1], values[i]) for i in range(0, len(values), 2)]
+            return values[0]
+
+        def pick2(sel_a, sel_b, table):
+            """``table[sel_a][sel_b]``, choosing by the low bits of both selections first, so the high bits
+            (the receivers' late choices) are the last multiplexers."""
+            rows = [row + [row[-1]] * ((1 << len(sel_b)) - len(row)) for row in table]
+            rows += [rows[-1]] * ((1 << len(sel_a)) - len(rows))
+            bits = [(0, i) for i in range(len(sel_a))] + [(1, i) for i in range(len(sel_b))]
+            bits.sort(key=lambda side_bit: (side_bit[1], -side_bit[0]))  # b's bit before a's, low first
+            order_sel = Cat(*((sel_b if side else sel_a)[i] for side, i in bits))
+            leaves = []
+            for code in range(1 << len(bits)):
+                a = sum(((code >> pos) & 1) << i for pos, (side, i) in enumerate(bits) if side == 0)
+                b = sum(((code >> pos) & 1) << i for pos, (side, i) in enumerate(bits) if side == 1)
+                leaves.append(rows[a][b])
+            return pick(order_sel, leaves)
+
+        for j in range(n):
+            for k in range(n):
+                if j == k:
+                    continue
+                sign = {}  # (a, b): cands[j][a] precedes cands[k][b]
+                for a, x in enumerate(cands[j]):
+                    for b, y in enumerate(cands[k]):
+                        if (a, b) != (0, 0):
+                            d = Signal(w, name=f"diff_{j}_{k}_{a}_{b}")
+                            m.d.comb += d.eq(x - y)
+                            sign[a, b] = d[w - 1]
+                sel_j, sel_k = self.i_next_sel[j], self.i_next_sel[k]
+                nexts = range(1, c + 1)
+                both, only_j, only_k = (Signal(name=f"precedes_{j}_{k}_{t}") for t in ("nn", "nh", "hn"))
+                m.d.comb += [
+                    both.eq(pick2(sel_j, sel_k, [[sign[a, b] for b in nexts] for a in nexts])),
+                    only_j.eq(pick(sel_j, [sign[a, 0] for a in nexts])),
+                    only_k.eq(pick(sel_k, [sign[0, b] for b in nexts])),
+                ]
+                reg = order[j, k]
+                m.d.sync += reg.eq(Mux(load[j], Mux(load[k], both, only_j), Mux(load[k], only_k, reg)))
+        self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
+        return order

@@ -162,8 +162,11 @@ class SFDFNode(wiring.Component):
         """
         n = len(self.in_edges)
         width = max(e.width for e in self.in_edges)
+        # credit mode: the offers are registers, and so is every candidate for the next one (the spare
+        # slot, the receiver's channel heads and heartbeat), so the join orders them a cycle ahead
+        lookahead = 3 if self.mode == "credit" else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
-                                            payload_width=self.pw)
+                                            payload_width=self.pw, lookahead=lookahead)
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
@@ -210,6 +213,18 @@ class SFDFNode(wiring.Component):
             offer.i_popped.ctrl.eq(ctrl_pop & ~absorbed),
             *_offer(join.i_heads[k], offer.o_head),
             offer.i_consume.eq(join.o_consume[k]),
+        ]
+        if join.lookahead:
+            # the next offer: the spare if it holds one, else the receiver's; candidate 0 and the spare's
+            # choice are known from registers, the receiver's late choice picks candidate 2
+            spare = offer.o_spare
+            m.d.comb += [
+                join.i_next[k][0].eq(rx.o_indices[0]),
+                join.i_next[k][1].eq(spare.index),
+                join.i_next[k][2].eq(rx.o_indices[1]),
+                join.i_next_sel[k].eq(Cat(spare.valid, ~spare.valid & rx.o_choice)),
+            ]
+        m.d.comb += [
             link.release.data.eq(offer.o_release.data),
             link.release.ctrl.eq(offer.o_release.ctrl + absorbed),  # both may come in one cycle
         ]

@@ -59,6 +59,9 @@ class OfferRegister(wiring.Component):
         The join consumes ``o_head``.
     o_release : Out(release_layout)
         The channels' tokens the consumed offer held.
+    o_spare : Out(head_layout)
+        The newer offer (registered): ``o_head`` is replaced by it when the join's slot is free and it is
+        valid, else by ``i_head`` (:class:`sfdf.hdl.join.SFDFJoin`'s ``lookahead`` orders the candidates).
     """
 
     def __init__(self, *, index_width, data_width, payload_width):
@@ -70,12 +73,13 @@ class OfferRegister(wiring.Component):
             "o_head": Out(layout),
             "i_consume": In(1),
             "o_release": Out(release_layout()),
+            "o_spare": Out(layout),
         })
 
     def elaborate(self, platform):
         m = Module()
         held = Signal(release_layout())
-        spare = Signal(self._layout)
+        spare = self.o_spare
         spare_held = Signal(release_layout())
         consume = self.i_consume & self.o_head.valid
         free = ~self.o_head.valid | consume  # the join's slot is free after this cycle
@@ -89,6 +93,8 @@ class OfferRegister(wiring.Component):
                 m.d.sync += [self.o_head.eq(spare), held.eq(spare_held), spare.valid.eq(0)]
             with m.Else():
                 m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
-        with m.Elif(~spare.valid):
-            m.d.sync += [spare.eq(self.i_head), spare_held.eq(self.i_popped)]
+        # an empty spare slot loads the receiver's offer whatever the join does, so only its valid bit
+        # waits for the consumption: the slot's contents matter only while it is valid
+        with m.If(~spare.valid):
+            m.d.sync += [spare.eq(self.i_head), spare_held.eq(self.i_popped), spare.valid.eq(self.i_head.valid & ~free)]
         return m

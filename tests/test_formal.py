@@ -179,6 +179,18 @@ def test_join_consumes_only_the_least_offered(build, inputs):
     _passes(JoinHarness(inputs=inputs, index_width=4), build, f"join{inputs}", depth=2)
 
 
+@pytest.mark.parametrize("inputs", [2, 3])
+def test_registered_order_join_consumes_only_the_least_offered(build, inputs):
+    """Credit mode: heads held in offer registers, their pairwise order computed a cycle ahead from the
+    candidates for the next heads (hdl.node: the spare slot and the receiver's three index sources)."""
+    _passes(JoinHarness(inputs=inputs, index_width=4, lookahead=3), build, f"lookahead{inputs}", depth=2)
+
+
+def test_join_with_a_late_order_fails(build):
+    _fails(JoinHarness(inputs=2, join=mutants.LateOrderJoin, lookahead=2), build, "late_order", depth=3,
+           violated="the registered order")
+
+
 def test_join_consuming_while_not_ready_fails(build):
     _fails(JoinHarness(inputs=2, join=mutants.UnreadyJoin), build, "unready", depth=3,
            violated="consume only when committing while ready")

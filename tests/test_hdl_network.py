@@ -11,6 +11,7 @@ from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.randomnet import random_dag
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
+from sfdf.hdl.join import SFDFJoin
 from sfdf.hdl.manifest import BeatKind
 from sfdf.hdl.top import NetworkTop
 
@@ -20,8 +21,9 @@ def frames_for(rng, sources, n_frames, zero_rate=0.3):
                 for _ in range(n_frames)] for s in sources}
 
 
-def run_rtl(network, inputs, seed, source_idle=0.0, sink_stall=0.0, max_cycles=20000):
-    """Drive ``inputs`` (frames per source) into the top; return each sink's log like the model's."""
+def run_rtl(network, inputs, seed, source_idle=0.0, sink_stall=0.0, max_cycles=20000, extra=None):
+    """Drive ``inputs`` (frames per source) into the top; return each sink's log like the model's.
+    ``extra(sim)``, if given, adds processes once the simulator has elaborated the design."""
     dut = NetworkTop(network)
     rng = random.Random(seed)
     logs = {s: [] for s in network.sinks}
@@ -72,6 +74,8 @@ def run_rtl(network, inputs, seed, source_idle=0.0, sink_stall=0.0, max_cycles=2
         sim.add_testbench(source_bench(s))
     for s in network.sinks:
         sim.add_testbench(sink_bench(s))
+    if extra is not None:
+        extra(sim)
     sim.run()
     return logs
 
@@ -163,3 +167,53 @@ def test_variance_network_matches_model(examples, mode, filter_zeros):
     got = run_rtl(network, inputs, seed=3, source_idle=0.2, sink_stall=0.3)
     assert got["x"] == expected.outputs["x"]
     assert [e[0] for e in got["x"]] == ["data", "control"] * len(inputs["u"])  # one result per frame
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_registered_join_order_matches_the_heads(monkeypatch, seed):
+    """Credit joins of 2-3 inputs order their heads a cycle ahead (hdl.join, ``lookahead``): in every cycle
+    of a whole network under back-pressure, each order register equals the order of the live heads, so
+    the node offers the join the candidates it assumes (the spare slot, the receiver's two indices)."""
+    joins = []
+    elaborate = SFDFJoin.elaborate
+
+    def collecting(self, platform):
+        module = elaborate(self, platform)
+        if self.lookahead:
+            joins.append(self)
+        return module
+
+    monkeypatch.setattr(SFDFJoin, "elaborate", collecting)
+    rng = random.Random(300 + seed)
+    while True:  # filtering nodes ahead of joins: heads at different indices, dummies among them
+        net = random_dag(rng, rng.randint(4, 6), rng.randint(5, 8), capacities=(1, 6))
+        if len(net.sources) != 1 or not any(len(net.in_edges(n.name)) in (2, 3) for n in net.nodes):
+            continue
+        nodes = tuple(replace(n, kernel="random_filter", params={"rate": rng.choice([0.3, 0.6, 0.9]),
+                                                                 "seed": rng.randrange(1000)}) for n in net.nodes)
+        network = resolve(credit(replace(net, nodes=nodes, mode="credit", index_width=8)))
+        inputs = frames_for(random.Random(seed), network.sources, 10)
+        expected = simulate(network, inputs=inputs, seed=seed)
+        if not expected.deadlocked:
+            break
+    differing = []
+
+    def extra(sim):
+        assert joins, "no join orders its heads a cycle ahead"
+
+        async def check(ctx):
+            async for _ in ctx.tick():
+                for join in joins:
+                    w, heads = join.index_width, [join.i_heads[k] for k in range(join.inputs)]
+                    live = [ctx.get(h.valid) and not ctx.get(h.eos) for h in heads]
+                    index = [ctx.get(h.index) for h in heads]
+                    for (j, k), register in join.order.items():
+                        if live[j] and live[k]:
+                            assert ctx.get(register) == ((index[j] - index[k]) >> (w - 1)) & 1, (j, k, index)
+                            differing.append(index[j] != index[k])
+        sim.add_testbench(check, background=True)
+
+    got = run_rtl(network, inputs, seed=seed, source_idle=0.2, sink_stall=0.4, extra=extra)
+    for sink in network.sinks:
+        assert got[sink] == expected.outputs[sink], sink
+    assert sum(differing) > 20, sum(differing)  # pairs of live heads at different indices checked

@@ -1,7 +1,11 @@
 """Proof of the SFDF join (hdl/join.py; 002 Alg. 1, 5; 000 Alg. 4): it consumes only heads that are offered
 and at the least index.
 
-The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``.
+The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``;
+with ``lookahead`` (heads held in offer registers) a head is a register replaced exactly when it is not
+offered or is consumed, by a free head whose index is the candidate ``i_next_sel`` chooses among free
+``i_next``, and the join's registered pairwise order is proved equal to the
+live heads' order.
 Assumed, as the receivers and docs/semantics.md's index-width rule guarantee on a real network: a live
 head's index lies in ``(current, current + 2 ** (w - 1))`` (docs/hardware.md, "Join and emission"; the
 harness keeps its own ``current``, the index of the last committed computation, from 0).
@@ -33,13 +37,13 @@ __all__ = ["JoinHarness"]
 class JoinHarness(Elaboratable):
     """``SFDFJoin(inputs, index_width)`` under free heads; see the module docstring."""
 
-    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin):
-        self.inputs, self.index_width, self.join_class = inputs, index_width, join
+    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin, lookahead=0):
+        self.inputs, self.index_width, self.join_class, self.lookahead = inputs, index_width, join, lookahead
 
     def elaborate(self, platform):
         m = Module()
         n, w = self.inputs, self.index_width
-        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1)
+        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1, lookahead=self.lookahead)
         dut._MustUse__silence = True  # elaborated here, to reach its register
         module = m.submodules.join = dut.elaborate(platform)
         names = driven_signals(module)
@@ -47,9 +51,22 @@ class JoinHarness(Elaboratable):
             raise FormalError("SFDFJoin has no internal register current; update cosim/formal/join.py")
         heads = [dut.i_heads[k] for k in range(n)]
         m.d.comb += dut.i_commit.eq(AnySeq(1))
-        for h in heads:
-            m.d.comb += [h.valid.eq(AnySeq(1)), h.index.eq(AnySeq(w)), h.is_data.eq(AnySeq(1)),
-                         h.data.eq(AnySeq(1)), h.is_msg.eq(AnySeq(1)), h.msg.eq(AnySeq(1)), h.eos.eq(AnySeq(1))]
+        for k, h in enumerate(heads):
+            fields = [h.valid, h.index, h.is_data, h.data, h.is_msg, h.msg, h.eos]
+            if not dut.lookahead:
+                m.d.comb += [f.eq(AnySeq(len(f))) for f in fields]
+                continue
+            # an offer register: replaced when not offered or consumed, by the chosen candidate
+            held = [Signal(len(f), name=f"head{k}_{i}") for i, f in enumerate(fields)]
+            m.d.comb += [f.eq(r) for f, r in zip(fields, held, strict=True)]
+            sel = dut.i_next_sel[k]
+            m.d.comb += [dut.i_next[k][c].eq(AnySeq(w)) for c in range(dut.lookahead)]
+            m.d.comb += [sel.eq(AnySeq(len(sel))), Assume(sel < dut.lookahead, f"head {k}: a candidate")]
+            with m.If(~h.valid | dut.o_consume[k]):
+                m.d.sync += [r.eq(AnySeq(len(r))) for r in held]
+                for c in range(dut.lookahead):
+                    with m.If(sel == c):
+                        m.d.sync += held[1].eq(dut.i_next[k][c])
         current = Signal(w)
         live = [h.valid & ~h.eos for h in heads]
         for k, h in enumerate(heads):
@@ -70,6 +87,18 @@ class JoinHarness(Elaboratable):
             Assert(~(dut.o_consume != 0) | go, "consume only when committing while ready"),
             Assert(names["current"] == current, "invariant: the join's current index"),
         ]
+        if dut.lookahead:
+            for j in range(n):
+                for k in range(n):
+                    if j == k:
+                        continue
+                    order = names.get(f"precedes_{j}_{k}")
+                    if order is None:
+                        raise FormalError("SFDFJoin(lookahead=...) has no register precedes_j_k; "
+                                          "update cosim/formal/join.py")
+                    with m.If(live[j] & live[k]):
+                        m.d.comb += Assert(order == (heads[j].index - heads[k].index)[w - 1],
+                                           f"invariant: the registered order of heads {j}, {k}")
         with m.If(dut.o_ready):
             m.d.comb += Assert(dut.o_offset == least, "o_offset = o_index - current")
             m.d.comb += Assert(Cat(*(live[k] & (heads[k].index == dut.o_index) for k in range(n))).any(),

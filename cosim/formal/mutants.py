@@ -25,6 +25,7 @@ __all__ = [
     "EarlyTokenReceiver",
     "ForgetfulReleaseChannel",
     "GreedyChannel",
+    "LateOrderJoin",
     "PeekingInbandReceiver",
     "StickyHeartbeatSender",
     "UncountedCreditSender",
@@ -151,3 +152,11 @@ class UnreadyJoin(SFDFJoin):
         m = super().elaborate(platform)
         m.d.comb += self.o_consume.eq(Mux(self.i_commit, self.o_at, 0))
         return m
+
+
+class LateOrderJoin(SFDFJoin):
+    """A join with registered order (``lookahead``) that recomputes it only for consumed heads, not for an
+    offer arriving in an empty slot: the order stays the old, not offered, head's."""
+
+    def _replaced(self, heads):
+        return [self.o_consume[k] for k in range(len(heads))]
