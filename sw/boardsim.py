@@ -44,7 +44,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sfdf.boards.facts import board_facts_path
 from sfdf.boards.uart import uart_divisor
 from sfdf.gen.errors import UserError
 
@@ -85,9 +84,7 @@ def board_dir(directory: str | os.PathLike) -> BoardDir:
     if "core" not in facts:
         raise UserError(str(found[0]), "core", "is missing (built before sfdf board-sim existed)",
                         "run sfdf build again into this folder")
-    manifest = folder / facts["manifest"]
-    assert board_facts_path(folder, json.loads(manifest.read_text())["name"]) == found[0]
-    return BoardDir(manifest, folder / facts["core"], facts["core_top"], facts["family"],
+    return BoardDir(folder / facts["manifest"], folder / facts["core"], facts["core_top"], facts["family"],
                     uart_divisor(float(facts["clk_hz"]), int(facts["baud"])), facts)
 
 
