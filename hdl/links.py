@@ -25,7 +25,6 @@ from .offer import SLOTS, release_layout
 from .tokens import (
     control_layout,
     counter_control_layout,
-    counter_data_layout,
     counter_heartbeat_layout,
     data_layout,
     heartbeat_layout,
@@ -53,9 +52,8 @@ class CreditLinkSignature(wiring.Signature):
 
     Members
     -------
-    data : Out(stream.Signature(data_layout or counter_data_layout))
-        The data channel ``q``: data tokens ``{index, data}``; with live credit also ``msg`` (a message
-        was sent with the token).
+    data : Out(stream.Signature(data_layout))
+        The data channel ``q``: data tokens ``{index, data}``.
     ctrl : Out(stream.Signature(control_layout or counter_control_layout))
         The control channel ``q'``: credits, user messages and EOS (000 Sec. 3); with live credit user
         messages and EOS, stamped.
@@ -74,15 +72,13 @@ class CreditLinkSignature(wiring.Signature):
         self.index_width, self.data_width, self.payload_width = index_width, data_width, payload_width
         self.live = bool(live)
         if self.live:
-            self.data_layout = counter_data_layout(index_width, data_width)
             self.control_layout = counter_control_layout(capacity, index_width, payload_width)
             heartbeat = counter_heartbeat_layout(index_width)
         else:
-            self.data_layout = data_layout(index_width, data_width)
             self.control_layout = control_layout(capacity, index_width, payload_width)
             heartbeat = heartbeat_layout(index_width, control_capacity)
         super().__init__({
-            "data": Out(stream.Signature(self.data_layout)),
+            "data": Out(stream.Signature(data_layout(index_width, data_width))),
             "ctrl": Out(stream.Signature(self.control_layout)),
             "heartbeat": Out(heartbeat),
             "heartbeat_clear": In(1),
@@ -253,7 +249,7 @@ class CreditEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        m.submodules.q = q = DataChannel(link.data_layout, link.capacity,
+        m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity,
                                          release=SLOTS)
         m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=SLOTS)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)
