@@ -16,9 +16,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import inspect
-import logging
 import os
-import time
 from pathlib import Path
 
 from .cache import BuildCache
@@ -26,8 +24,6 @@ from .fastbuild import _Steps
 from .toolchain import find_toolchain
 
 __all__ = ["LIBRARY", "BoardSim", "build"]
-
-log = logging.getLogger(__name__)
 
 LIBRARY = "libboardsim.so"
 HARNESS = Path(__file__).with_name("harness") / "boardsim.cpp"
@@ -38,7 +34,7 @@ CXX_FLAGS = ("-O2", "-fPIC")
 
 
 def build(sources: list[Path], top: str, build_dir: str | os.PathLike = "build/boardsim",
-          include_dirs: tuple[Path, ...] = (), defines: tuple[str, ...] = ()) -> Path:
+          include_dirs: tuple[Path, ...] = ()) -> Path:
     """Compile ``sources`` (top module ``top``) with the board harness; reuse a finished build.
 
     Returns the shared library. Raises :class:`sfdf.cosim.harness.FastSimError` when Verilator or the
@@ -47,29 +43,19 @@ def build(sources: list[Path], top: str, build_dir: str | os.PathLike = "build/b
     toolchain = find_toolchain()
     digest = hashlib.sha256()
     for part in ([p.read_bytes() for p in sources]
-                 + [HARNESS.read_bytes(), top.encode(), repr((VERILATOR_FLAGS, CXX_FLAGS, defines)).encode(),
-                    toolchain.version.encode(), inspect.getsource(build).encode()]):
+                 + [HARNESS.read_bytes(), top.encode(), repr((VERILATOR_FLAGS, CXX_FLAGS)).encode(),
+                    toolchain.version.encode(), inspect.getsource(_compile).encode()]):
         digest.update(part + b"\0")
     for folder in include_dirs:
         for path in sorted(folder.glob("*.v*")):
             digest.update(path.read_bytes())
-    cache = BuildCache(build_dir)
-    folder = cache.folder(digest.hexdigest()[:16])
-    while not (cache.hold(folder) and cache.reuse(folder, LIBRARY)):
-        with cache.lock(folder):
-            built = not cache.reuse(folder, LIBRARY)
-            if built:
-                cache.start(folder)
-                start = time.monotonic()
-                _compile(folder, toolchain, sources, top, include_dirs, defines)
-                cache.finish(folder, f"{time.monotonic() - start:.1f} s")
-                log.info("%s: board simulation built in %.1f s in %s", top, time.monotonic() - start, folder)
-        if built:
-            cache.prune(keep=folder)
+    folder = BuildCache(build_dir).held_build(
+        digest.hexdigest()[:16], LIBRARY, lambda folder: _compile(folder, toolchain, sources, top, include_dirs),
+        f"{top}: board simulation")
     return folder / LIBRARY
 
 
-def _compile(folder: Path, toolchain, sources, top, include_dirs, defines) -> None:
+def _compile(folder: Path, toolchain, sources, top, include_dirs) -> None:
     names = []
     for path in sources:
         (folder / path.name).write_bytes(path.read_bytes())
@@ -80,7 +66,7 @@ def _compile(folder: Path, toolchain, sources, top, include_dirs, defines) -> No
         step = _Steps(folder, env, out, top)
         step([str(toolchain.executable), "--cc", *names, "--top-module", top, "--prefix", "Vbs", "--exe",
               "boardsim.cpp", "--Mdir", "obj", "-o", f"../{LIBRARY}", *VERILATOR_FLAGS,
-              *[f"-I{d}" for d in include_dirs], *[f"-D{d}" for d in defines],
+              *[f"-I{d}" for d in include_dirs],
               "-CFLAGS", " ".join(CXX_FLAGS), "-LDFLAGS", "-shared"])
         step(["make", "-C", "obj", "-f", "Vbs.mk", "-j", str(os.cpu_count() or 1), "OPT_FAST=-O2"])
 
@@ -106,7 +92,6 @@ class BoardSim:
             ("bs_break", [handle, ctypes.c_uint32], None), ("bs_drop_queued", [handle], None),
             ("bs_run", [handle, u64, u64], u64), ("bs_receive", [handle, u8p, u64], u64),
             ("bs_pending", [handle], u64), ("bs_leds", [handle], ctypes.c_uint32),
-            ("bs_cycles", [handle], u64), ("bs_framing_errors", [handle], u64),
         ]:
             function = getattr(lib, name)
             function.argtypes, function.restype = args, result
@@ -123,12 +108,12 @@ class BoardSim:
         self._lib.bs_send(self._sim, data, len(data))
 
     def send_break(self, characters: int = 2) -> None:
-        """Hold ``rx`` low for ``characters`` characters' time, after what is queued."""
-        self._lib.bs_break(self._sim, characters * 10 * self.divisor)
-
-    def drop_queued(self) -> None:
-        """Forget the bytes queued and not yet on the line."""
+        """The host's break: the bytes it queued and has not started sending are dropped (its output flush),
+        ``rx`` is held low for ``characters`` characters' time, and what the board sent so far is discarded
+        (it belongs to the session the break ends)."""
         self._lib.bs_drop_queued(self._sim)
+        self._lib.bs_break(self._sim, characters * 10 * self.divisor)
+        self.receive()
 
     def run(self, cycles: int, until_bytes: int = 0) -> int:
         """Run up to ``cycles`` clock cycles, stopping once the host's line is idle and ``until_bytes``
@@ -150,15 +135,6 @@ class BoardSim:
     @property
     def leds(self) -> int:
         return self._lib.bs_leds(self._sim)
-
-    @property
-    def cycles(self) -> int:
-        return self._lib.bs_cycles(self._sim)
-
-    @property
-    def framing_errors(self) -> int:
-        """Characters from the board whose stop bit was low."""
-        return self._lib.bs_framing_errors(self._sim)
 
     def close(self) -> None:
         if self._sim:

@@ -28,7 +28,8 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -48,7 +49,8 @@ _HELD: dict[Path, IO] = {}
 class BuildCache:
     """Finished builds in content-keyed folders under ``root``, pruned to a byte budget (module docstring).
 
-    Build in a folder like this (the fast harness also holds the folder it returns, :meth:`hold`)::
+    A build that a process loads and keeps (the fast harness, a simulated board) is one call,
+    :meth:`held_build`; by hand, build in a folder like this::
 
         cache = BuildCache("build/fastsim")
         folder = cache.folder(key)
@@ -126,6 +128,25 @@ class BuildCache:
     def finish(self, folder: Path, note: str = "") -> None:
         """After building in a locked ``folder``: the stamp says it is finished (``note``: what, how long)."""
         (folder / self.STAMP).write_text(f"{note}\n")
+
+    def held_build(self, key: str, product: str, make: Callable[[Path], None], what: str = "build") -> Path:
+        """The folder of ``key`` with a finished build holding ``product``, held while this process lives
+        (:meth:`hold`): reused when finished, else built by ``make(folder)`` in the locked folder (a process
+        building it meanwhile is waited for, and its build reused), then the cache pruned. ``what`` names
+        the build in the log."""
+        folder = self.folder(key)
+        while not (self.hold(folder) and self.reuse(folder, product)):
+            with self.lock(folder):
+                built = not self.reuse(folder, product)
+                if built:
+                    self.start(folder)
+                    start = time.monotonic()
+                    make(folder)
+                    self.finish(folder, f"{time.monotonic() - start:.1f} s")
+                    log.info("%s built in %.1f s in %s", what, time.monotonic() - start, folder)
+            if built:
+                self.prune(keep=folder)
+        return folder
 
     def hold(self, folder: Path) -> bool:
         """Keep a shared lock on ``folder`` while this process lives (or until :meth:`release`), so no

@@ -20,12 +20,10 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import logging
 import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,8 +35,6 @@ from .harness import WRAPPER, FastSimError, harness_source, load_manifest, wrapp
 from .toolchain import Toolchain, find_toolchain
 
 __all__ = ["FLAGS", "LIBRARY", "TRAINING_CYCLES", "build", "build_key"]
-
-log = logging.getLogger(__name__)
 
 #: Verilator arguments: two-state X handling for speed (the generated Verilog resets every register),
 #: no timing (it has no delays), warnings kept out of the way (the cocotb lane lints the Verilog;
@@ -118,21 +114,11 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
     manifest = load_manifest(manifest)
     text = Path(verilog).read_bytes()
     harness = harness_source(manifest) + wrapper_source(manifest) + ("pgo" if pgo else "")
-    cache = BuildCache(build_dir)
-    folder = cache.folder(build_key(text, manifest, harness))
-    while not (cache.hold(folder) and cache.reuse(folder, LIBRARY)):
-        with cache.lock(folder):  # two processes opening the same design take turns
-            built = not cache.reuse(folder, LIBRARY)
-            if built:  # a finished build needs no Verilator (a Spark executor opening a shipped one)
-                toolchain = find_toolchain()
-                cache.start(folder)
-                start = time.monotonic()
-                _compile(folder, toolchain, manifest, text, jobs, pgo)
-                cache.finish(folder, f"{time.monotonic() - start:.1f} s")
-                log.info("%s: fast harness built in %.1f s in %s", manifest["top"], time.monotonic() - start,
-                         folder)
-        if built:
-            cache.prune(keep=folder)
+    # a finished build needs no compiler (a Spark executor opening a shipped one)
+    folder = BuildCache(build_dir).held_build(
+        build_key(text, manifest, harness), LIBRARY,
+        lambda folder: _compile(folder, find_toolchain(), manifest, text, jobs, pgo),
+        f"{manifest['top']}: fast harness")
     return folder / LIBRARY
 
 

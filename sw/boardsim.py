@@ -114,7 +114,6 @@ class PtyBoard:
         self.path = os.ttyname(self._slave)
         self.corrupt_byte, self.die_after_bytes = corrupt_byte, die_after_bytes
         self.received = 0          # bytes from the host
-        self.breaks = 0
         self._out = bytearray()
         self._muted = True        # until the first break: what the board said before belongs to no session
 
@@ -152,9 +151,7 @@ class PtyBoard:
             self._out.clear()
             self.sim.receive()
         if status & termios.TIOCPKT_FLUSHWRITE:  # the host's break (module docstring)
-            self.sim.drop_queued()
             self.sim.send_break()
-            self.breaks += 1
             self._muted = False
             return
         if status != termios.TIOCPKT_DATA:
@@ -202,9 +199,7 @@ class SimTransport:
         self.sim.send(data)
 
     def send_break(self, duration: float) -> None:
-        self.sim.drop_queued()
         self.sim.send_break()
-        self.sim.receive()  # what the board said before the break belongs to no session (PtyBoard)
 
     def reset_input_buffer(self) -> None:
         self.sim.receive()
