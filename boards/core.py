@@ -110,7 +110,8 @@ class BoardCore(wiring.Component):
             m.d.sync += hold.eq(_RESET_CYCLES)
         with m.Elif(hold != 0):
             m.d.sync += hold.eq(hold - 1)
-        m.d.comb += host_reset.eq(hold != 0)
+        # registered: the reset that fans out to every block starts at a flip-flop
+        m.d.sync += host_reset.eq((hold > 1) | receiver.o_break)
         reset = ResetInserter(host_reset)
 
         parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)

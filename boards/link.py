@@ -40,6 +40,14 @@ def _bytes(bits: int) -> int:
     return (bits + 7) // 8
 
 
+def _ram_slices(width: int, depth: int):
+    """``(low, high)`` bit ranges of a ``width`` x ``depth`` memory, each as wide as one ECP5 DP16KD is
+    at that depth (18 Kbit: 9 bits at 2048 rows, 18 at 1024, 36 at 512): Yosys would otherwise stack
+    two RAMs by depth and multiplex their outputs, a LUT level on the path out of the RAM."""
+    per = max(1, min(36, 18432 // depth))
+    return [(low, min(low + per, width)) for low in range(0, width, per)]
+
+
 class CommitFIFO(wiring.Component):
     """A block-RAM FIFO whose written words become readable only when committed; a rollback forgets them.
 
@@ -76,13 +84,18 @@ class CommitFIFO(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bits = self.depth.bit_length() - 1
-        m.submodules.storage = storage = Memory(shape=self.width, depth=self.depth, init=[])
-        w_port = storage.write_port()
-        r_port = storage.read_port(transparent_for=())
+        # one memory per block RAM's width at this depth, so each maps to one ECP5 DP16KD and the read
+        # data reaches the register slice after it without a multiplexer between cascaded RAMs
+        w_ports, r_ports = [], []
+        for k, (low, high) in enumerate(_ram_slices(self.width, self.depth)):
+            storage = m.submodules[f"storage{k}"] = Memory(shape=high - low, depth=self.depth, init=[])
+            w_ports.append((storage.write_port(), low, high))
+            r_ports.append((storage.read_port(transparent_for=()), low, high))
         written, committed, read = Signal(bits + 1), Signal(bits + 1), Signal(bits + 1)
         m.d.comb += self.w_full.eq((written - read)[bits])
         write = self.w_en & ~self.w_full
-        m.d.comb += [w_port.addr.eq(written[:bits]), w_port.data.eq(self.w_data), w_port.en.eq(write)]
+        for w_port, low, high in w_ports:
+            m.d.comb += [w_port.addr.eq(written[:bits]), w_port.data.eq(self.w_data[low:high]), w_port.en.eq(write)]
         with m.If(self.rollback):
             m.d.sync += written.eq(committed)
         with m.Elif(write):
@@ -96,11 +109,9 @@ class CommitFIFO(wiring.Component):
         # multiplexer after the reader's handshake: no comparator or carry chain before the RAM.
         take = self.o_stream.valid & self.o_stream.ready
         following, read1 = Signal.like(read), Signal.like(read, init=1)
-        m.d.comb += [
-            following.eq(Mux(take, read1, read)),
-            r_port.addr.eq(following[:bits]),
-            self.o_stream.payload.eq(r_port.data),
-        ]
+        m.d.comb += following.eq(Mux(take, read1, read))
+        for r_port, low, high in r_ports:
+            m.d.comb += [r_port.addr.eq(following[:bits]), self.o_stream.payload[low:high].eq(r_port.data)]
         valid = Signal()
         m.d.comb += self.o_stream.valid.eq(valid)
         m.d.sync += [read.eq(following), read1.eq(following + 1),

@@ -61,11 +61,11 @@ class UARTReceiver(wiring.Component):
     rx : In(1)
         The line (idle high).
     o_byte : Out(stream.Signature(8, always_ready=True))
-        One valid cycle per character received.
+        One valid cycle per character received (registered).
     o_framing_error : Out(1)
-        A one-cycle pulse per character with a low stop bit.
+        A one-cycle pulse per character with a low stop bit (registered).
     o_break : Out(1)
-        A one-cycle pulse per break.
+        A one-cycle pulse per break (registered).
     """
 
     rx: In(1, init=1)
@@ -88,6 +88,10 @@ class UARTReceiver(wiring.Component):
 
         with m.If(timer != 0):
             m.d.sync += timer.eq(timer - 1)
+        # the outputs are registered pulses, a cycle after the stop bit's sample: the parser's CRC and
+        # the board's reset start at flip-flops, not at the timer's compare (``shift`` holds still for
+        # a start bit's half at least, so the byte is current with its pulse)
+        m.d.sync += [self.o_byte.valid.eq(0), self.o_framing_error.eq(0), self.o_break.eq(0)]
         with m.FSM():
             with m.State("IDLE"), m.If(~line):
                 m.d.sync += timer.eq(self.divisor // 2 - 1)
@@ -103,10 +107,10 @@ class UARTReceiver(wiring.Component):
                     m.next = "STOP"
             with m.State("STOP"), m.If(timer == 0):
                 with m.If(line):
-                    m.d.comb += self.o_byte.valid.eq(1)
+                    m.d.sync += self.o_byte.valid.eq(1)
                     m.next = "IDLE"
                 with m.Else():
-                    m.d.comb += [self.o_framing_error.eq(1), self.o_break.eq(shift == 0)]
+                    m.d.sync += [self.o_framing_error.eq(1), self.o_break.eq(shift == 0)]
                     m.next = "WAIT_HIGH"
             with m.State("WAIT_HIGH"), m.If(line):
                 m.next = "IDLE"
