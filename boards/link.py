@@ -268,18 +268,20 @@ class FrameParser(wiring.Component):
                         m.d.sync += flags.eq(byte)
                     with m.Case(2):
                         m.d.sync += [port_byte.eq(byte), port.eq(byte)]
-                    with m.Case(11, 12, 13):
+                    with m.Case(11, 12, 13, 14):
                         m.d.sync += count.eq(Cat(count[8:], byte))
                 with m.If(position == FRAME_HEADER - 1):
-                    total = Cat(count[8:], byte)
-                    good = ((version == VERSION) & (port_byte < sources) & (total != 0)
-                            & (total <= self.depth))
-                    m.d.sync += [left.eq(total), in_word.eq(0), overflow.eq(0)]
-                    with m.If(good):
-                        m.next = "WORDS"
-                    with m.Else():
-                        m.d.comb += self.o_dropped.eq(1)
-                        m.next = "HUNT"
+                    m.next = "VET"
+            # the header's checks a cycle after its last byte, from registers (a byte takes a character):
+            # no comparator of the count follows the UART's byte
+            with m.State("VET"):
+                good = ((version == VERSION) & (port_byte < sources) & (count != 0) & (count <= self.depth))
+                m.d.sync += [left.eq(count), in_word.eq(0), overflow.eq(0)]
+                with m.If(good):
+                    m.next = "WORDS"
+                with m.Else():
+                    m.d.comb += self.o_dropped.eq(1)
+                    m.next = "HUNT"
             with m.State("WORDS"), m.If(got):
                 with m.Switch(in_word):
                     for k in range(len(word) // 8):
