@@ -382,23 +382,35 @@ class BeatSerializer(wiring.Component):
             with m.If(crc_at == 3):
                 m.d.sync += [sending.eq(0), in_crc.eq(0)]
 
+        # While idle the shift register and the count load the packet that would go next (a hello, an
+        # acknowledgement, or the beat of the sink whose turn it is) whether or not it goes: only
+        # ``sending`` says so. Their load enable is then ``~sending``, a register, and no sink's
+        # ``tvalid`` fans out to the packet's flip-flops.
+        beats = [Cat(header(Const(0, 8), j, 1), sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
+                     Const(0, 8 * _bytes(u) - u), sink.tlast, Const(0, 7))
+                 for j, ((d, u), sink) in enumerate(zip(self.sinks, (getattr(self, f"i_sink{j}") for j in range(count)),
+                                                        strict=True))]
+        status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
         with m.If(~sending):
             m.d.comb += generator.start.eq(1)
             with m.If(hello):
-                m.d.sync += [hello.eq(0), sending.eq(1), shift.eq(header(Const(Status.HELLO, 8), 0, 0)), left.eq(BEATS_HEADER)]
+                m.d.sync += [shift.eq(header(Const(Status.HELLO, 8), 0, 0)), left.eq(BEATS_HEADER)]
+            with m.Elif(self.i_ack.valid):
+                m.d.sync += [shift.eq(header(status, 0, 0)), left.eq(BEATS_HEADER)]
+            with m.Else():
+                m.d.sync += [shift.eq(Array(beats)[turn]),
+                             left.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn])]
+            with m.If(hello):
+                m.d.sync += [hello.eq(0), sending.eq(1)]
             with m.Elif(self.i_ack.valid):
                 m.d.comb += self.i_ack.ready.eq(1)
-                status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
-                m.d.sync += [sending.eq(1), shift.eq(header(status, 0, 0)), left.eq(BEATS_HEADER)]
+                m.d.sync += sending.eq(1)
             with m.Else():
-                for j, (d, u) in enumerate(self.sinks):
+                for j in range(count):
                     sink = getattr(self, f"i_sink{j}")
                     with m.If(turn == j):
                         m.d.comb += sink.tready.eq(1)
                         with m.If(sink.tvalid):
-                            packed = Cat(header(Const(0, 8), j, 1), sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
-                                         Const(0, 8 * _bytes(u) - u), sink.tlast, Const(0, 7))
-                            m.d.sync += [shift.eq(packed), sending.eq(1),
-                                         left.eq(BEATS_HEADER + self.body_bytes(j))]
+                            m.d.sync += sending.eq(1)
                 m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
         return m
