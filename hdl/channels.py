@@ -1,6 +1,6 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
-from amaranth import Module, Mux, Shape, Signal, Value
+from amaranth import Array, Module, Mux, Shape, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -131,8 +131,12 @@ class DataChannel(wiring.Component):
             last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
         elif self._release:  # the same, counting what is held and what occupies the room in registers
             occupied = Signal(range(capacity + 1))
-            m.d.sync += [self.held.eq(self.held + do_read - self.i_release),
-                         occupied.eq(occupied + do_write - self.i_release)]
+            # every outcome is summed from registers and the transfers only choose among them: no adder
+            # follows the reader's release, which comes late (the join's consumption)
+            def moved(value, step):
+                return Mux(step, Array(value + 1 - r for r in range(self._release + 1))[self.i_release],
+                           Array(value - r for r in range(self._release + 1))[self.i_release])
+            m.d.sync += [self.held.eq(moved(self.held, do_read)), occupied.eq(moved(occupied, do_write))]
             last_room = occupied == capacity - 1
             release = self.i_release != 0
             with m.If(do_write & (self.i_release >= 2)):  # two or more out, one in: room again
@@ -179,7 +183,10 @@ class DataChannel(wiring.Component):
         load = ~valid | do_read  # the head is free after this cycle
         from_rows = load & many
         bypass = load & ~many & do_write
-        oldest = self._rows(m, rows, width, i_payload, do_write, do_write & ~bypass, from_rows)
+        # the RAM writes the first free row whenever the channel has room, a transfer or not: only a
+        # push keeps it (``produce`` moves), so the write enable is the ``full`` register, off the
+        # sender's handshake (the commit of a node with several outputs)
+        oldest = self._rows(m, rows, width, i_payload, ~self.i_stream.ready, do_write & ~bypass, from_rows)
         m.d.comb += o_payload.eq(head)
         with m.If(from_rows):
             m.d.sync += head.eq(oldest)
@@ -187,13 +194,15 @@ class DataChannel(wiring.Component):
             m.d.sync += head.eq(i_payload)
 
     @staticmethod
-    def _rows(m, rows, width, i_payload, write, push, pop):
+    def _rows(m, rows, width, i_payload, full, push, pop):
         """``rows`` rows of LUT RAM in FIFO order: the value is the oldest, ``pop`` takes it, ``push``
-        keeps the row ``write`` wrote. Every write lands in the first free row, kept or not: the RAM's
-        write enable is the transfer itself, one LUT from the handshake. A single row is a register."""
+        keeps the row last written. Every cycle but a ``full`` one writes ``i_payload`` into the first
+        free row, kept or not: a row becomes visible only by a push, which writes it in the same cycle,
+        and while the channel has room the first free row holds no token (the rows hold ``level - 1``
+        of at most ``capacity - 1 <= rows``). A single row is a register, loaded so too."""
         if rows == 1:
             row = Signal(width, reset_less=True)
-            with m.If(write):
+            with m.If(~full):
                 m.d.sync += row.eq(i_payload)
             return row
         m.submodules.storage = storage = Memory(shape=width, depth=rows, init=[])
@@ -204,7 +213,7 @@ class DataChannel(wiring.Component):
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
-            w_port.en.eq(write),
+            w_port.en.eq(~full),
             r_port.addr.eq(consume),
         ]
         with m.If(push):

@@ -11,7 +11,7 @@ inputs and sent nothing: it is one of the node's decided computations, which the
 ``depth`` counts (``simulate(..., depth=depth + L)``).
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -33,6 +33,9 @@ class DecidedQueue(wiring.Component):
         Cycles from the decision to the kernel's result (``0``: the result comes with the record).
     depth : int
         Computations held with a latency of 0.
+    registered : sequence of str
+        Record fields ``o_comp`` gives from registers of their own, not through the multiplexer over the
+        slots that a latency of 1 or more uses (the fields the emit stage's commit reads).
 
     Members
     -------
@@ -44,10 +47,11 @@ class DecidedQueue(wiring.Component):
         The oldest computation whose data has arrived.
     """
 
-    def __init__(self, record, *, data_width, latency=0, depth=2):
+    def __init__(self, record, *, data_width, latency=0, depth=2, registered=()):
         if latency < 0 or depth < 1:
             raise ValueError(f"Latency must be >= 0 and depth >= 1, not {latency} and {depth}")
         self.record, self.data_width, self.latency, self.depth = record, data_width, latency, depth
+        self.registered = tuple(registered)
         # the record's fields, then data: a computation's bits are its record's followed by its data
         self.comp = data.StructLayout({**{name: field.shape for name, field in record}, "data": data_width})
         super().__init__({
@@ -69,20 +73,60 @@ class DecidedQueue(wiring.Component):
                 queue.i_stream.payload.eq(Cat(self.i_record.payload, self.i_data)),
             ]
             return m
-        m.submodules.records = records = DataChannel(self.record, capacity)
-        m.submodules.results = results = DataChannel(self.data_width, capacity)
-        wiring.connect(m, wiring.flipped(self.i_record), records.i_stream)
-        # the record transfers, delayed to the cycle their data leave the kernel; a result always finds
-        # room: the lane holds no more results than the records hold records
-        taken = Signal(self.latency)
-        m.d.sync += taken.eq(Cat(self.i_record.valid & self.i_record.ready, taken[:-1]))
-        both = records.o_stream.valid & results.o_stream.valid
+        # ``capacity`` slots of registers in a ring: a record goes into the slot at ``put`` and its data,
+        # ``latency`` cycles later, into the same slot (its number travels beside the kernel's pipeline);
+        # the oldest slot, at ``get``, leaves once its data are in. Taking the oldest moves ``get`` and a
+        # few flags only: no register of the computation's width waits for the emit stage's commit
+        # (a sink's beat or a node's all-or-nothing emission), which sees the slots through a
+        # multiplexer chosen by ``get``, a register.
+        width = Value.cast(self.i_record.payload).shape().width
+        records = Array(Signal(width, name=f"record{k}", reset_less=True) for k in range(capacity))
+        results = Array(Signal(self.data_width, name=f"result{k}", reset_less=True) for k in range(capacity))
+        arrived = Signal(capacity)  # a slot's data are in
+        put, get = Signal(range(capacity)), Signal(range(capacity))
+        count = Signal(range(capacity + 1))
+        full, valid = Signal(), Signal()
+        take = self.i_record.valid & ~full
+        pop = valid & out.ready
         m.d.comb += [
-            results.i_stream.valid.eq(taken[-1]),
-            results.i_stream.payload.eq(self.i_data),
-            out.valid.eq(both),
-            records.o_stream.ready.eq(both & out.ready),
-            results.o_stream.ready.eq(both & out.ready),
-            out.payload.eq(Cat(records.o_stream.payload, results.o_stream.payload)),
+            self.i_record.ready.eq(~full),
+            out.valid.eq(valid),
+            out.payload.eq(Cat(records[get], results[get])),
         ]
+        with m.If(take):
+            m.d.sync += [records[put].eq(self.i_record.payload), put.eq(_next(put, capacity))]
+        slots = [Signal(range(capacity), name=f"slot{k}") for k in range(self.latency)]
+        taken = Signal(self.latency)
+        m.d.sync += [taken.eq(Cat(take, taken[:-1])), slots[0].eq(put)]
+        m.d.sync += [slots[k].eq(slots[k - 1]) for k in range(1, self.latency)]
+        landing = Signal(capacity)  # the slot whose data come this cycle
+        with m.If(taken[-1]):
+            m.d.sync += results[slots[-1]].eq(self.i_data)
+            m.d.comb += landing.eq(1 << slots[-1])
+        leaving = Signal(capacity)
+        with m.If(pop):
+            m.d.comb += leaving.eq(1 << get)
+        # what the pop chooses between is known from registers: after a pop the next slot is the oldest
+        ahead = _next(get, capacity)
+        there = arrived | landing
+        m.d.sync += [arrived.eq(there & ~leaving), get.eq(Mux(pop, ahead, get)),
+                     valid.eq(Mux(pop, there.bit_select(ahead, 1), there.bit_select(get, 1)))]
+        # the fields the emit stage's commit reads (``registered``) come from registers, a copy of the
+        # oldest slot's a cycle late: a slot's record is in at least a cycle before its data (latency >= 1)
+        for name in self.registered:
+            field = self.record[name]
+            width = Shape.cast(field.shape).width
+            rows = Array(record[field.offset:field.offset + width] for record in records)
+            copy = Signal(width, name=f"head_{name}")
+            m.d.sync += copy.eq(Mux(pop, rows[ahead], rows[get]))
+            m.d.comb += Value.cast(out.payload[name]).eq(copy)
+        with m.If(take & ~pop):
+            m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]
+        with m.Elif(pop & ~take):
+            m.d.sync += [count.eq(count - 1), full.eq(0)]
         return m
+
+
+def _next(pointer, size):
+    """``pointer + 1`` modulo ``size``."""
+    return Mux(pointer == size - 1, 0, pointer + 1)
