@@ -133,9 +133,11 @@ class DataChannel(wiring.Component):
             occupied = Signal(range(capacity + 1))
             # every outcome is summed from registers and the transfers only choose among them: no adder
             # follows the reader's release, which comes late (the join's consumption)
+            releases = range(1 << len(self.i_release))  # every value the input can take, as the adder did
+
             def moved(value, step):
-                return Mux(step, Array(value + 1 - r for r in range(self._release + 1))[self.i_release],
-                           Array(value - r for r in range(self._release + 1))[self.i_release])
+                return Mux(step, Array(value + 1 - r for r in releases)[self.i_release],
+                           Array(value - r for r in releases)[self.i_release])
             m.d.sync += [self.held.eq(moved(self.held, do_read)), occupied.eq(moved(occupied, do_write))]
             last_room = occupied == capacity - 1
             release = self.i_release != 0
