@@ -1,6 +1,6 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
-from amaranth import Array, Module, Mux, Shape, Signal, Value
+from amaranth import Module, Mux, Shape, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -131,14 +131,8 @@ class DataChannel(wiring.Component):
             last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
         elif self._release:  # the same, counting what is held and what occupies the room in registers
             occupied = Signal(range(capacity + 1))
-            # every outcome is summed from registers and the transfers only choose among them: no adder
-            # follows the reader's release, which comes late (the join's consumption)
-            releases = range(1 << len(self.i_release))  # every value the input can take, as the adder did
-
-            def moved(value, step):
-                return Mux(step, Array(value + 1 - r for r in releases)[self.i_release],
-                           Array(value - r for r in releases)[self.i_release])
-            m.d.sync += [self.held.eq(moved(self.held, do_read)), occupied.eq(moved(occupied, do_write))]
+            m.d.sync += [self.held.eq(self.held + do_read - self.i_release),
+                         occupied.eq(occupied + do_write - self.i_release)]
             last_room = occupied == capacity - 1
             release = self.i_release != 0
             with m.If(do_write & (self.i_release >= 2)):  # two or more out, one in: room again
