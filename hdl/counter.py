@@ -35,8 +35,8 @@ from .params import check_integer
 from .tokens import (
     computation_layout,
     counter_control_layout,
+    counter_data_layout,
     counter_heartbeat_layout,
-    data_layout,
     head_layout,
     stamp_width,
 )
@@ -66,7 +66,7 @@ class CounterSender(wiring.Component):
     Members
     -------
     i_comp : In(stream.Signature(computation_layout))
-    o_data : Out(stream.Signature(data_layout))
+    o_data : Out(stream.Signature(counter_data_layout))
     o_ctrl : Out(stream.Signature(counter_control_layout))
     o_heartbeat : Out(counter_heartbeat_layout)
     i_heartbeat_clear : In(1)
@@ -82,7 +82,7 @@ class CounterSender(wiring.Component):
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
                                                              delta_width))),
-            "o_data": Out(stream.Signature(data_layout(index_width, data_width))),
+            "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width))),
             "o_ctrl": Out(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(counter_heartbeat_layout(index_width)),
             "i_heartbeat_clear": In(1),
@@ -96,6 +96,8 @@ class CounterSender(wiring.Component):
         stamp = Signal.like(pushed)
         push = Signal()
         m.d.comb += [stamp.eq(pushed + comp.emit), push.eq(comp.msg_valid | comp.eos)]
+        # no token pushed since the previous message (or the start): the next message's stamp equals its
+        quiet = Signal(init=1)
 
         dummy = Signal()
         if self.heartbeat is not None:
@@ -113,9 +115,11 @@ class CounterSender(wiring.Component):
             self.o_data.valid.eq(self.i_comp.valid & comp.emit & ctrl_ok),
             self.o_data.payload.index.eq(comp.index),
             self.o_data.payload.data.eq(comp.data),
+            self.o_data.payload.msg.eq(push),
             self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
             ctrl.eos.eq(comp.eos),
             ctrl.stamp.eq(stamp),
+            ctrl.quiet.eq(quiet & ~comp.emit),
             ctrl.index.eq(comp.index),
             ctrl.with_token.eq(comp.emit),
             ctrl.payload.eq(comp.msg),
@@ -126,6 +130,10 @@ class CounterSender(wiring.Component):
             m.d.sync += hb.valid.eq(0)
         with m.If(commit):
             m.d.sync += pushed.eq(stamp)
+            with m.If(push):
+                m.d.sync += quiet.eq(1)
+            with m.Elif(comp.emit):
+                m.d.sync += quiet.eq(0)
             with m.If(dummy):  # a newer dummy overwrites the register (coalescing), never blocks
                 m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index)]
         return m
@@ -146,7 +154,7 @@ class CounterReceiver(wiring.Component):
 
     Members
     -------
-    i_data : In(stream.Signature(data_layout))
+    i_data : In(stream.Signature(counter_data_layout))
     i_ctrl : In(stream.Signature(counter_control_layout))
     i_heartbeat : In(counter_heartbeat_layout)
     o_heartbeat_clear : Out(1)
@@ -168,7 +176,7 @@ class CounterReceiver(wiring.Component):
         super().__init__({
             "o_indices": Out(data.ArrayLayout(index_width, 2)),
             "o_choice": Out(1),
-            "i_data": In(stream.Signature(data_layout(index_width, data_width))),
+            "i_data": In(stream.Signature(counter_data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(counter_heartbeat_layout(index_width)),
             "o_heartbeat_clear": Out(1),
@@ -180,31 +188,49 @@ class CounterReceiver(wiring.Component):
         m = Module()
         width = stamp_width(self.capacity)
         pops = Signal(width)  # tokens popped
-        pops1 = Signal(width, init=1)  # pops + 1, kept so the with-token test waits for no adder
+        pops1 = Signal(width, init=1)  # pops + 1, kept so the next cycle's test waits for no adder
         ctrl, hb, head = self.i_ctrl.payload, self.i_heartbeat, self.o_head
+        data_valid = self.i_data.valid
+        # whether the head message is due (its stamp equals the pops) comes from two registers, by what
+        # the last cycle did (docs/hardware.md, "Live credit"):
+        # * the control channel was empty (renewed, not known): a head now was pushed then, and its stamp
+        #   less the pops is the data channel's level (both channels show a push after the same delay),
+        #   so it is due iff the data channel is empty;
+        # * a message was popped (renewed, known): the pops equal its stamp, and the head now is the next
+        #   message, due iff no token was pushed between the two (``quiet``, stamped by the sender);
+        # * else the head stayed (not renewed), and ``known`` is its stamp compared last cycle with this
+        #   cycle's pops. Five inputs in all: one LUT5 after the registers.
+        renewed = Signal(init=1)
+        known = Signal()
         due = Signal()
         current = Signal()
-        at_pops, after_pop = ctrl.stamp == pops, ctrl.stamp == pops1  # never both
-        with_msg = self.i_ctrl.valid & ctrl.with_token & after_pop
+        ride = Signal()  # the data head carries a message (sent with it): the control head (never due)
         data_pop, ctrl_pop = Signal(), Signal()
         m.d.comb += [
-            due.eq(self.i_ctrl.valid & at_pops),
+            due.eq(Mux(renewed, self.i_ctrl.valid & Mux(known, ctrl.quiet, ~data_valid), known)),
+            ride.eq(data_valid & self.i_data.payload.msg),
             # the control pop, flat: a due message (EOS stays), or the one sent with the popped token
-            ctrl_pop.eq(self.i_consume & (due & ~ctrl.eos | with_msg & self.i_data.valid)),
-            current.eq(hb.valid & ~self.i_data.valid & ~self.i_ctrl.valid),  # everything before it popped
+            ctrl_pop.eq(self.i_consume & Mux(due, ~ctrl.eos, ride)),
+            current.eq(hb.valid & ~data_valid & ~self.i_ctrl.valid),  # everything before it popped
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
-            self.o_indices[0].eq(Mux(self.i_data.valid, self.i_data.payload.index, hb.index)),
+            self.o_indices[0].eq(Mux(data_valid, self.i_data.payload.index, hb.index)),
             self.o_indices[1].eq(ctrl.index),
             self.o_choice.eq(due),
             head.index.eq(self.o_indices[self.o_choice]),
             self.i_data.ready.eq(data_pop),
             self.i_ctrl.ready.eq(ctrl_pop),
         ]
+        m.d.sync += [
+            renewed.eq(~self.i_ctrl.valid | ctrl_pop),
+            # a head that stays and no token popped: this cycle's due (exact) is next cycle's comparison,
+            # so one comparator serves: the stamp against the pops after a pop
+            known.eq(self.i_ctrl.valid & (ctrl_pop | Mux(data_pop, ctrl.stamp == pops1, due))),
+        ]
         with m.If(due):
             m.d.comb += [head.valid.eq(1), head.is_msg.eq(~ctrl.eos), head.eos.eq(ctrl.eos)]
-        with m.Elif(self.i_data.valid):
-            m.d.comb += [head.valid.eq(1), head.is_data.eq(1), head.is_msg.eq(with_msg),
+        with m.Elif(data_valid):
+            m.d.comb += [head.valid.eq(1), head.is_data.eq(1), head.is_msg.eq(ride),
                          data_pop.eq(self.i_consume)]
         with m.Elif(current):
             m.d.comb += [head.valid.eq(1), self.o_heartbeat_clear.eq(self.i_consume)]

@@ -25,6 +25,7 @@ from .offer import SLOTS, release_layout
 from .tokens import (
     control_layout,
     counter_control_layout,
+    counter_data_layout,
     counter_heartbeat_layout,
     data_layout,
     heartbeat_layout,
@@ -52,8 +53,9 @@ class CreditLinkSignature(wiring.Signature):
 
     Members
     -------
-    data : Out(stream.Signature(data_layout))
-        The data channel ``q``: data tokens ``{index, data}``.
+    data : Out(stream.Signature(data_layout or counter_data_layout))
+        The data channel ``q``: data tokens ``{index, data}``; with live credit also ``msg`` (a message
+        was sent with the token).
     ctrl : Out(stream.Signature(control_layout or counter_control_layout))
         The control channel ``q'``: credits, user messages and EOS (000 Sec. 3); with live credit user
         messages and EOS, stamped.
@@ -72,13 +74,15 @@ class CreditLinkSignature(wiring.Signature):
         self.index_width, self.data_width, self.payload_width = index_width, data_width, payload_width
         self.live = bool(live)
         if self.live:
+            self.data_layout = counter_data_layout(index_width, data_width)
             self.control_layout = counter_control_layout(capacity, index_width, payload_width)
             heartbeat = counter_heartbeat_layout(index_width)
         else:
+            self.data_layout = data_layout(index_width, data_width)
             self.control_layout = control_layout(capacity, index_width, payload_width)
             heartbeat = heartbeat_layout(index_width, control_capacity)
         super().__init__({
-            "data": Out(stream.Signature(data_layout(index_width, data_width))),
+            "data": Out(stream.Signature(self.data_layout)),
             "ctrl": Out(stream.Signature(self.control_layout)),
             "heartbeat": Out(heartbeat),
             "heartbeat_clear": In(1),
@@ -249,7 +253,7 @@ class CreditEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        m.submodules.q = q = DataChannel(data_layout(link.index_width, link.data_width), link.capacity,
+        m.submodules.q = q = DataChannel(link.data_layout, link.capacity,
                                          release=SLOTS)
         m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=SLOTS)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)

@@ -9,6 +9,7 @@ __all__ = [
     "computation_layout",
     "control_layout",
     "counter_control_layout",
+    "counter_data_layout",
     "counter_heartbeat_layout",
     "data_layout",
     "head_layout",
@@ -48,11 +49,19 @@ def stamp_width(capacity: int) -> int:
 
 def counter_control_layout(capacity: int, index_width: int, payload_width: int) -> data.StructLayout:
     """A control message with live credit (:mod:`sfdf.hdl.counter`): a user message or EOS, its
-    ``stamp`` (the tokens pushed on the edge before it: its token too when ``with_token``), the index of
+    ``stamp`` (the tokens pushed on the edge before it: its token too when ``with_token``), ``quiet``
+    (no token was pushed since the previous message: its stamp equals that message's), the index of
     the computation after which it was sent and its payload. No credit messages: the stamp carries
     000's credits (docs/hardware.md, "Live credit")."""
-    return data.StructLayout({"eos": 1, "stamp": stamp_width(capacity), "index": index_width,
+    return data.StructLayout({"eos": 1, "stamp": stamp_width(capacity), "quiet": 1, "index": index_width,
                               "with_token": 1, "payload": payload_width})
+
+
+def counter_data_layout(index_width: int, data_width: int) -> data.StructLayout:
+    """A data token with live credit: :func:`data_layout` and ``msg``, set when a user message or EOS was
+    sent with the token (the control message's ``with_token``), so the receiver knows it from the data
+    head alone (:mod:`sfdf.hdl.counter`)."""
+    return data.StructLayout({"index": index_width, "data": data_width, "msg": 1})
 
 
 def counter_heartbeat_layout(index_width: int) -> data.StructLayout:

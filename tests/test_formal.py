@@ -122,7 +122,7 @@ def test_live_credit_edge(build, config):
 
 def test_token_overtaking_a_message_fails(build):
     _fails(CounterEdgeHarness(receiver=mutants.EarlyTokenReceiver, strengthen=False), build, "early", depth=6,
-           violated="its stamp is within q")
+           violated="due iff the head message's stamp equals the pops")
 
 
 def test_dummy_kept_after_a_later_push_fails(build):

@@ -26,6 +26,7 @@ from sfdf.hdl.offer import release_layout
 from sfdf.hdl.tokens import (
     control_layout,
     counter_control_layout,
+    counter_data_layout,
     counter_heartbeat_layout,
     data_layout,
     heartbeat_layout,
@@ -48,11 +49,12 @@ def inband_link(capacity=4, flush=False, buffered=True):
 @pytest.mark.parametrize("live", [True, False])
 def test_credit_link_is_000_fig2_seen_from_the_sender(live):
     members = credit_link(live=live).members
-    assert members["data"] == Out(stream.Signature(data_layout(IW, DW)))
-    if live:  # stamped messages (hdl.counter)
+    if live:  # stamped messages (hdl.counter); a token says whether a message was sent with it
+        assert members["data"] == Out(stream.Signature(counter_data_layout(IW, DW)))
         assert members["ctrl"] == Out(stream.Signature(counter_control_layout(4, IW, PW)))
         assert members["heartbeat"] == Out(counter_heartbeat_layout(IW))
     else:  # 000's credit messages (hdl.credit)
+        assert members["data"] == Out(stream.Signature(data_layout(IW, DW)))
         assert members["ctrl"] == Out(stream.Signature(control_layout(4, IW, PW)))
         assert members["heartbeat"] == Out(heartbeat_layout(IW, 9))
     assert members["heartbeat_clear"] == In(1)

@@ -26,13 +26,13 @@ push count) make the properties inductive and are proved like the rest.
 from __future__ import annotations
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Elaboratable, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from sfdf.hdl.channels import ControlChannel, DataChannel
 from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.gap import delta_width
-from sfdf.hdl.tokens import counter_control_layout, data_layout
+from sfdf.hdl.tokens import counter_control_layout, counter_data_layout
 
 from .channel import attach_channel, driven_signals
 from .credit_edge import internal_registers
@@ -80,10 +80,11 @@ class CounterEdgeHarness(Elaboratable):
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
-        (pushed,) = internal_registers(driven_signals(modules["sender"]), snd, "pushed")
-        pops, pops1 = internal_registers(driven_signals(modules["receiver"]), rcv, "pops", "pops1")
+        pushed, quiet = internal_registers(driven_signals(modules["sender"]), snd, "pushed", "quiet")
+        pops, pops1, renewed, known, due, ride = internal_registers(
+            driven_signals(modules["receiver"]), rcv, "pops", "pops1", "renewed", "known", "due", "ride")
 
-        dlayout, clayout = data_layout(w, 1), counter_control_layout(c, w, 1)
+        dlayout, clayout = counter_data_layout(w, 1), counter_control_layout(c, w, 1)
         if self.channels == "model":
             dch, cch = ModelFifo(dlayout, c), ModelFifo(clayout, cc)
         else:
@@ -147,6 +148,16 @@ class CounterEdgeHarness(Elaboratable):
                 with m.If(p < dlevel):
                     m.d.comb += Assert(token.index > head.index, "an offered heartbeat is below every token in q")
 
+        # the receiver's due and ride, from registers, are the comparisons of 000's credits by counter:
+        # the head message's stamp equals the pops; the data head's message is the control head, its
+        # stamp one ahead of the pops
+        cvalid = clevel != 0
+        m.d.comb += [
+            Assert(due == (cvalid & (ahead(ctrl[0].stamp) == 0)), "due iff the head message's stamp equals the pops"),
+            Assert(due | (ride == (cvalid & ctrl[0].with_token & (ahead(ctrl[0].stamp) == 1) & (dlevel != 0))),
+                   "a data head carries a message iff the control head was sent with it (when none is due)"),
+        ]
+
         m.d.comb += [
             Assert(~d_out | (consume & head.is_data), "a data token is popped only when consumed as offered"),
             Assert(~(consume & head.is_data) | d_out, "a consumed data head is popped"),
@@ -187,6 +198,25 @@ class CounterEdgeHarness(Elaboratable):
                           f"token {p} and message {k} in commit order")
                 invariant(~live | ~(p < dlevel) | ~entry.with_token | (p + 1 != before) | (token.index == entry.index),
                           f"message {k} rides on token {p}")
+        # the registers behind due: what the last cycle did to the control channel
+        invariant(~renewed | known | (clevel <= 1) & (~cvalid | (ahead(ctrl[0].stamp) == dlevel)),
+                  "a message pushed into an empty control channel: its stamp less the pops is q's level")
+        invariant(~renewed | ~known | ~cvalid | (ctrl[0].quiet == (ahead(ctrl[0].stamp) == 0)),
+                  "after a pop the pops equal the popped message's stamp: the head's quiet is its due")
+        invariant(renewed | cvalid & (known == (ahead(ctrl[0].stamp) == 0)),
+                  "a kept head's due was compared with this cycle's pops")
+        for k in range(1, cc):
+            invariant(~(k < clevel) | (ctrl[k].quiet == (ctrl[k].stamp == ctrl[k - 1].stamp)),
+                      f"message {k}: quiet iff its stamp equals message {k - 1}'s")
+            invariant(~(k < clevel) | ~ctrl[k].with_token | (ahead(ctrl[k - 1].stamp) < ahead(ctrl[k].stamp)),
+                      f"message {k}: sent with a token, its stamp is above message {k - 1}'s")
+        for k in range(cc):
+            invariant(~(k + 1 == clevel) | (quiet == (pushed == ctrl[k].stamp)),
+                      f"sender: quiet iff no token pushed since message {k}, the last")
+        for p, token in enumerate(dent):
+            rides = [(k < clevel) & ctrl[k].with_token & (ahead(ctrl[k].stamp) == p + 1) for k in range(cc)]
+            invariant(~(p < dlevel) | (token.msg == Cat(*rides).any()),
+                      f"token {p}: msg iff a message was sent with it")
         # the heartbeat follows everything in the channels: every token and message was pushed before it
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | (hb.index >= last), "heartbeat: index >= last")
