@@ -198,8 +198,9 @@ class CounterReceiver(wiring.Component):
         #   so it is due iff the data channel is empty;
         # * a message was popped (renewed, known): the pops equal its stamp, and the head now is the next
         #   message, due iff no token was pushed between the two (``quiet``, stamped by the sender);
-        # * else the head stayed (not renewed), and ``known`` is its stamp compared last cycle with this
-        #   cycle's pops. Five inputs in all: one LUT5 after the registers.
+        # * else the head stayed (not renewed), and ``known`` is whether its stamp equals this cycle's pops:
+        #   last cycle's ``due`` if no token was popped, else its stamp compared with ``pops + 1``.
+        #   Five inputs in all: one LUT5 after the registers.
         renewed = Signal(init=1)
         known = Signal()
         due = Signal()
