@@ -1,10 +1,11 @@
-"""Decided computations: the queue between a node's decide and emit stages, with the kernel's result lane.
+"""Decided computations: the queue between a node's decide and emit stages, with the kernel's results.
 
 A node decides a computation (its inputs consumed, its kernel stepped) and emits it later, when every
 output can take it (docs/hardware.md, "The pipelined node"). The queue holds the decided computations'
 records in order. A kernel of latency ``L`` (:mod:`sfdf.hdl.kernels`: a pipelined multiply or adder)
-delivers a computation's data ``L`` cycles after the cycle the computation was decided in, into a
-*result lane* beside the records; a computation leaves when both its record and its data are there.
+delivers a computation's data ``L`` cycles after the cycle the computation was decided in, into the
+record's slot (a ring of register slots; with ``L = 0`` record and data go together into a
+:class:`~sfdf.hdl.channels.DataChannel`); a computation leaves when both its record and its data are there.
 The queue holds ``depth + L`` computations, so ``L`` cycles of kernel latency never throttle a stream
 of one computation per cycle. A computation in the queue or in the kernel's pipeline has consumed its
 inputs and sent nothing: it is one of the node's decided computations, which the reference model's
