@@ -12,7 +12,7 @@ inputs and sent nothing: it is one of the node's decided computations, which the
 ``depth`` counts (``simulate(..., depth=depth + L)``).
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Shape, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -81,8 +81,8 @@ class DecidedQueue(wiring.Component):
         # (a sink's beat or a node's all-or-nothing emission), which sees the slots through a
         # multiplexer chosen by ``get``, a register.
         width = Value.cast(self.i_record.payload).shape().width
-        records = Array(Signal(width, name=f"record{k}", reset_less=True) for k in range(capacity))
-        results = Array(Signal(self.data_width, name=f"result{k}", reset_less=True) for k in range(capacity))
+        records = [Signal(width, name=f"record{k}", reset_less=True) for k in range(capacity)]
+        results = [Signal(self.data_width, name=f"result{k}", reset_less=True) for k in range(capacity)]
         arrived = Signal(capacity)  # a slot's data are in
         put, get = Signal(range(capacity)), Signal(range(capacity))
         count = Signal(range(capacity + 1))
@@ -92,18 +92,23 @@ class DecidedQueue(wiring.Component):
         m.d.comb += [
             self.i_record.ready.eq(~full),
             out.valid.eq(valid),
-            out.payload.eq(Cat(records[get], results[get])),
+            out.payload.eq(Cat(_pick(get, records), _pick(get, results))),
         ]
         with m.If(take):
-            m.d.sync += [records[put].eq(self.i_record.payload), put.eq(_next(put, capacity))]
+            m.d.sync += put.eq(_next(put, capacity))
+        for k, record in enumerate(records):
+            with m.If(take & (put == k)):
+                m.d.sync += record.eq(self.i_record.payload)
         slots = [Signal(range(capacity), name=f"slot{k}") for k in range(self.latency)]
         taken = Signal(self.latency)
         m.d.sync += [taken.eq(Cat(take, taken[:-1])), slots[0].eq(put)]
         m.d.sync += [slots[k].eq(slots[k - 1]) for k in range(1, self.latency)]
         landing = Signal(capacity)  # the slot whose data come this cycle
         with m.If(taken[-1]):
-            m.d.sync += results[slots[-1]].eq(self.i_data)
             m.d.comb += landing.eq(1 << slots[-1])
+        for k, result in enumerate(results):
+            with m.If(landing[k]):
+                m.d.sync += result.eq(self.i_data)
         leaving = Signal(capacity)
         with m.If(pop):
             m.d.comb += leaving.eq(1 << get)
@@ -111,21 +116,29 @@ class DecidedQueue(wiring.Component):
         ahead = _next(get, capacity)
         there = arrived | landing
         m.d.sync += [arrived.eq(there & ~leaving), get.eq(Mux(pop, ahead, get)),
-                     valid.eq(Mux(pop, there.bit_select(ahead, 1), there.bit_select(get, 1)))]
+                     valid.eq(Mux(pop, _pick(ahead, list(there)), _pick(get, list(there))))]
         # the fields the emit stage's commit reads (``registered``) come from registers, a copy of the
         # oldest slot's a cycle late: a slot's record is in at least a cycle before its data (latency >= 1)
         for name in self.registered:
             field = self.record[name]
             width = Shape.cast(field.shape).width
-            rows = Array(record[field.offset:field.offset + width] for record in records)
+            rows = [record[field.offset:field.offset + width] for record in records]
             copy = Signal(width, name=f"head_{name}")
-            m.d.sync += copy.eq(Mux(pop, rows[ahead], rows[get]))
+            m.d.sync += copy.eq(Mux(pop, _pick(ahead, rows), _pick(get, rows)))
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]
         with m.Elif(pop & ~take):
             m.d.sync += [count.eq(count - 1), full.eq(0)]
         return m
+
+
+def _pick(index, values):
+    """``values[index]`` as a chain of multiplexers (no ``case`` without a default in the Verilog)."""
+    picked = values[0]
+    for k, value in enumerate(values[1:], start=1):
+        picked = Mux(index == k, value, picked)
+    return picked
 
 
 def _next(pointer, size):
