@@ -394,18 +394,14 @@ class BeatSerializer(wiring.Component):
         with m.If(~sending):
             m.d.comb += generator.start.eq(1)
             with m.If(hello):
-                m.d.sync += [shift.eq(header(Const(Status.HELLO, 8), 0, 0)), left.eq(BEATS_HEADER)]
+                m.d.sync += [shift.eq(header(Const(Status.HELLO, 8), 0, 0)), left.eq(BEATS_HEADER),
+                             hello.eq(0), sending.eq(1)]
             with m.Elif(self.i_ack.valid):
-                m.d.sync += [shift.eq(header(status, 0, 0)), left.eq(BEATS_HEADER)]
+                m.d.comb += self.i_ack.ready.eq(1)
+                m.d.sync += [shift.eq(header(status, 0, 0)), left.eq(BEATS_HEADER), sending.eq(1)]
             with m.Else():
                 m.d.sync += [shift.eq(Array(beats)[turn]),
                              left.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn])]
-            with m.If(hello):
-                m.d.sync += [hello.eq(0), sending.eq(1)]
-            with m.Elif(self.i_ack.valid):
-                m.d.comb += self.i_ack.ready.eq(1)
-                m.d.sync += sending.eq(1)
-            with m.Else():
                 for j in range(count):
                     sink = getattr(self, f"i_sink{j}")
                     with m.If(turn == j):

@@ -180,9 +180,9 @@ class DataChannel(wiring.Component):
         from_rows = load & many
         bypass = load & ~many & do_write
         # the RAM writes the first free row whenever the channel has room, a transfer or not: only a
-        # push keeps it (``produce`` moves), so the write enable is the ``full`` register, off the
+        # push keeps it (``produce`` moves), so the write enable is the ``ready`` register, off the
         # sender's handshake (the commit of a node with several outputs)
-        oldest = self._rows(m, rows, width, i_payload, ~self.i_stream.ready, do_write & ~bypass, from_rows)
+        oldest = self._rows(m, rows, width, i_payload, self.i_stream.ready, do_write & ~bypass, from_rows)
         m.d.comb += o_payload.eq(head)
         with m.If(from_rows):
             m.d.sync += head.eq(oldest)
@@ -190,15 +190,15 @@ class DataChannel(wiring.Component):
             m.d.sync += head.eq(i_payload)
 
     @staticmethod
-    def _rows(m, rows, width, i_payload, full, push, pop):
+    def _rows(m, rows, width, i_payload, room, push, pop):
         """``rows`` rows of LUT RAM in FIFO order: the value is the oldest, ``pop`` takes it, ``push``
-        keeps the row last written. Every cycle but a ``full`` one writes ``i_payload`` into the first
+        keeps the row last written. Every cycle with ``room`` writes ``i_payload`` into the first
         free row, kept or not: a row becomes visible only by a push, which writes it in the same cycle,
         and while the channel has room the first free row holds no token (the rows hold ``level - 1``
         of at most ``capacity - 1 <= rows``). A single row is a register, loaded so too."""
         if rows == 1:
             row = Signal(width, reset_less=True)
-            with m.If(~full):
+            with m.If(room):
                 m.d.sync += row.eq(i_payload)
             return row
         m.submodules.storage = storage = Memory(shape=width, depth=rows, init=[])
@@ -209,7 +209,7 @@ class DataChannel(wiring.Component):
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
-            w_port.en.eq(~full),
+            w_port.en.eq(room),
             r_port.addr.eq(consume),
         ]
         with m.If(push):

@@ -121,9 +121,9 @@ class DecidedQueue(wiring.Component):
         # oldest slot's a cycle late: a slot's record is in at least a cycle before its data (latency >= 1)
         for name in self.registered:
             field = self.record[name]
-            width = Shape.cast(field.shape).width
-            rows = [record[field.offset:field.offset + width] for record in records]
-            copy = Signal(width, name=f"head_{name}")
+            bits = Shape.cast(field.shape).width
+            rows = [record[field.offset:field.offset + bits] for record in records]
+            copy = Signal(bits, name=f"head_{name}")
             m.d.sync += copy.eq(Mux(pop, _pick(ahead, rows), _pick(get, rows)))
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
         with m.If(take & ~pop):
