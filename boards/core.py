@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 from sfdf.hdl.axis import axis_ports
 from sfdf.hdl.manifest import BeatKind, sink_tuser_fields
 
-from .link import BeatSerializer, FrameParser, RegisterSlice, SkidBuffer
+from .link import BeatSerializer, FrameParser, SkidBuffer
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor
 
 __all__ = ["DEFAULT_BAUD", "DEFAULT_BUFFER_WORDS", "LED_MEANINGS", "BoardCore"]
@@ -67,6 +67,9 @@ class BoardCore(wiring.Component):
         Words each source buffers: the longest frame the board takes (a power of two).
     watchdog_s : float
         Seconds without a source or sink beat, while frames are in the network, that mean deadlock.
+    family : str, optional
+        The FPGA family (``"ecp5"``, ``"ice40"``), for the source buffers' block RAMs
+        (:class:`sfdf.boards.link.CommitFIFO`).
 
     Members
     -------
@@ -81,7 +84,7 @@ class BoardCore(wiring.Component):
     leds: Out(8)
 
     def __init__(self, network, *, index_width: int, clk_hz: float, baud: int = DEFAULT_BAUD,
-                 buffer_words: int = DEFAULT_BUFFER_WORDS, watchdog_s: float = 0.5):
+                 buffer_words: int = DEFAULT_BUFFER_WORDS, watchdog_s: float = 0.5, family: str | None = None):
         if not isinstance(buffer_words, int) or buffer_words < 2 or buffer_words & (buffer_words - 1):
             raise ValueError(f"Buffer words must be a power of two >= 2, not {buffer_words!r}")
         self.network = network
@@ -90,6 +93,7 @@ class BoardCore(wiring.Component):
         self.baud = baud
         self.divisor = uart_divisor(clk_hz, baud)
         self.buffer_words = buffer_words
+        self.family = family
         self.watchdog_cycles = _pow2_at_least(watchdog_s * clk_hz)
         ports = axis_ports(network)
         self.sources = [p for p in ports if p.direction == "in"]
@@ -114,7 +118,7 @@ class BoardCore(wiring.Component):
         m.d.sync += host_reset.eq((hold > 1) | receiver.o_break)
         reset = ResetInserter(host_reset)
 
-        parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)
+        parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words, family=self.family)
         m.submodules.parser = parser = reset(parser)
         m.submodules.network = reset(self.network)
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)
@@ -130,12 +134,10 @@ class BoardCore(wiring.Component):
         inner = self.network
         beats = []
         for i, port in enumerate(self.sources):
-            # the block RAM's word into a register slice first (its payload straight to flip-flops), then a
-            # skid buffer, whose registered ready keeps the network's tready off the RAM's address
-            read = m.submodules[f"slice{i}"] = reset(RegisterSlice(port.tdata_width + 2))
+            # the commit FIFO's registered word into a skid buffer, whose registered ready keeps the
+            # network's tready off the RAM's address
             stage = m.submodules[f"skid{i}"] = reset(SkidBuffer(port.tdata_width + 2))
-            wiring.connect(m, getattr(parser, f"o_source{i}"), read.i_stream)
-            wiring.connect(m, read.o_stream, stage.i_stream)
+            wiring.connect(m, getattr(parser, f"o_source{i}"), stage.i_stream)
             axis = getattr(inner, port.member)
             word = stage.o_stream
             m.d.comb += [

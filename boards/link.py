@@ -12,7 +12,7 @@ host's sign that the board is up and its frame numbering restarts at 0, and one 
 whether it was taken.
 """
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, ClockSignal, Const, Instance, Module, Mux, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -22,7 +22,7 @@ from sfdf.hdl.axis import AxisSignature
 from . import packets
 from .packets import VERSION, Status
 
-__all__ = ["BeatSerializer", "CommitFIFO", "FrameParser", "RegisterSlice", "SkidBuffer", "crc32_processor"]
+__all__ = ["BeatSerializer", "CommitFIFO", "FrameParser", "SkidBuffer", "crc32_processor"]
 
 #: Bytes after the magic of a frame packet's header: version, flags, port, frame id (8), count (4).
 FRAME_HEADER = packets.FRAME_HEADER.size - len(packets.FRAME_MAGIC)
@@ -40,16 +40,25 @@ def _bytes(bits: int) -> int:
     return (bits + 7) // 8
 
 
-def _ram_slices(width: int, depth: int):
-    """``(low, high)`` bit ranges of a ``width`` x ``depth`` memory, each as wide as one ECP5 DP16KD is
-    at that depth (18 Kbit: 9 bits at 2048 rows, 18 at 1024, 36 at 512): Yosys would otherwise stack
-    two RAMs by depth and multiplex their outputs, a LUT level on the path out of the RAM."""
-    per = max(1, min(36, 18432 // depth))
+#: ECP5 DP16KD port width at each depth it has (both ports one width: 18 Kbit, the x18 mode's 1 Kbit of
+#: parity bits included), and how far the row address sits up the 14 address pins (TN1264, "DP16KD").
+_DP16KD_WIDTH = {16384: 1, 8192: 2, 4096: 4, 2048: 9, 1024: 18}
+_DP16KD_SHIFT = {1: 0, 2: 1, 4: 2, 9: 3, 18: 4}
+
+
+def _ram_slices(width: int, depth: int, per: int):
+    """``(low, high)`` bit ranges of a ``width``-bit word, ``per`` bits to a block RAM."""
     return [(low, min(low + per, width)) for low in range(0, width, per)]
 
 
 class CommitFIFO(wiring.Component):
     """A block-RAM FIFO whose written words become readable only when committed; a rollback forgets them.
+
+    ``o_stream`` is registered: its payload is the block RAM's output register where the family has one
+    (``family="ecp5"``: each slice of the word is a DP16KD instance with ``REGMODE_B = "OUTREG"``, so the
+    RAM's 5.8 ns clock-to-out ends inside the RAM and the output leaves it 1 ns after the clock), otherwise
+    flip-flops straight after the RAM's data pins. Either way no logic sits between the RAM and the
+    register, and a word is readable the cycle after its commit, at one word per cycle.
 
     Parameters
     ----------
@@ -57,6 +66,10 @@ class CommitFIFO(wiring.Component):
         Bits of a word.
     depth : int
         Words it holds (a power of two).
+    family : str, optional
+        ``"ecp5"`` with ``depth`` 1024 to 16384: DP16KD instances with their output registers, one per
+        port width's worth of the word. Otherwise memories Yosys maps (one per block RAM's width at this
+        depth, so Yosys never stacks two RAMs by depth behind a multiplexer) and a register after them.
 
     Members
     -------
@@ -72,10 +85,10 @@ class CommitFIFO(wiring.Component):
         Committed words, oldest first.
     """
 
-    def __init__(self, width: int, depth: int):
+    def __init__(self, width: int, depth: int, *, family: str | None = None):
         if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
             raise ValueError(f"Commit FIFO depth must be a power of two >= 2, not {depth!r}")
-        self.width, self.depth = width, depth
+        self.width, self.depth, self.family = width, depth, family
         super().__init__({
             "w_data": In(width), "w_en": In(1), "w_full": Out(1), "commit": In(1), "rollback": In(1),
             "o_stream": Out(stream.Signature(width)),
@@ -84,18 +97,9 @@ class CommitFIFO(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bits = self.depth.bit_length() - 1
-        # one memory per block RAM's width at this depth, so each maps to one ECP5 DP16KD and the read
-        # data reaches the register slice after it without a multiplexer between cascaded RAMs
-        w_ports, r_ports = [], []
-        for k, (low, high) in enumerate(_ram_slices(self.width, self.depth)):
-            storage = m.submodules[f"storage{k}"] = Memory(shape=high - low, depth=self.depth, init=[])
-            w_ports.append((storage.write_port(), low, high))
-            r_ports.append((storage.read_port(transparent_for=()), low, high))
         written, committed, read = Signal(bits + 1), Signal(bits + 1), Signal(bits + 1)
         m.d.comb += self.w_full.eq((written - read)[bits])
         write = self.w_en & ~self.w_full
-        for w_port, low, high in w_ports:
-            m.d.comb += [w_port.addr.eq(written[:bits]), w_port.data.eq(self.w_data[low:high]), w_port.en.eq(write)]
         with m.If(self.rollback):
             m.d.sync += written.eq(committed)
         with m.Elif(write):
@@ -103,20 +107,58 @@ class CommitFIFO(wiring.Component):
         with m.If(self.commit):
             m.d.sync += committed.eq(written)
 
-        # The read port always reads the row the head will be at next cycle; a committed row was
-        # written at least one cycle before it became readable, so the registered output is current.
-        # ``valid`` (read != committed) and ``read + 1`` are registers, so the address is one
-        # multiplexer after the reader's handshake: no comparator or carry chain before the RAM.
-        take = self.o_stream.valid & self.o_stream.ready
+        # The RAM always reads the row the head will be at next cycle; a committed row was written at
+        # least one cycle before it became readable, so the RAM's data is current. ``ready`` (the row
+        # ``read`` is committed) and ``read + 1`` are registers, so the address is one multiplexer after
+        # the output register's handshake: no comparator or carry chain before the RAM. The output
+        # register (``load``) takes the RAM's word whenever it is empty or its word is taken.
+        load = self.o_stream.ready | ~self.o_stream.valid
+        ready = Signal()
+        take = ready & load
         following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += following.eq(Mux(take, read1, read))
-        for r_port, low, high in r_ports:
-            m.d.comb += [r_port.addr.eq(following[:bits]), self.o_stream.payload[low:high].eq(r_port.data)]
-        valid = Signal()
-        m.d.comb += self.o_stream.valid.eq(valid)
         m.d.sync += [read.eq(following), read1.eq(following + 1),
-                     valid.eq(following != Mux(self.commit, written, committed))]
+                     ready.eq(following != Mux(self.commit, written, committed))]
+        with m.If(load):
+            m.d.sync += self.o_stream.valid.eq(ready)
+        if self.family == "ecp5" and self.depth in _DP16KD_WIDTH:
+            self._dp16kd(m, written[:bits], write, following[:bits], load)
+        else:
+            self._memories(m, written[:bits], write, following[:bits], load)
         return m
+
+    def _memories(self, m, w_addr, write, r_addr, load):
+        payload = Signal(self.width, reset_less=True)
+        m.d.comb += self.o_stream.payload.eq(payload)
+        for k, (low, high) in enumerate(_ram_slices(self.width, self.depth, max(1, min(36, 18432 // self.depth)))):
+            storage = m.submodules[f"storage{k}"] = Memory(shape=high - low, depth=self.depth, init=[])
+            w_port, r_port = storage.write_port(), storage.read_port(transparent_for=())
+            m.d.comb += [w_port.addr.eq(w_addr), w_port.data.eq(self.w_data[low:high]), w_port.en.eq(write),
+                         r_port.addr.eq(r_addr)]
+            with m.If(load):
+                m.d.sync += payload[low:high].eq(r_port.data)
+
+    def _dp16kd(self, m, w_addr, write, r_addr, load):
+        per = _DP16KD_WIDTH[self.depth]
+        shift = _DP16KD_SHIFT[per]
+        # x18 ports take the two lowest address pins as byte enables: both bytes written
+        pad = Const(0b11 if per == 18 else 0, shift)
+        ada, adb = Cat(pad, w_addr), Cat(Const(0, shift), r_addr)
+        for k, (low, high) in enumerate(_ram_slices(self.width, self.depth, per)):
+            dia, dob = Signal(18, name=f"dia{k}"), Signal(18, name=f"dob{k}")
+            m.d.comb += [dia.eq(self.w_data[low:high]), self.o_stream.payload[low:high].eq(dob[:high - low])]
+            ports = {"i_CLKA": ClockSignal(), "i_CEA": 1, "i_OCEA": 1, "i_WEA": write, "i_RSTA": 0,
+                     "i_CLKB": ClockSignal(), "i_CEB": 1, "i_OCEB": load, "i_WEB": 0, "i_RSTB": 0}
+            for pin in range(3):
+                ports[f"i_CSA{pin}"] = ports[f"i_CSB{pin}"] = 0
+            for pin in range(14):
+                ports[f"i_ADA{pin}"], ports[f"i_ADB{pin}"] = ada[pin], adb[pin]
+            for pin in range(18):
+                ports[f"i_DIA{pin}"], ports[f"i_DIB{pin}"], ports[f"o_DOB{pin}"] = dia[pin], 0, dob[pin]
+            m.submodules[f"storage{k}"] = Instance(
+                "DP16KD", p_DATA_WIDTH_A=per, p_DATA_WIDTH_B=per, p_REGMODE_A="NOREG", p_REGMODE_B="OUTREG",
+                p_RESETMODE="SYNC", p_ASYNC_RESET_RELEASE="SYNC", p_CSDECODE_A="0b000", p_CSDECODE_B="0b000",
+                p_WRITEMODE_A="NORMAL", p_WRITEMODE_B="NORMAL", p_GSR="AUTO", **ports)
 
 
 class _StreamStage(wiring.Component):
@@ -157,24 +199,6 @@ class SkidBuffer(_StreamStage):
         return m
 
 
-class RegisterSlice(_StreamStage):
-    """A forward register slice: ``o_stream`` is registered, its payload straight from ``i_stream``'s
-    (no reset, no multiplexer: a block RAM's output reaches the flip-flops' D pins directly, the shortest
-    path out of an ECP5 DP16KD, whose output register Yosys does not use); ``i_stream.ready`` is
-    ``o_stream.ready`` or an empty slice.
-    """
-
-    def elaborate(self, platform):
-        m = Module()
-        payload = Signal.like(self.i_stream.payload, reset_less=True)
-        valid = Signal()
-        load = self.o_stream.ready | ~valid
-        m.d.comb += [self.i_stream.ready.eq(load), self.o_stream.valid.eq(valid), self.o_stream.payload.eq(payload)]
-        with m.If(load):
-            m.d.sync += [payload.eq(self.i_stream.payload), valid.eq(self.i_stream.valid)]
-        return m
-
-
 class FrameParser(wiring.Component):
     """Frame packets (bytes) into one :class:`CommitFIFO` per source port (module docstring).
 
@@ -189,6 +213,8 @@ class FrameParser(wiring.Component):
         ``tdata`` bits of each source port, in manifest order.
     depth : int
         Words each source buffers (a power of two).
+    family : str, optional
+        The FPGA family, for the buffers' block RAMs (:class:`CommitFIFO`).
 
     Members
     -------
@@ -200,8 +226,8 @@ class FrameParser(wiring.Component):
         One-cycle pulses per frame committed / packet dropped.
     """
 
-    def __init__(self, widths, depth: int):
-        self.widths, self.depth = list(widths), depth
+    def __init__(self, widths, depth: int, *, family: str | None = None):
+        self.widths, self.depth, self.family = list(widths), depth, family
         members = {"i_byte": In(stream.Signature(8, always_ready=True)), "o_committed": Out(1), "o_dropped": Out(1)}
         members.update({f"o_source{i}": Out(stream.Signature(w + 2)) for i, w in enumerate(self.widths)})
         super().__init__(members)
@@ -211,7 +237,7 @@ class FrameParser(wiring.Component):
         sources = len(self.widths)
         fifos = []
         for i, width in enumerate(self.widths):
-            fifo = m.submodules[f"buffer{i}"] = CommitFIFO(width + 2, self.depth)
+            fifo = m.submodules[f"buffer{i}"] = CommitFIFO(width + 2, self.depth, family=self.family)
             wiring.connect(m, fifo.o_stream, wiring.flipped(getattr(self, f"o_source{i}")))
             fifos.append(fifo)
         m.submodules.crc = checker = crc32_processor()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .build import BuildFailed, toolchain_env
 
-__all__ = ["SYNTH", "cell_models", "synthesize"]
+__all__ = ["SYNTH", "cell_models", "rtl_models", "synthesize"]
 
 #: The Yosys synthesis command per family (module docstring).
 SYNTH = {"ecp5": "synth_ecp5 -nodsp", "ice40": "synth_ice40"}
@@ -45,6 +45,12 @@ def cell_models(family: str, out_dir: Path) -> tuple[list[Path], Path]:
     patched = out_dir / "cells_sim_ecp5.v"
     patched.write_text(text[:start] + "// DP16KD: boards/sim/dp16kd.v\n" + text[end:])
     return [patched, Path(__file__).with_name("sim") / "dp16kd.v"], share
+
+
+def rtl_models(family: str) -> list[Path]:
+    """Models of the primitives a ``family`` board core instantiates itself, to simulate it as RTL: on
+    ECP5 the commit FIFOs' DP16KDs (:class:`sfdf.boards.link.CommitFIFO`, ``boards/sim/dp16kd.v``)."""
+    return [Path(__file__).with_name("sim") / "dp16kd.v"] if family == "ecp5" else []
 
 
 def synthesize(core: Path, top: str, family: str, out_dir: Path) -> Path:

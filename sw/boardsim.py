@@ -98,7 +98,9 @@ def simulated_board(board: BoardDir, *, netlist: bool = False, build_dir: str | 
         cells, include = cell_models(board.family, Path(build_dir))
         sources, includes = [synthesize(board.core, board.core_top, board.family, Path(build_dir)), *cells], (include,)
     else:
-        sources, includes = [board.core], ()
+        from sfdf.boards.netlist import rtl_models
+
+        sources, includes = [board.core, *rtl_models(board.family)], ()
     return BoardSim(build(sources, board.core_top, build_dir, include_dirs=includes), board.divisor)
 
 
