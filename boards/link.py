@@ -219,7 +219,7 @@ class FrameParser(wiring.Component):
     Members
     -------
     i_byte : In(stream.Signature(8, always_ready=True))
-        Bytes from the UART.
+        Bytes from the UART, at least 3 cycles apart (a UART character takes at least 40).
     o_source<i> : Out(stream.Signature(widths[i] + 2))
         Committed words of source ``i``.
     o_committed, o_dropped : Out(1)
@@ -259,6 +259,7 @@ class FrameParser(wiring.Component):
         last_word = Signal()
         passed = Signal()                                 # the packet's CRC matched and it found room
         deciding = Signal()                               # commit or roll back the packet now
+        good = Signal()                                   # the header passed its checks
 
         # ``w_full`` a cycle late: words are written at least a UART character apart, and reads only
         # make room, so the register is current at every write (and the FIFO's subtractor stays off
@@ -298,11 +299,15 @@ class FrameParser(wiring.Component):
                         m.d.sync += count.eq(Cat(count[8:], byte))
                 with m.If(position == FRAME_HEADER - 1):
                     m.next = "VET"
-            # the header's checks a cycle after its last byte, from registers (a byte takes a character):
-            # no comparator of the count follows the UART's byte
+            # the header's checks a cycle after its last byte, from registers, into a register that the
+            # next cycle acts on (a byte takes a character): neither the UART's byte nor the count's
+            # comparators reach the state or the drop pulse
             with m.State("VET"):
-                good = ((version == VERSION) & (port_byte < sources) & (count != 0) & (count <= self.depth))
-                m.d.sync += [left.eq(count), in_word.eq(0), overflow.eq(0)]
+                m.d.sync += [good.eq((version == VERSION) & (port_byte < sources) & (count != 0) &
+                                     (count <= self.depth)),
+                             left.eq(count), in_word.eq(0), overflow.eq(0)]
+                m.next = "ADMIT"
+            with m.State("ADMIT"):
                 with m.If(good):
                     m.next = "WORDS"
                 with m.Else():

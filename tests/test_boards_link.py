@@ -301,7 +301,7 @@ def test_parser_drops_a_frame_that_finds_no_room():
             ctx.set(parser.i_byte.valid, 1)
             await ctx.tick()
             ctx.set(parser.i_byte.valid, 0)
-            await ctx.tick()
+            await ctx.tick().repeat(2)              # a byte per 3 cycles (FrameParser's i_byte)
         await ctx.tick().repeat(4)
         words_out = []
         ctx.set(parser.o_source0.ready, 1)
@@ -315,7 +315,7 @@ def test_parser_drops_a_frame_that_finds_no_room():
             counts["committed"] += c
             counts["dropped"] += d
 
-    run(parser, feed, count, deadline=2 * len(parser_stream) + 100)
+    run(parser, feed, count, deadline=3 * len(parser_stream) + 100)
     assert counts == {"committed": 2, "dropped": 1}
 
 
