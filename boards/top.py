@@ -84,7 +84,7 @@ class BoardTop(Elaboratable):
         self.board = board
         self.clk_hz = clk_hz
         self.core = BoardCore(network, index_width=index_width, clk_hz=clk_hz, baud=baud,
-                              buffer_words=buffer_words, watchdog_s=watchdog_s, family=board.family)
+                              buffer_words=buffer_words, watchdog_s=watchdog_s)
 
     def elaborate(self, platform):
         m = Module()

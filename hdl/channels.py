@@ -5,6 +5,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .dsp import platform_family
+
 __all__ = ["ControlChannel", "DataChannel", "lutram_rows"]
 
 #: Channels needing up to this many rows behind their head register keep them in LUT RAM read
@@ -19,8 +21,7 @@ _NO_LUTRAM_MAX_ROWS = 4
 
 def lutram_rows(platform) -> int:
     """The most rows a channel keeps in LUT RAM on ``platform`` (None: generic Verilog, as on ECP5)."""
-    family = str(getattr(platform, "family", "")).lower()
-    return _NO_LUTRAM_MAX_ROWS if family.startswith("ice") else _LUTRAM_MAX_ROWS
+    return _NO_LUTRAM_MAX_ROWS if platform_family(platform).startswith("ice") else _LUTRAM_MAX_ROWS
 
 
 class DataChannel(wiring.Component):

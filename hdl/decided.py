@@ -36,7 +36,8 @@ class DecidedQueue(wiring.Component):
         Computations held with a latency of 0.
     registered : sequence of str
         Record fields ``o_comp`` gives from registers of their own, not through the multiplexer over the
-        slots that a latency of 1 or more uses (the fields the emit stage's commit reads).
+        slots that a latency of 1 or more uses (the fields the emit stage's commit and the senders'
+        interval tests read).
 
     Members
     -------

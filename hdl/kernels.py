@@ -6,7 +6,7 @@ computation ``i_offset`` (exact; from index 0 before the first: the sum of the o
 which the network may carry in fewer bits, :mod:`sfdf.hdl.watermark`) and, at a source,
 ``i_last`` (the word ends a frame). It answers combinationally with an emit bit per output and
 optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``), and with the
-payload ``o_data`` ``latency`` cycles later (a kernel's class attribute: the variance kernels register
+payload ``o_data`` ``latency`` cycles later (a kernel's attribute: the variance kernels register
 their multiply or their inputs, so that the decide stage does not wait for a multiplier and a wide
 adder; :class:`sfdf.hdl.decided.DecidedQueue` holds the computation until its data arrive). A pipelined
 kernel's stages run every cycle: its result ``latency`` cycles after any cycle is that cycle's
@@ -37,6 +37,8 @@ from sfdf.gen.kernels import (
     lfsr_seed,
     variance_fields,
 )
+
+from .dsp import RegisteredMultiplier
 
 __all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_latency",
            "kernel_signature", "make_kernel"]
@@ -164,8 +166,11 @@ class VarianceSum(wiring.Component):
 
     One adder (and, for squares, one 16x16 multiplier) into an accumulator of the result's width
     (:func:`sfdf.gen.kernels.kernel_output_width`): ``o_data = acc + term(pixel)``, emitted on every output
-    at the word marked last (bit 16), after which the accumulator clears. Two stages (``latency = 1``):
-    the term is registered, then added, so the multiplier and the accumulator's adder each have a cycle.
+    at the word marked last (bit 16), after which the accumulator clears. The sum of pixels has two
+    stages (``latency = 1``): the term is registered, then added. The sum of squares has three
+    (``latency = 2``): the multiplier registers its operands and its product
+    (:class:`sfdf.hdl.dsp.RegisteredMultiplier`, on ECP5 inside the DSP block), then the product is added,
+    so neither the multiply nor the accumulator's adder shares a cycle with routing to the other.
 
     Parameters
     ----------
@@ -173,10 +178,12 @@ class VarianceSum(wiring.Component):
     outputs, index_width : int
     """
 
-    latency = 1
+    #: Cycles from a computation to its result: the sum of pixels, the sum of squares.
+    LATENCY = (1, RegisteredMultiplier.latency)
 
     def __init__(self, *, squares, outputs, index_width=32):
         self.squares, self.outputs = squares, outputs
+        self.latency = self.LATENCY[bool(squares)]
         width = kernel_output_width("variance_mean_sq" if squares else "variance_mean", index_width)
         super().__init__(kernel_signature(1, outputs, PIXEL_BITS + 1, width, index_width))
 
@@ -186,14 +193,21 @@ class VarianceSum(wiring.Component):
         pixel = self.i_payloads[0][:PIXEL_BITS]
         last = self.i_payloads[0][PIXEL_BITS]
         acc = Signal(width)
-        term, stepped, cleared = Signal(width), Signal(), Signal()  # stage 1: this cycle's computation
-        m.d.sync += [
-            term.eq(pixel * pixel if self.squares else pixel),
-            stepped.eq(self.i_step & self.i_mask[0]),
-            cleared.eq(last),
-        ]
+        if self.squares:
+            m.submodules.square = square = RegisteredMultiplier(PIXEL_BITS, PIXEL_BITS)
+            m.d.comb += [square.i_a.eq(pixel), square.i_b.eq(pixel)]
+            term = square.o_product
+        else:
+            term = Signal(width)
+            m.d.sync += term.eq(pixel)
+        # the step and the frame's end travel beside the term, ``latency`` cycles
+        stepped, cleared = self.i_step & self.i_mask[0], last
+        for k in range(self.latency):
+            stepped_k, cleared_k = Signal(name=f"stepped{k}"), Signal(name=f"cleared{k}")
+            m.d.sync += [stepped_k.eq(stepped), cleared_k.eq(cleared)]
+            stepped, cleared = stepped_k, cleared_k
         m.d.comb += [
-            self.o_data.eq((acc + term)[:width]),  # stage 2: last cycle's computation
+            self.o_data.eq((acc + term)[:width]),  # the last stage: the computation of ``latency`` cycles ago
             self.o_emit.eq(last.replicate(self.outputs)),
         ]
         with m.If(stepped):
@@ -244,11 +258,12 @@ class VarianceJoin(wiring.Component):
 
 def kernel_latency(name) -> int:
     """Cycles from a computation to its data for the hardware kernel named ``name`` (module docstring)."""
-    classes = {None: RandomFilter, "random_filter": RandomFilter, "variance_source": VarianceSource,
-               "variance_mean": VarianceSum, "variance_mean_sq": VarianceSum, "variance_join": VarianceJoin}
-    if name not in classes:
+    latencies = {None: RandomFilter.latency, "random_filter": RandomFilter.latency,
+                 "variance_source": VarianceSource.latency, "variance_mean": VarianceSum.LATENCY[0],
+                 "variance_mean_sq": VarianceSum.LATENCY[1], "variance_join": VarianceJoin.latency}
+    if name not in latencies:
         raise ValueError(f"Kernel {name!r} has no hardware")
-    return classes[name].latency
+    return latencies[name]
 
 
 def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width):

@@ -286,7 +286,7 @@ class SFDFNode(wiring.Component):
         # -- decide: one computation per cycle while the emit stage has room for it
         decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
                                                       latency=kernel.latency, depth=DECIDED,
-                                                      registered=("emit", "msg_valid", "eos"))
+                                                      registered=("emit", "msg_valid", "eos", "delta"))
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         word_go = Signal()

@@ -1,4 +1,4 @@
-"""SFDFJoin and RandomFilter in the Amaranth simulator, against Python models."""
+"""SFDFJoin and the kernels in the Amaranth simulator, against Python models."""
 
 import random
 
@@ -6,8 +6,9 @@ import pytest
 from amaranth.sim import Simulator
 
 from sfdf.gen.kernels import filter_threshold, lfsr_seed, lfsr_step
+from sfdf.hdl.dsp import RegisteredMultiplier
 from sfdf.hdl.join import SFDFJoin
-from sfdf.hdl.kernels import RandomFilter, make_kernel
+from sfdf.hdl.kernels import RandomFilter, VarianceSum, make_kernel
 
 
 def simulate(dut, bench):
@@ -120,3 +121,49 @@ def test_source_kernels_originate_frame_ends(kernel):
 
     simulate(dut, bench)
     assert seen == [(1, 0), (4, 1), (5, 2)]
+
+
+def test_registered_multiplier_answers_two_cycles_later():
+    dut = RegisteredMultiplier(16, 16)
+    rng = random.Random(5)
+    operands = [(rng.randrange(1 << 16), rng.randrange(1 << 16)) for _ in range(50)]
+
+    async def bench(ctx):
+        for t, (a, b) in enumerate(operands):
+            ctx.set(dut.i_a, a)
+            ctx.set(dut.i_b, b)
+            await ctx.tick()
+            if t >= 1:
+                a2, b2 = operands[t - 1]
+                assert ctx.get(dut.o_product) == a2 * b2   # the operands of the cycle before the last
+
+    simulate(dut, bench)
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_variance_sum_pipeline_matches_the_sum(squares):
+    """Each cycle's computation's result ``latency`` cycles later: the frame's sum so far plus its term,
+    the accumulator advancing only on a stepped data computation and clearing after a word marked last."""
+    dut = VarianceSum(squares=squares, outputs=1, index_width=16)
+    assert dut.latency == (2 if squares else 1)
+    rng = random.Random(11)
+    acc, expected = 0, []
+    for _ in range(120):
+        pixel, last, mask, step = rng.randrange(1 << 16), rng.random() < 0.2, rng.random() < 0.8, rng.random() < 0.7
+        term = pixel * pixel if squares else pixel
+        expected.append(((pixel | last << 16, mask, step), (acc + term) % (1 << len(dut.o_data))))
+        if step and mask:
+            acc = 0 if last else acc + term
+
+    async def bench(ctx):
+        for t in range(len(expected) + dut.latency):
+            if t < len(expected):
+                (payload, mask, step), _ = expected[t]
+                ctx.set(dut.i_payloads, [payload])
+                ctx.set(dut.i_mask, mask)
+                ctx.set(dut.i_step, step)
+            if t >= dut.latency:
+                assert ctx.get(dut.o_data) == expected[t - dut.latency][1]
+            await ctx.tick()
+
+    simulate(dut, bench)
