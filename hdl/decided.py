@@ -17,6 +17,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .channels import DataChannel
+from .select import pick
 
 __all__ = ["DecidedQueue"]
 
@@ -37,7 +38,7 @@ class DecidedQueue(wiring.Component):
     registered : sequence of str
         Record fields ``o_comp`` gives from registers of their own, not through the multiplexer over the
         slots that a latency of 1 or more uses (the fields the emit stage's commit and the senders'
-        interval tests read).
+        interval tests read). With a latency of 0 every field comes from the channel's head register.
 
     Members
     -------
@@ -93,7 +94,7 @@ class DecidedQueue(wiring.Component):
         m.d.comb += [
             self.i_record.ready.eq(~full),
             out.valid.eq(valid),
-            out.payload.eq(Cat(_pick(get, records), _pick(get, results))),
+            out.payload.eq(Cat(pick(get, records), pick(get, results))),
         ]
         with m.If(take):
             m.d.sync += put.eq(_next(put, capacity))
@@ -117,7 +118,7 @@ class DecidedQueue(wiring.Component):
         ahead = _next(get, capacity)
         there = arrived | landing
         m.d.sync += [arrived.eq(there & ~leaving), get.eq(Mux(pop, ahead, get)),
-                     valid.eq(Mux(pop, _pick(ahead, list(there)), _pick(get, list(there))))]
+                     valid.eq(Mux(pop, pick(ahead, list(there)), pick(get, list(there))))]
         # the fields the emit stage's commit reads (``registered``) come from registers, a copy of the
         # oldest slot's a cycle late: a slot's record is in at least a cycle before its data (latency >= 1)
         for name in self.registered:
@@ -125,21 +126,13 @@ class DecidedQueue(wiring.Component):
             bits = Shape.cast(field.shape).width
             rows = [record[field.offset:field.offset + bits] for record in records]
             copy = Signal(bits, name=f"head_{name}")
-            m.d.sync += copy.eq(Mux(pop, _pick(ahead, rows), _pick(get, rows)))
+            m.d.sync += copy.eq(Mux(pop, pick(ahead, rows), pick(get, rows)))
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]
         with m.Elif(pop & ~take):
             m.d.sync += [count.eq(count - 1), full.eq(0)]
         return m
-
-
-def _pick(index, values):
-    """``values[index]`` as a chain of multiplexers (no ``case`` without a default in the Verilog)."""
-    picked = values[0]
-    for k, value in enumerate(values[1:], start=1):
-        picked = Mux(index == k, value, picked)
-    return picked
 
 
 def _next(pointer, size):

@@ -16,6 +16,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from .select import pick
 from .serial import serial_min_offset
 from .tokens import head_layout
 
@@ -171,14 +172,6 @@ class SFDFJoin(wiring.Component):
         # candidates of each input: 0 = the present head, then the next ones
         cands = [[h.index] + [self.i_next[k][i] for i in range(c)] for k, h in enumerate(heads)]
         order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
-
-        def pick(sel, values):
-            """``values[sel]``, a tree of 2:1 multiplexers on the bits of ``sel`` (past the end: the last)."""
-            values = list(values)
-            values += [values[-1]] * ((1 << len(sel)) - len(values))
-            for bit in range(len(sel)):
-                values = [Mux(sel[bit], values[i + 1], values[i]) for i in range(0, len(values), 2)]
-            return values[0]
 
         def pick2(sel_a, sel_b, table):
             """``table[sel_a][sel_b]``, choosing by the low bits of both selections first, so the high bits
