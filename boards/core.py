@@ -20,6 +20,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import axis_ports
+from sfdf.hdl.dsp import platform_family
 from sfdf.hdl.manifest import BeatKind, sink_tuser_fields
 
 from .link import BeatSerializer, FrameParser, SkidBuffer
@@ -146,13 +147,17 @@ class BoardCore(wiring.Component):
         for j, port in enumerate(self.sinks):
             axis, to_uart = getattr(inner, port.member), getattr(serializer, f"i_sink{j}")
             d, u = port.tdata_width, port.tuser_width
-            stage = m.submodules[f"sink_skid{j}"] = reset(SkidBuffer(d + u + 1))
+            valid, payload, ready = axis.tvalid, Cat(axis.tdata, axis.tuser, axis.tlast), axis.tready
+            if platform_family(platform) != "ice40":
+                # a skid buffer cuts the serializer's load off the network's paths; an iCE40 at tens of
+                # MHz does without its two registers of the beat's width (logic cells are what it lacks)
+                stage = m.submodules[f"sink_skid{j}"] = reset(SkidBuffer(d + u + 1))
+                m.d.comb += [stage.i_stream.valid.eq(valid), ready.eq(stage.i_stream.ready),
+                             stage.i_stream.payload.eq(payload)]
+                valid, payload, ready = stage.o_stream.valid, stage.o_stream.payload, stage.o_stream.ready
             m.d.comb += [
-                stage.i_stream.valid.eq(axis.tvalid), axis.tready.eq(stage.i_stream.ready),
-                stage.i_stream.payload.eq(Cat(axis.tdata, axis.tuser, axis.tlast)),
-                to_uart.tvalid.eq(stage.o_stream.valid), stage.o_stream.ready.eq(to_uart.tready),
-                to_uart.tdata.eq(stage.o_stream.payload[:d]), to_uart.tuser.eq(stage.o_stream.payload[d:d + u]),
-                to_uart.tlast.eq(stage.o_stream.payload[d + u]),
+                to_uart.tvalid.eq(valid), ready.eq(to_uart.tready),
+                to_uart.tdata.eq(payload[:d]), to_uart.tuser.eq(payload[d:d + u]), to_uart.tlast.eq(payload[d + u]),
             ]
             beats.append(axis.tvalid & axis.tready)
 
