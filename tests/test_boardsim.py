@@ -96,12 +96,25 @@ def test_a_damaged_byte_drops_the_packet_and_names_the_frame(board_dir, build_di
 
 
 def test_netlist_board_self_check(board_dir, build_dir):
-    """The synthesized netlist (synth_ecp5 -nodsp, Yosys's cells, sfdf's DP16KD) answers 20 random frames
+    """The synthesized netlist (synth_ecp5 -nodsp, Yosys's cells, sfdf's DP16KD and MULT18X18D) answers 20 random frames
     exactly as numpy does (the CLI checks each)."""
     run = subprocess.run([*SFDF, "board-sim", str(board_dir), "--netlist", "--frames", "20", "--build-dir",
                           str(build_dir)], check=False, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "20 frames answered, checked against numpy, 0 wrong" in run.stdout
+
+
+def test_x18_block_ram_board_self_check(tmp_path, build_dir):
+    """At 1,024 words per source the commit FIFO's DP16KDs run in their x18 mode (byte enables on the
+    two lowest address pins, boards/link.py): the RTL with the DP16KD model answers 5 frames exactly."""
+    out = tmp_path / "variance"
+    subprocess.run([*SFDF, "build", str(ROOT / "examples" / "variance.toml"), "--board", "ulx3s-85f", "--no-build",
+                    "--baud", "5000000", "--buffer-words", "1024", "-o", str(out)], check=True, capture_output=True)
+    assert "DATA_WIDTH_A(32'd18)" in (out / "variance.board.v").read_text()
+    run = subprocess.run([*SFDF, "board-sim", str(out), "--frames", "5", "--build-dir", str(build_dir)],
+                         check=False, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "5 frames answered, checked against numpy, 0 wrong" in run.stdout
 
 
 def spark_results(out, frames):
