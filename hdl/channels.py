@@ -185,10 +185,12 @@ class DataChannel(wiring.Component):
         # sender's handshake (the commit of a node with several outputs)
         oldest = self._rows(m, rows, width, i_payload, self.i_stream.ready, do_write & ~bypass, from_rows)
         m.d.comb += o_payload.eq(head)
-        with m.If(from_rows):
-            m.d.sync += head.eq(oldest)
-        with m.Elif(bypass):
-            m.d.sync += head.eq(i_payload)
+        # the head loads whenever it is free, from the rows if they hold a token, else from the input
+        # (kept only if pushed: a free head with neither is empty next cycle, its contents unread). So
+        # its enable is one gate after the reader's handshake and its multiplexer is chosen by a
+        # register: the writer's handshake reaches neither (issue 12: the heads' reloads)
+        with m.If(load):
+            m.d.sync += head.eq(Mux(many, oldest, i_payload))
 
     @staticmethod
     def _rows(m, rows, width, i_payload, room, push, pop):
