@@ -47,7 +47,7 @@ _DP16KD_WIDTH = {16384: 1, 8192: 2, 4096: 4, 2048: 9, 1024: 18}
 _DP16KD_SHIFT = {1: 0, 2: 1, 4: 2, 9: 3, 18: 4}
 
 
-def _ram_slices(width: int, depth: int, per: int):
+def _ram_slices(width: int, per: int):
     """``(low, high)`` bit ranges of a ``width``-bit word, ``per`` bits to a block RAM."""
     return [(low, min(low + per, width)) for low in range(0, width, per)]
 
@@ -129,7 +129,8 @@ class CommitFIFO(wiring.Component):
     def _memories(self, m, w_addr, write, r_addr, load):
         payload = Signal(self.width, reset_less=True)
         m.d.comb += self.o_stream.payload.eq(payload)
-        for k, (low, high) in enumerate(_ram_slices(self.width, self.depth, max(1, min(36, 18432 // self.depth)))):
+        per = max(1, min(36, 18432 // self.depth))  # an ECP5 block RAM's widest port at this depth
+        for k, (low, high) in enumerate(_ram_slices(self.width, per)):
             storage = m.submodules[f"storage{k}"] = Memory(shape=high - low, depth=self.depth, init=[])
             w_port, r_port = storage.write_port(), storage.read_port(transparent_for=())
             m.d.comb += [w_port.addr.eq(w_addr), w_port.data.eq(self.w_data[low:high]), w_port.en.eq(write),
@@ -143,7 +144,7 @@ class CommitFIFO(wiring.Component):
         # x18 ports take the two lowest address pins as byte enables: both bytes written
         pad = Const(0b11 if per == 18 else 0, shift)
         ada, adb = Cat(pad, w_addr), Cat(Const(0, shift), r_addr)
-        for k, (low, high) in enumerate(_ram_slices(self.width, self.depth, per)):
+        for k, (low, high) in enumerate(_ram_slices(self.width, per)):
             dia, dob = Signal(18, name=f"dia{k}"), Signal(18, name=f"dob{k}")
             m.d.comb += [dia.eq(self.w_data[low:high]), self.o_stream.payload[low:high].eq(dob[:high - low])]
             ports = {"i_CLKA": ClockSignal(), "i_CEA": 1, "i_OCEA": 1, "i_WEA": write, "i_RSTA": 0,
