@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+# test workers (pytest-xdist): CI has two cores
+JOBS   ?= 2
 STAMP  := $(VENV)/.installed
 
 .PHONY: install demo test lint clean bench cluster
@@ -32,7 +34,7 @@ demo: install
 test: install
 	$(VENV)/bin/ruff check gen hdl cosim sw boards sfdf tests bench
 	$(VENV)/bin/lint-imports --no-logo
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(JOBS)
 
 bench: install
 	$(PY) bench/analysis.py
