@@ -17,6 +17,7 @@ from sfdf.gen.kernels import input_shift, result_width, word_width
 from sfdf.hdl.axis import AxisSignature
 from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.decided import DecidedQueue
+from sfdf.hdl.dsp import pipelined
 from sfdf.hdl.kernels import make_kernel
 
 __all__ = ["PlainNetworkTop"]
@@ -53,7 +54,7 @@ class PlainNetworkTop(wiring.Component):
             in_width = max((e.width + s for e, s in zip(ins, shifts)), default=word_width(net, node.name))
             kernel = m.submodules[f"kernel_{node.name}"] = make_kernel(
                 node.kernel, node.params, inputs=max(1, len(ins)), outputs=max(1, len(outs)), in_width=in_width,
-                data_width=net.data_width, index_width=iw)
+                data_width=net.data_width, index_width=iw, pipelined=pipelined(platform))
             count = Signal(iw)
             fire = Signal(name=f"fire_{node.name}")
             if ins:

@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sfdf.hdl.dsp import FamilyOnly
+
 from .core import DEFAULT_BAUD
 from .facts import write_board_facts
 from .top import Board, BoardTop
@@ -44,14 +46,6 @@ log = logging.getLogger(__name__)
 #: Options of the family's Yosys ``synth_<family>`` in a build: iCE40UP5K's eight SB_MAC16 DSP blocks
 #: take the multipliers (``-dsp``; ECP5's ``synth_ecp5`` maps to MULT18X18D by default).
 SYNTH_OPTS = {"ecp5": "", "ice40": "-dsp"}
-
-
-@dataclass(frozen=True)
-class FamilyOnly:
-    """A stand-in platform for elaborating a board core outside a build: its FPGA family and no pins
-    (:func:`sfdf.hdl.dsp.platform_family` reads it as a board's platform)."""
-
-    family: str
 
 
 #: The environment variables Amaranth reads for each tool, and the YoWASP command that provides it.

@@ -14,10 +14,10 @@ whether it was taken.
 
 from amaranth import Array, Cat, ClockSignal, Const, Instance, Module, Mux, Signal
 from amaranth.lib import crc, stream, wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import AxisSignature
+from sfdf.hdl.channels import registered_read_memory
 from sfdf.hdl.dsp import platform_family
 
 from . import packets
@@ -131,12 +131,11 @@ class CommitFIFO(wiring.Component):
         m.d.comb += self.o_stream.payload.eq(payload)
         per = max(1, min(36, 18432 // self.depth))  # an ECP5 block RAM's widest port at this depth
         for k, (low, high) in enumerate(_ram_slices(self.width, per)):
-            storage = m.submodules[f"storage{k}"] = Memory(shape=high - low, depth=self.depth, init=[])
-            w_port, r_port = storage.write_port(), storage.read_port(transparent_for=())
+            w_port, r_port, r_data = registered_read_memory(m, f"storage{k}", high - low, self.depth)
             m.d.comb += [w_port.addr.eq(w_addr), w_port.data.eq(self.w_data[low:high]), w_port.en.eq(write),
                          r_port.addr.eq(r_addr)]
             with m.If(load):
-                m.d.sync += payload[low:high].eq(r_port.data)
+                m.d.sync += payload[low:high].eq(r_data)
 
     def _dp16kd(self, m, w_addr, write, r_addr, load):
         per = _DP16KD_WIDTH[self.depth]

@@ -91,7 +91,7 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
                 build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8,
                 inputs: dict[str, list[list[int]]] | None = None, zeros: float = 0.0,
-                flush_after: dict[str, int] | None = None, report=None) -> CosimRun:
+                flush_after: dict[str, int] | None = None, report=None, platform=None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).
 
     ``pause``: probability that a source or sink driver idles or back-pressures in a cycle (0: none).
@@ -102,12 +102,14 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     flushed right after it pushes that index, in the model (its flush oracle) and in RTL (the
     verification-only ``flush_<edge>`` port, pulsed the next cycle).
     ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already.
+    ``platform``: the RTL elaborated for a board's family (:func:`sfdf.hdl.generate.generate`).
     """
     report = report or check(network)
     resolved = report.network
-    folder = Path(build_dir) / resolved.name
+    folder = Path(build_dir) / (resolved.name + (f"-{platform.family}" if platform is not None else ""))
     flush_after = flush_after or {}
-    v_path, j_path = generate(network, folder, allow_unsafe=True, report=report, flush_ports=bool(flush_after))
+    v_path, j_path = generate(network, folder, allow_unsafe=True, report=report, flush_ports=bool(flush_after),
+                              platform=platform)
     inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
     oracle = (lambda edge, hidden, index: flush_after.get(edge) == index) if flush_after else None
     # the model's nodes hold as many decided computations as the RTL's (docs/hardware.md, "The pipelined

@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .dsp import platform_family
 
-__all__ = ["ControlChannel", "DataChannel", "lutram_rows"]
+__all__ = ["ControlChannel", "DataChannel", "lutram_rows", "registered_read_memory"]
 
 #: Channels needing up to this many rows behind their head register keep them in LUT RAM read
 #: combinationally; longer ones in a block-RAM-friendly memory with a synchronous read port. On ECP5
@@ -17,6 +17,23 @@ __all__ = ["ControlChannel", "DataChannel", "lutram_rows"]
 _LUTRAM_MAX_ROWS = 64
 #: iCE40 has no LUT RAM (rows would be flip-flops and multiplexers): a few rows at most.
 _NO_LUTRAM_MAX_ROWS = 4
+
+
+def registered_read_memory(m, name, width, depth):
+    """A memory ``m.submodules[name]`` with a write port and a read whose data arrive one cycle after its
+    address: ``(w_port, r_port, r_data)``, ``r_data`` the register after ``r_port``'s combinational data.
+
+    For a caller that never reads a row in the cycle it is written. What such a collision returns then
+    does not matter, and the memory's ``no_rw_check`` attribute says so to Yosys, which applies it to a
+    read port it builds from an asynchronous port and the register after it (``memory_dff``): with a
+    synchronous port written as one, Yosys' iCE40 mapping emulates read-first with a register of the
+    write's data and address and a multiplexer (124 flip-flops and 64 LUT4 on a channel of 59-bit tokens).
+    """
+    m.submodules[name] = storage = Memory(shape=width, depth=depth, init=[], attrs={"no_rw_check": 1})
+    r_port = storage.read_port(domain="comb")
+    r_data = Signal(width, name=f"{name}_r_data", reset_less=True)
+    m.d.sync += r_data.eq(r_port.data)
+    return storage.write_port(), r_port, r_data
 
 
 def lutram_rows(platform) -> int:
@@ -224,7 +241,7 @@ class DataChannel(wiring.Component):
     def _block_storage(self, m, width, i_payload, o_payload, do_write):
         """Block RAM behind two output registers, so that the head the receiver sees is a flip-flop.
 
-        The memory (synchronous read port: its data arrive one cycle after the read) holds the tokens
+        The memory (:func:`registered_read_memory`: its data arrive one cycle after the read) holds the tokens
         not yet moved out; ``out`` registers (0-2) hold the oldest ones, ``o_payload`` being the first.
         A read is issued while a register will be free for its data, so a streaming reader is never
         starved; a write goes straight into the registers (latency one cycle) when the memory holds
@@ -232,13 +249,12 @@ class DataChannel(wiring.Component):
         a power of two rows so its pointers are plain counters.
         """
         depth = 1 << (self._capacity - 1).bit_length()
-        m.submodules.storage = storage = Memory(shape=width, depth=depth, init=[])
-        w_port = storage.write_port()
-        r_port = storage.read_port(transparent_for=())
+        # a read never meets a write to its row: it reads only rows written in earlier cycles
+        w_port, r_port, r_data = registered_read_memory(m, "storage", width, depth)
         produce = Signal(range(depth))
         consume = Signal(range(depth))
         stored = Signal(range(self._capacity + 1))  # in the memory, not yet read out
-        pending = Signal()  # a read issued last cycle: its data are on r_port.data
+        pending = Signal()  # a read issued last cycle: its data are on r_data
         out = Signal(range(3))
         # with reset: as reset_less registers, yosys 0.70's synth_ecp5 gave one bit of random20's baseline
         # two drivers (nextpnr: "multiply driven"); they are reset like every other register here
@@ -258,8 +274,7 @@ class DataChannel(wiring.Component):
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
             w_port.en.eq(do_write & ~bypass),
-            r_port.addr.eq(consume),
-            r_port.en.eq(issue),
+            r_port.addr.eq(consume),  # read every cycle: the data matter only the cycle after an issue
             o_payload.eq(regs[0]),
         ]
         with m.If(do_write & ~bypass):
@@ -275,7 +290,7 @@ class DataChannel(wiring.Component):
             m.d.sync += regs[0].eq(regs[1])
         for k, reg in enumerate(regs):
             with m.If(pending & (after_pop == k)):
-                m.d.sync += reg.eq(r_port.data)
+                m.d.sync += reg.eq(r_data)
             with m.Elif(bypass & (bypass_slot == k)):
                 m.d.sync += reg.eq(i_payload)
 

@@ -11,19 +11,38 @@ The registers are not reset, in the DSP block as in the fabric: the product of t
 that of whatever the inputs held, as for any pipelined kernel (:mod:`sfdf.hdl.kernels`).
 """
 
+from dataclasses import dataclass
+
 from amaranth import ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["MULT18X18D_WIDTH", "RegisteredMultiplier", "platform_family"]
+__all__ = ["MULT18X18D_WIDTH", "FamilyOnly", "RegisteredMultiplier", "pipelined", "platform_family"]
 
 #: Operand bits of an ECP5 MULT18X18D.
 MULT18X18D_WIDTH = 18
 
 
+@dataclass(frozen=True)
+class FamilyOnly:
+    """A stand-in platform for elaborating a design outside a build: its FPGA family and no pins
+    (:func:`platform_family` reads it as a board's platform)."""
+
+    family: str
+
+
 def platform_family(platform) -> str:
     """The FPGA family ``platform`` elaborates for, lower case (``""``: generic Verilog)."""
     return str(getattr(platform, "family", "")).lower()
+
+
+def pipelined(platform) -> bool:
+    """Whether to build the registers that only buy clock on ``platform``: the kernels' pipeline stages
+    and a credit-mode node's offer registers (docs/hardware.md, "Registered offers", "Kernels and
+    widths"). Not on iCE40: a small part at tens of MHz lacks logic cells, not clock, and without them
+    the variance network needs 29% fewer (docs/fpga.md). Cycle for cycle the same tokens and messages
+    leave every channel either way; only the latency differs."""
+    return not platform_family(platform).startswith("ice")
 
 
 class RegisteredMultiplier(wiring.Component):

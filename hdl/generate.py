@@ -35,12 +35,14 @@ def _check_ports(network) -> None:
 
 
 def generate(network, outdir, allow_unsafe: bool = False, report=None,
-             flush_ports: bool = False) -> tuple[Path, Path]:
+             flush_ports: bool = False, platform=None) -> tuple[Path, Path]:
     """Write ``<outdir>/<name>.v`` and ``<outdir>/<name>.json``; refuse an unsafe network.
 
     ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already.
     ``flush_ports``: verification only, a ``flush_<edge>`` input per in-band output buffer
     (:class:`~sfdf.hdl.top.NetworkTop`), listed in the manifest's ``flush_ports``.
+    ``platform``: elaborate for a board's family (:class:`sfdf.hdl.dsp.FamilyOnly`; ``None``: generic,
+    pipelined Verilog), as ``sfdf build`` does (an iCE40's nodes are unpipelined, :func:`sfdf.hdl.dsp.pipelined`).
 
     Raises
     ------
@@ -55,7 +57,7 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     resolved = report.network
     _check_ports(resolved)
     top = NetworkTop(resolved, flush_ports=flush_ports)
-    verilog = axis_verilog(top, name=resolved.name, emit_src=False)
+    verilog = axis_verilog(top, name=resolved.name, emit_src=False, platform=platform)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     v_path, j_path = out / f"{resolved.name}.v", out / f"{resolved.name}.json"

@@ -176,14 +176,16 @@ class VarianceSum(wiring.Component):
     ----------
     squares : bool
     outputs, index_width : int
+    pipelined : bool
+        ``False``: one stage (``latency = 0``), the term added in the computation's cycle.
     """
 
     #: Cycles from a computation to its result: the sum of pixels, the sum of squares.
     LATENCY = (1, RegisteredMultiplier.latency)
 
-    def __init__(self, *, squares, outputs, index_width=32):
+    def __init__(self, *, squares, outputs, index_width=32, pipelined=True):
         self.squares, self.outputs = squares, outputs
-        self.latency = self.LATENCY[bool(squares)]
+        self.latency = self.LATENCY[bool(squares)] if pipelined else 0
         width = kernel_output_width("variance_mean_sq" if squares else "variance_mean", index_width)
         super().__init__(kernel_signature(1, outputs, PIXEL_BITS + 1, width, index_width))
 
@@ -193,7 +195,9 @@ class VarianceSum(wiring.Component):
         pixel = self.i_payloads[0][:PIXEL_BITS]
         last = self.i_payloads[0][PIXEL_BITS]
         acc = Signal(width)
-        if self.squares:
+        if not self.latency:  # unpipelined: the term is added in the cycle of its computation
+            term = pixel * pixel if self.squares else pixel
+        elif self.squares:
             m.submodules.square = square = RegisteredMultiplier(PIXEL_BITS, PIXEL_BITS)
             m.d.comb += [square.i_a.eq(pixel), square.i_b.eq(pixel)]
             term = square.o_product
@@ -228,11 +232,12 @@ class VarianceJoin(wiring.Component):
     Parameters
     ----------
     outputs, index_width : int
+    pipelined : bool
+        ``False``: both stages in one cycle (``latency = 0``).
     """
 
-    latency = 1
-
-    def __init__(self, *, outputs, index_width=32):
+    def __init__(self, *, outputs, index_width=32, pipelined=True):
+        self.latency = int(pipelined)
         self.outputs = outputs
         self.fields = variance_fields(index_width)
         n_lsb = self.fields["n"][0]
@@ -244,8 +249,9 @@ class VarianceJoin(wiring.Component):
         since = Signal.like(self.i_offset)  # indices from the previous result to the last computation
         present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
         offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
-        m.d.sync += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
-        m.d.sync += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
+        stage1 = m.d.sync if self.latency else m.d.comb  # unpipelined: both stages in one cycle
+        stage1 += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
+        stage1 += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
         n = (since + offset)[:len(since)]
         m.d.comb += [
             self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], n)),  # stage 2
@@ -258,16 +264,18 @@ class VarianceJoin(wiring.Component):
 
 def kernel_latency(name) -> int:
     """Cycles from a computation to its data for the hardware kernel named ``name`` (module docstring):
-    that of the kernel :func:`make_kernel` builds (a kernel's latency depends on its name, not on widths)."""
+    that of the kernel :func:`make_kernel` builds, pipelined (a kernel's latency depends on its name, not on
+    widths; unpipelined it is 0)."""
     return make_kernel(name, {}, inputs=1, outputs=1, in_width=PIXEL_BITS + 1, data_width=PIXEL_BITS,
                        index_width=32).latency
 
 
-def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width):
+def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width, pipelined=True):
     """The hardware kernel named ``name`` in a spec (``None``: ``random_filter`` with rate 0, docs/architecture.md).
 
     ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
-    ``random_filter`` wraps at (the variance kernels fix their own widths).
+    ``random_filter`` wraps at (the variance kernels fix their own widths); ``pipelined``: the variance
+    kernels' pipeline stages (:func:`sfdf.hdl.dsp.pipelined`; without them their latency is 0).
     """
     params = kernel_params(name, params)
     if name in (None, "random_filter"):
@@ -276,7 +284,8 @@ def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_wi
     if name == "variance_source":
         return VarianceSource(outputs=outputs, index_width=index_width, filter_zeros=params["filter_zeros"])
     if name in ("variance_mean", "variance_mean_sq"):
-        return VarianceSum(squares=name == "variance_mean_sq", outputs=outputs, index_width=index_width)
+        return VarianceSum(squares=name == "variance_mean_sq", outputs=outputs, index_width=index_width,
+                           pipelined=pipelined)
     if name == "variance_join":
-        return VarianceJoin(outputs=outputs, index_width=index_width)
+        return VarianceJoin(outputs=outputs, index_width=index_width, pipelined=pipelined)
     raise ValueError(f"Kernel {name!r} has no hardware")

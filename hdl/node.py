@@ -17,6 +17,7 @@ from amaranth.lib.wiring import In, Out
 from .counter import CounterReceiver, CounterSender
 from .credit import CreditReceiver, CreditSender
 from .decided import DecidedQueue
+from .dsp import pipelined
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
 from .join import SFDFJoin
@@ -162,9 +163,10 @@ class SFDFNode(wiring.Component):
         """
         n = len(self.in_edges)
         width = max(e.width for e in self.in_edges)
-        # credit mode: the offers are registers, and so is every candidate for the next one (the spare
-        # slot, the receiver's channel heads and heartbeat), so the join orders them a cycle ahead
-        lookahead = 3 if self.mode == "credit" else 0
+        # credit mode: the offers are registers (where the platform is pipelined), and so is every
+        # candidate for the next one (the spare slot, the receiver's channel heads and heartbeat), so the
+        # join orders them a cycle ahead
+        lookahead = 3 if self._offers else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead)
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
@@ -192,11 +194,24 @@ class SFDFNode(wiring.Component):
 
     def _credit_input(self, m, k, e, link, join):
         """Credit input ``k``: its receiver, and the register that holds its offer for the join
-        (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers")."""
+        (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers"), or, unpipelined,
+        the receiver's offer straight to the join, each token released as it is popped."""
         receiver = CounterReceiver if self.live_credit else CreditReceiver
         rx = m.submodules[f"rx{k}"] = receiver(
             capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
             data_width=e.width, payload_width=self.pw)
+        if not self._offers:
+            wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
+            wiring.connect(m, wiring.flipped(link.data), rx.i_data)
+            m.d.comb += [
+                rx.i_heartbeat.eq(link.heartbeat),
+                link.heartbeat_clear.eq(rx.o_heartbeat_clear),
+                *_offer(join.i_heads[k], rx.o_head),
+                rx.i_consume.eq(join.o_consume[k]),
+                link.release.data.eq(link.data.valid & link.data.ready),
+                link.release.ctrl.eq(link.ctrl.valid & link.ctrl.ready),
+            ]
+            return
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
                                                           payload_width=self.pw)
         wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
@@ -266,6 +281,7 @@ class SFDFNode(wiring.Component):
         inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
         computation to every output at once."""
         m = Module()
+        self._offers = self.mode == "credit" and pipelined(platform)
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         inputs = self._inputs if self.in_edges else self._source
         want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last, input_commit = inputs(m)
@@ -279,7 +295,7 @@ class SFDFNode(wiring.Component):
         in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
-            in_width=in_width, data_width=self.dw, index_width=self.fw)
+            in_width=in_width, data_width=self.dw, index_width=self.fw, pipelined=pipelined(platform))
         if msg_valid is None:  # a source: the kernel originates its messages (frame ends)
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 

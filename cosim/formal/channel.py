@@ -126,11 +126,11 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
 
     invariants = []
     if "stored" in names:  # block RAM behind two output registers
-        stored, pending, out, out0, out1, produce, consume = need("stored", "pending", "out", "out0", "out1",
-                                                                  "produce", "consume")
+        stored, pending, out, out0, out1, produce, consume, rdata = need(
+            "stored", "pending", "out", "out0", "out1", "produce", "consume", "storage_r_data")
         depth = storage.depth
         rows = _row_values(m, storage, depth)
-        rdata = storage.read_ports[0].data  # the synchronous port's data register (last cycle's read)
+        # rdata: the register after the combinational read port (last cycle's read, registered_read_memory)
         entries = []
         for k in range(capacity):
             from_rows = rows[(consume + k - out - pending)[:len(consume)]]

@@ -20,6 +20,7 @@ from sfdf.cosim.network import run_network
 from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.randomnet import random_dag
 from sfdf.gen.spec import load_spec
+from sfdf.hdl.dsp import FamilyOnly
 
 pytestmark = pytest.mark.cosim
 
@@ -58,6 +59,22 @@ def test_variance_matches_model(mode, pause, examples, verilator_toolchain, cosi
     """The 000 Fig. 1 kernels: sparse 16-bit frames (70% zeros), one exact result per frame."""
     check(in_mode(load_spec(examples / "variance.toml"), mode), cosim_build_root, computations=200, seed=5,
           pause=pause, zeros=0.7, max_frame=24)
+
+
+@pytest.mark.parametrize("live_credit", [True, False])
+def test_unpipelined_ice40_variance_matches_model(live_credit, examples, verilator_toolchain, cosim_build_root):
+    """The variance network as ``sfdf build --board icebreaker`` elaborates it: kernels without pipeline
+    stages and receivers' offers straight to the join (sfdf.hdl.dsp.pipelined), with back-pressure,
+    live credit and 000's receiver as printed."""
+    network = replace(in_mode(load_spec(examples / "variance.toml"), "credit"), live_credit=live_credit)
+    check(network, cosim_build_root, computations=200, seed=9, pause=0.4, zeros=0.7, max_frame=24,
+          platform=FamilyOnly("ice40"))
+
+
+@pytest.mark.parametrize("seed", [2, 7])
+def test_unpipelined_ice40_random_dag_matches_model(seed, verilator_toolchain, cosim_build_root):
+    check(random_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3,
+          platform=FamilyOnly("ice40"))
 
 
 @pytest.mark.parametrize("pause", PAUSES)
