@@ -118,8 +118,9 @@ class BoardCore(wiring.Component):
         parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)
         m.submodules.parser = parser = reset(parser)
         m.submodules.network = reset(self.network)
+        small = platform_family(platform) == "ice40"  # an iCE40 at tens of MHz lacks cells, not clock
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)
-                                                                     for p in self.sinks]))
+                                                                     for p in self.sinks], hold=small))
         m.submodules.uart_tx = transmitter = reset(UARTTransmitter(self.divisor))
         m.d.comb += [parser.i_byte.valid.eq(receiver.o_byte.valid), parser.i_byte.payload.eq(receiver.o_byte.payload),
                      self.tx.eq(transmitter.tx)]
@@ -131,12 +132,14 @@ class BoardCore(wiring.Component):
         inner = self.network
         beats = []
         for i, port in enumerate(self.sources):
-            # the commit FIFO's registered word into a skid buffer, whose registered ready keeps the
-            # network's tready off the RAM's address
-            stage = m.submodules[f"skid{i}"] = reset(SkidBuffer(port.tdata_width + 2))
-            wiring.connect(m, getattr(parser, f"o_source{i}"), stage.i_stream)
+            word = getattr(parser, f"o_source{i}")
+            if not small:
+                # the commit FIFO's registered word into a skid buffer, whose registered ready keeps the
+                # network's tready off the RAM's address
+                stage = m.submodules[f"skid{i}"] = reset(SkidBuffer(port.tdata_width + 2))
+                wiring.connect(m, word, stage.i_stream)
+                word = stage.o_stream
             axis = getattr(inner, port.member)
-            word = stage.o_stream
             m.d.comb += [
                 axis.tvalid.eq(word.valid), word.ready.eq(axis.tready),
                 axis.tdata.eq(word.payload[:port.tdata_width]),
@@ -148,9 +151,9 @@ class BoardCore(wiring.Component):
             axis, to_uart = getattr(inner, port.member), getattr(serializer, f"i_sink{j}")
             d, u = port.tdata_width, port.tuser_width
             valid, payload, ready = axis.tvalid, Cat(axis.tdata, axis.tuser, axis.tlast), axis.tready
-            if platform_family(platform) != "ice40":
-                # a skid buffer cuts the serializer's load off the network's paths; an iCE40 at tens of
-                # MHz does without its two registers of the beat's width (logic cells are what it lacks)
+            if not small:
+                # a skid buffer cuts the serializer's load off the network's paths; an iCE40 does without
+                # its two registers of the beat's width
                 stage = m.submodules[f"sink_skid{j}"] = reset(SkidBuffer(d + u + 1))
                 m.d.comb += [stage.i_stream.valid.eq(valid), ready.eq(stage.i_stream.ready),
                              stage.i_stream.payload.eq(payload)]

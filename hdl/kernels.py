@@ -222,8 +222,9 @@ class VarianceSum(wiring.Component):
 class VarianceJoin(wiring.Component):
     """``variance_join``: ``n | sum | sum_sq`` (:func:`sfdf.gen.kernels.variance_fields`).
 
-    The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), so the kernel adds its
-    inputs and puts ``n`` on top: the distance from the previous result's index (indices count words,
+    The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), in bits of their own,
+    so the sum of its inputs is their OR (no carry chain across the 112 bits), and the kernel puts ``n``
+    on top: the distance from the previous result's index (indices count words,
     so ``n`` counts every pixel, zeros included), the sum of the offsets of the computations since.
     Two stages (``latency = 1``): the present payloads, the offset and whether the computation stepped
     (with data) are registered, then added; the running sum ``since`` advances in the second stage,
@@ -254,7 +255,7 @@ class VarianceJoin(wiring.Component):
         stage1 += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
         n = (since + offset)[:len(since)]
         m.d.comb += [
-            self.o_data.eq(Cat((present[0] + present[1])[:n_lsb], n)),  # stage 2
+            self.o_data.eq(Cat(present[0] | present[1], n)),  # stage 2: disjoint fields, so OR is their sum
             self.o_emit.eq(Const(-1, self.outputs)),
         ]
         with m.If(stepped):

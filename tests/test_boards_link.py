@@ -321,11 +321,11 @@ def test_parser_drops_a_frame_that_finds_no_room():
 
 # --- beat serializer ---------------------------------------------------------------------------
 
-def check_serializer(sinks, beats, pause=0.0, seed=1):
+def check_serializer(sinks, beats, pause=0.0, seed=1, hold=False):
     """``beats``: ``(sink, tdata, tuser, tlast)`` offered in order per sink; the bytes must parse with
     sw.codec into a hello and the beats, each sink's in order."""
     codec = Codec(manifest(sinks=sinks))
-    ser = BeatSerializer(sinks)
+    ser = BeatSerializer(sinks, hold=hold)
     received = bytearray()
     rng = random.Random(seed)
     per_sink = [[b for b in beats if b[0] == j] for j in range(len(sinks))]
@@ -373,24 +373,30 @@ def check_serializer(sinks, beats, pause=0.0, seed=1):
     return packets
 
 
-def test_serializer_beats_parse_with_the_codec():
+HOLD = pytest.mark.parametrize("hold", [False, True], ids=["copied", "held"])
+
+
+@HOLD
+def test_serializer_beats_parse_with_the_codec(hold):
     rng = random.Random(5)
     beats = [(0, rng.getrandbits(144), rng.getrandbits(32) | (k % 3 << 32), k % 2) for k in range(6)]
-    packets = check_serializer([(144, 34)], beats)
+    packets = check_serializer([(144, 34)], beats, hold=hold)
     decoded = [p[0] for p in packets[1:]]
     assert [(b.tdata, b.index, b.kind) for b in decoded] == [(t, u & (2**32 - 1), ["data", "message", "eos"][u >> 32])
                                                               for _, t, u, _ in beats]
 
 
-def test_serializer_takes_turns_between_sinks_under_back_pressure():
+@HOLD
+def test_serializer_takes_turns_between_sinks_under_back_pressure(hold):
     rng = random.Random(6)
     beats = [(k % 2, rng.getrandbits(8 if k % 2 else 33), rng.getrandbits(10), 0) for k in range(10)]
-    check_serializer([(33, 12), (8, 12)], beats, pause=0.4)
+    check_serializer([(33, 12), (8, 12)], beats, pause=0.4, hold=hold)
 
 
-def test_serializer_acknowledges_frame_packets_before_beats():
+@HOLD
+def test_serializer_acknowledges_frame_packets_before_beats(hold):
     codec = Codec(manifest(sinks=[(8, 10)]))
-    ser = BeatSerializer([(8, 10)])
+    ser = BeatSerializer([(8, 10)], hold=hold)
     received = bytearray()
 
     async def bench(ctx):
