@@ -200,31 +200,26 @@ class SFDFNode(wiring.Component):
         rx = m.submodules[f"rx{k}"] = receiver(
             capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
             data_width=e.width, payload_width=self.pw)
+        wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
+        wiring.connect(m, wiring.flipped(link.data), rx.i_data)
+        data_pop, ctrl_pop = link.data.valid & link.data.ready, link.ctrl.valid & link.ctrl.ready
+        m.d.comb += [rx.i_heartbeat.eq(link.heartbeat), link.heartbeat_clear.eq(rx.o_heartbeat_clear)]
         if not self._offers:
-            wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
-            wiring.connect(m, wiring.flipped(link.data), rx.i_data)
             m.d.comb += [
-                rx.i_heartbeat.eq(link.heartbeat),
-                link.heartbeat_clear.eq(rx.o_heartbeat_clear),
                 *_offer(join.i_heads[k], rx.o_head),
                 rx.i_consume.eq(join.o_consume[k]),
-                link.release.data.eq(link.data.valid & link.data.ready),
-                link.release.ctrl.eq(link.ctrl.valid & link.ctrl.ready),
+                link.release.data.eq(data_pop),
+                link.release.ctrl.eq(ctrl_pop),
             ]
             return
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
                                                           payload_width=self.pw)
-        wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
-        wiring.connect(m, wiring.flipped(link.data), rx.i_data)
-        ctrl_pop = link.ctrl.valid & link.ctrl.ready
         # a credit message (000's receiver only) is absorbed, never held
         absorbed = ctrl_pop & (link.ctrl.payload.kind == CTRL_CREDIT) if not self.live_credit else Const(0)
         m.d.comb += [
-            rx.i_heartbeat.eq(link.heartbeat),
-            link.heartbeat_clear.eq(rx.o_heartbeat_clear),
             *_offer(offer.i_head, rx.o_head),
             rx.i_consume.eq(offer.o_take),
-            offer.i_popped.data.eq(link.data.valid & link.data.ready),
+            offer.i_popped.data.eq(data_pop),
             offer.i_popped.ctrl.eq(ctrl_pop & ~absorbed),
             *_offer(join.i_heads[k], offer.o_head),
             offer.i_consume.eq(join.o_consume[k]),
