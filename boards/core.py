@@ -20,7 +20,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import axis_ports
-from sfdf.hdl.dsp import platform_family
+from sfdf.hdl.dsp import pipelined
 from sfdf.hdl.manifest import BeatKind, sink_tuser_fields
 
 from .link import BeatSerializer, FrameParser, SkidBuffer
@@ -118,9 +118,10 @@ class BoardCore(wiring.Component):
         parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)
         m.submodules.parser = parser = reset(parser)
         m.submodules.network = reset(self.network)
-        small = platform_family(platform) == "ice40"  # an iCE40 at tens of MHz lacks cells, not clock
+        # the skid buffers and the serializer's copy of each beat buy clock; an iCE40 lacks cells instead
+        registered = pipelined(platform)
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)
-                                                                     for p in self.sinks], hold=small))
+                                                                     for p in self.sinks], hold=not registered))
         m.submodules.uart_tx = transmitter = reset(UARTTransmitter(self.divisor))
         m.d.comb += [parser.i_byte.valid.eq(receiver.o_byte.valid), parser.i_byte.payload.eq(receiver.o_byte.payload),
                      self.tx.eq(transmitter.tx)]
@@ -133,7 +134,7 @@ class BoardCore(wiring.Component):
         beats = []
         for i, port in enumerate(self.sources):
             word = getattr(parser, f"o_source{i}")
-            if not small:
+            if registered:
                 # the commit FIFO's registered word into a skid buffer, whose registered ready keeps the
                 # network's tready off the RAM's address
                 stage = m.submodules[f"skid{i}"] = reset(SkidBuffer(port.tdata_width + 2))
@@ -151,9 +152,8 @@ class BoardCore(wiring.Component):
             axis, to_uart = getattr(inner, port.member), getattr(serializer, f"i_sink{j}")
             d, u = port.tdata_width, port.tuser_width
             valid, payload, ready = axis.tvalid, Cat(axis.tdata, axis.tuser, axis.tlast), axis.tready
-            if not small:
-                # a skid buffer cuts the serializer's load off the network's paths; an iCE40 does without
-                # its two registers of the beat's width
+            if registered:
+                # a skid buffer cuts the serializer's load off the network's paths
                 stage = m.submodules[f"sink_skid{j}"] = reset(SkidBuffer(d + u + 1))
                 m.d.comb += [stage.i_stream.valid.eq(valid), ready.eq(stage.i_stream.ready),
                              stage.i_stream.payload.eq(payload)]

@@ -382,127 +382,93 @@ class BeatSerializer(wiring.Component):
         d, u = self.sinks[j]
         return _bytes(d) + _bytes(u) + 1
 
-    def _packets(self, header):
+    def _packets(self):
         """Each sink's beats packet: its bytes before the CRC, lowest first."""
-        return [Cat(header(Const(0, 8), j, 1), sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
+        return [Cat(_header(Const(0, 8), j, 1), sink.tdata, Const(0, 8 * _bytes(d) - d), sink.tuser,
                     Const(0, 8 * _bytes(u) - u), sink.tlast, Const(0, 7))
                 for j, ((d, u), sink) in enumerate(zip(self.sinks, (getattr(self, f"i_sink{j}")
                                                                     for j in range(len(self.sinks))), strict=True))]
 
     def elaborate(self, platform):
-        if self.hold:
-            return self._elaborate_held()
         m = Module()
         count = len(self.sinks)
         # The packet's bytes before its CRC wait in one shift register, loaded whole when the packet
         # starts: the byte on the line is that register's low byte or a byte of the CRC register, so no
         # comparator or multiplexer sits between a register and the UART or the CRC (the board top's
-        # path to the network's clock; docs/fpga.md).
+        # path to the network's clock; docs/fpga.md). With ``hold`` the byte is chosen from the packet
+        # by its position instead: the sink's beat, or a status header from ``held_status``.
         body_bytes = max(self.body_bytes(j) for j in range(count))
-        shift = Signal(8 * (BEATS_HEADER + body_bytes))
         left = Signal(range(BEATS_HEADER + body_bytes + 1))  # bytes before the CRC still to send
         in_crc = Signal()                                      # sending the CRC's bytes
         crc_at = Signal(2)                                     # which of them
         hello = Signal(init=1)
         turn = Signal(range(max(count, 2)))
         m.submodules.crc = generator = crc32_processor()
+        beats = self._packets()
+        if self.hold:
+            pos = Signal.like(left)                   # the byte going now, before the CRC
+            held_status = Signal(8)
+            status_packet = Signal()                  # a hello or an acknowledgement, not a beat
+            sel = Signal(range(max(count, 2)))        # the sink whose beat is going
+            packets = [Cat(p, Const(0, 8 * (BEATS_HEADER + body_bytes) - len(p))) for p in beats]
+            packet = Mux(status_packet, Cat(_header(held_status, 0, 0), Const(0, 8 * body_bytes)),
+                         Array(packets)[sel])
+            byte = packet.word_select(pos, 8)
+        else:
+            shift = Signal(8 * (BEATS_HEADER + body_bytes))
+            byte = shift[:8]
 
         crc_byte = Array(generator.crc[8 * k:8 * k + 8] for k in range(4))
         sending = Signal()
-        sent = self.o_byte.valid & self.o_byte.ready
-        m.d.comb += [
-            self.o_byte.valid.eq(sending),
-            self.o_byte.payload.eq(Mux(in_crc, crc_byte[crc_at], shift[:8])),
-            generator.data.eq(shift[:8]),
-            generator.valid.eq(sent & ~in_crc),
-        ]
-        with m.If(sent & ~in_crc):
-            m.d.sync += [shift.eq(shift >> 8), left.eq(left - 1), in_crc.eq(left == 1), crc_at.eq(0)]
-        with m.If(sent & in_crc):
-            m.d.sync += crc_at.eq(crc_at + 1)
-            with m.If(crc_at == 3):
-                m.d.sync += [sending.eq(0), in_crc.eq(0)]
-
-        # While idle the shift register and the count load the packet that would go next (a hello, an
-        # acknowledgement, or the beat of the sink whose turn it is) whether or not it goes: only
-        # ``sending`` says so. Their load enable is then ``~sending``, a register, and no sink's
-        # ``tvalid`` fans out to the packet's flip-flops.
-        beats = self._packets(_header)
-        status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
-        with m.If(~sending):
-            m.d.comb += generator.start.eq(1)
-            with m.If(hello):
-                m.d.sync += [shift.eq(_header(Const(Status.HELLO, 8), 0, 0)), left.eq(BEATS_HEADER),
-                             hello.eq(0), sending.eq(1)]
-            with m.Elif(self.i_ack.valid):
-                m.d.comb += self.i_ack.ready.eq(1)
-                m.d.sync += [shift.eq(_header(status, 0, 0)), left.eq(BEATS_HEADER), sending.eq(1)]
-            with m.Else():
-                m.d.sync += [shift.eq(Array(beats)[turn]),
-                             left.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn])]
-                for j in range(count):
-                    sink = getattr(self, f"i_sink{j}")
-                    with m.If(turn == j):
-                        m.d.comb += sink.tready.eq(1)
-                        with m.If(sink.tvalid):
-                            m.d.sync += sending.eq(1)
-                m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
-        return m
-
-    def _elaborate_held(self):
-        """``hold``: the packet's bytes are chosen from the sink's beat (or a status header) by position;
-        the sink's ``tready`` rises in the cycle the packet's last CRC byte goes."""
-        m = Module()
-        count = len(self.sinks)
-        body_bytes = max(self.body_bytes(j) for j in range(count))
-        pos = Signal(range(BEATS_HEADER + body_bytes + 1))   # the byte going now, before the CRC
-        last = Signal.like(pos)                              # the position of the CRC's first byte
-        in_crc = Signal()                                    # sending the CRC's bytes
-        crc_at = Signal(2)                                   # which of them
-        sending = Signal()
-        hello = Signal(init=1)
-        status_packet = Signal()                             # a hello or an acknowledgement, not a beat
-        status = Signal(8)
-        sel = Signal(range(max(count, 2)))  # the sink whose beat is going
-        turn = Signal(range(max(count, 2)))
-        m.submodules.crc = generator = crc32_processor()
-        packets = [Cat(p, Const(0, 8 * (BEATS_HEADER + body_bytes) - len(p))) for p in self._packets(_header)]
-        packet = Mux(status_packet, Cat(_header(status, 0, 0), Const(0, 8 * body_bytes)), Array(packets)[sel])
-        byte = packet.word_select(pos, 8)
-        crc_byte = Array(generator.crc[8 * k:8 * k + 8] for k in range(4))
         sent = self.o_byte.valid & self.o_byte.ready
         m.d.comb += [
             self.o_byte.valid.eq(sending),
             self.o_byte.payload.eq(Mux(in_crc, crc_byte[crc_at], byte)),
             generator.data.eq(byte),
             generator.valid.eq(sent & ~in_crc),
-            generator.start.eq(~sending),
         ]
         with m.If(sent & ~in_crc):
-            m.d.sync += [pos.eq(pos + 1), in_crc.eq(pos + 1 == last), crc_at.eq(0)]
+            m.d.sync += [pos.eq(pos + 1)] if self.hold else [shift.eq(shift >> 8)]
+            m.d.sync += [left.eq(left - 1), in_crc.eq(left == 1), crc_at.eq(0)]
         with m.If(sent & in_crc):
             m.d.sync += crc_at.eq(crc_at + 1)
             with m.If(crc_at == 3):
                 m.d.sync += [sending.eq(0), in_crc.eq(0)]
-                for j in range(count):
-                    with m.If(~status_packet & (sel == j)):
-                        m.d.comb += getattr(self, f"i_sink{j}").tready.eq(1)
+                if self.hold:  # the held beat is taken once its packet is out
+                    for j in range(count):
+                        with m.If(~status_packet & (sel == j)):
+                            m.d.comb += getattr(self, f"i_sink{j}").tready.eq(1)
+
+        # While idle the shift register (with ``hold``: what chooses the bytes) and the count load the
+        # packet that would go next (a hello, an acknowledgement, or the beat of the sink whose turn it
+        # is) whether or not it goes: only ``sending`` says so. Their load enable is then ``~sending``, a
+        # register, and no sink's ``tvalid`` fans out to the packet's flip-flops.
+        status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
         with m.If(~sending):
-            m.d.sync += pos.eq(0)
+            m.d.comb += generator.start.eq(1)
+            if self.hold:
+                m.d.sync += pos.eq(0)
             with m.If(hello):
-                m.d.sync += [status.eq(Status.HELLO), status_packet.eq(1), last.eq(BEATS_HEADER), hello.eq(0),
-                             sending.eq(1)]
+                hello_status = Const(Status.HELLO, 8)
+                m.d.sync += ([held_status.eq(hello_status), status_packet.eq(1)] if self.hold
+                             else [shift.eq(_header(hello_status, 0, 0))])
+                m.d.sync += [left.eq(BEATS_HEADER), hello.eq(0), sending.eq(1)]
             with m.Elif(self.i_ack.valid):
                 m.d.comb += self.i_ack.ready.eq(1)
-                m.d.sync += [status.eq(Mux(self.i_ack.payload, Status.COMMITTED, Status.DROPPED)),
-                             status_packet.eq(1), last.eq(BEATS_HEADER), sending.eq(1)]
+                m.d.sync += ([held_status.eq(status), status_packet.eq(1)] if self.hold
+                             else [shift.eq(_header(status, 0, 0))])
+                m.d.sync += [left.eq(BEATS_HEADER), sending.eq(1)]
             with m.Else():
-                m.d.sync += [status_packet.eq(0), sel.eq(turn),
-                             last.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn]),
-                             turn.eq(Mux(turn == count - 1, 0, turn + 1))]
+                m.d.sync += [status_packet.eq(0), sel.eq(turn)] if self.hold else [shift.eq(Array(beats)[turn])]
+                m.d.sync += left.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn])
                 for j in range(count):
-                    with m.If((turn == j) & getattr(self, f"i_sink{j}").tvalid):
-                        m.d.sync += sending.eq(1)
+                    sink = getattr(self, f"i_sink{j}")
+                    with m.If(turn == j):
+                        if not self.hold:
+                            m.d.comb += sink.tready.eq(1)
+                        with m.If(sink.tvalid):
+                            m.d.sync += sending.eq(1)
+                m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
         return m
 
 

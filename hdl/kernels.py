@@ -223,7 +223,7 @@ class VarianceJoin(wiring.Component):
     """``variance_join``: ``n | sum | sum_sq`` (:func:`sfdf.gen.kernels.variance_fields`).
 
     The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), in bits of their own,
-    so the sum of its inputs is their OR (no carry chain across the 112 bits), and the kernel puts ``n``
+    so the sum of its inputs is their OR (no carry chain across the fields), and the kernel puts ``n``
     on top: the distance from the previous result's index (indices count words,
     so ``n`` counts every pixel, zeros included), the sum of the offsets of the computations since.
     Two stages (``latency = 1``): the present payloads, the offset and whether the computation stepped
