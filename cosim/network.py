@@ -9,8 +9,11 @@ plus the longest pause the drivers insert.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import random
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from sfdf.hdl.node import decided_depth
 
 from .runner import RunResults, build_and_run
 
-__all__ = ["CosimRun", "run_network", "run_tests", "stimulus", "watchdog_cycles"]
+__all__ = ["CosimRun", "generated", "run_network", "run_tests", "stimulus", "watchdog_cycles"]
 
 TESTS = Path(__file__).with_name("network_tests.py")
 
@@ -83,9 +86,27 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
 
     ``kwargs`` go to :func:`sfdf.cosim.runner.build_and_run` (``waves``, ``timeout_s``, ``seed``).
     """
+    # this process's own file: two processes (pytest-xdist workers) running designs of one name never
+    # read each other's configuration
+    config_path = config_path.with_name(f"{config_path.stem}-{os.getpid()}{config_path.suffix}")
     config_path.write_text(json.dumps(config))
     return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
                          extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
+
+
+def generated(folder: Path, network, **options) -> tuple[Path, Path]:
+    """:func:`sfdf.hdl.generate.generate` into ``folder``, each file named after its contents
+    (``<name>-<hash>.v``, ``.json``): two processes generating different designs of one name (a credit and
+    an in-band variance network on two pytest-xdist workers) never overwrite what the other builds from."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        paths = generate(network, scratch, **options)
+        kept = []
+        for path in paths:
+            named = folder / f"{path.stem}-{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}{path.suffix}"
+            os.replace(path, named)  # atomic; a file of this name holds these bytes already if it exists
+            kept.append(named)
+    return kept[0], kept[1]
 
 
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
@@ -108,8 +129,8 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     resolved = report.network
     folder = Path(build_dir) / (resolved.name + (f"-{platform.family}" if platform is not None else ""))
     flush_after = flush_after or {}
-    v_path, j_path = generate(network, folder, allow_unsafe=True, report=report, flush_ports=bool(flush_after),
-                              platform=platform)
+    v_path, j_path = generated(folder, network, allow_unsafe=True, report=report, flush_ports=bool(flush_after),
+                               platform=platform)
     inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
     oracle = (lambda edge, hidden, index: flush_after.get(edge) == index) if flush_after else None
     # the model's nodes hold as many decided computations as the RTL's (docs/hardware.md, "The pipelined
