@@ -266,10 +266,12 @@ class DataChannel(wiring.Component):
         m.d.comb += after_pop.eq(out - pop)
         # the data of last cycle's read go to the first free register, a write into an empty memory
         # to the next one: two tokens may arrive in one cycle, so a register never idles while the
-        # memory holds tokens (out != 0 whenever level != 0)
-        bypass = do_write & (stored == 0) & (after_pop + pending < 2)
-        issue = (stored != 0) & (after_pop + pending < 2)
-        bypass_slot = after_pop + pending
+        # memory holds tokens (out != 0 whenever level != 0). Each test is taken from the registers
+        # for both outcomes of the reader's pop, which then selects: no adder follows the handshake
+        busy = out + pending  # <= 2
+        room = pop | (busy != 2)  # after_pop + pending < 2
+        bypass = do_write & (stored == 0) & room
+        issue = (stored != 0) & room
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
@@ -289,9 +291,9 @@ class DataChannel(wiring.Component):
         with m.If(pop):
             m.d.sync += regs[0].eq(regs[1])
         for k, reg in enumerate(regs):
-            with m.If(pending & (after_pop == k)):
+            with m.If(pending & Mux(pop, out == k + 1, out == k)):  # after_pop == k
                 m.d.sync += reg.eq(r_data)
-            with m.Elif(bypass & (bypass_slot == k)):
+            with m.Elif(bypass & Mux(pop, busy == k + 1, busy == k)):  # after_pop + pending == k
                 m.d.sync += reg.eq(i_payload)
 
 
