@@ -125,7 +125,14 @@ class BoardCore(wiring.Component):
         m.submodules.uart_tx = transmitter = reset(UARTTransmitter(self.divisor))
         m.d.comb += [parser.i_byte.valid.eq(receiver.o_byte.valid), parser.i_byte.payload.eq(receiver.o_byte.payload),
                      self.tx.eq(transmitter.tx)]
-        wiring.connect(m, serializer.o_byte, transmitter.i_byte)
+        if registered:
+            # a skid buffer cuts the UART's handshake off the serializer's packet register and CRC (it
+            # limited the ULX3S board at about 147 MHz: the transmitter sits near its pin)
+            m.submodules.byte_skid = byte_skid = reset(SkidBuffer(8))
+            wiring.connect(m, serializer.o_byte, byte_skid.i_stream)
+            wiring.connect(m, byte_skid.o_stream, transmitter.i_byte)
+        else:
+            wiring.connect(m, serializer.o_byte, transmitter.i_byte)
         m.submodules.acks = acks = reset(SyncFIFOBuffered(width=1, depth=_ACKS))
         m.d.sync += [acks.w_en.eq(parser.o_committed | parser.o_dropped), acks.w_data.eq(parser.o_committed)]
         wiring.connect(m, acks.r_stream, serializer.i_ack)
