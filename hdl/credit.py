@@ -174,10 +174,10 @@ class CreditReceiver(wiring.Component):
         The offer to the join.
     i_consume : In(1)
         The join takes the head this cycle.
-    o_indices : Out(ArrayLayout(index_width, 2)), o_choice : Out(1)
-        ``o_head.index`` is ``o_indices[o_choice]``: ``o_indices[0]`` is the control head's index or else
-        the heartbeat's (chosen by the control channel's ``valid``), ``o_indices[1]`` the data head's, and
-        ``o_choice`` whether the data head has credit (as :class:`sfdf.hdl.counter.CounterReceiver`'s).
+    o_indices : Out(ArrayLayout(index_width, 3)), o_early : Out(1), o_choice : Out(1)
+        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the control head's
+        index, the heartbeat's and the data head's; ``o_early`` is a register (the control channel is
+        empty) and ``o_choice`` whether the data head has credit (as :class:`sfdf.hdl.counter.CounterReceiver`'s).
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -191,7 +191,8 @@ class CreditReceiver(wiring.Component):
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
-            "o_indices": Out(data.ArrayLayout(index_width, 2)),
+            "o_indices": Out(data.ArrayLayout(index_width, 3)),
+            "o_early": Out(1),
             "o_choice": Out(1),
         })
         self._seq_width = seq_width(control_capacity)
@@ -221,10 +222,13 @@ class CreditReceiver(wiring.Component):
         m.d.comb += [
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
-            self.o_indices[0].eq(Mux(self.i_ctrl.valid, ctrl.index, self.i_heartbeat.index)),
-            self.o_indices[1].eq(self.i_data.payload.index),
+            self.o_indices[0].eq(ctrl.index),
+            self.o_indices[1].eq(self.i_heartbeat.index),
+            self.o_indices[2].eq(self.i_data.payload.index),
+            self.o_early.eq(~self.i_ctrl.valid),
             self.o_choice.eq(has_credit),
-            head.index.eq(self.o_indices[self.o_choice]),
+            head.index.eq(Mux(has_credit, self.i_data.payload.index,
+                              Mux(self.i_ctrl.valid, ctrl.index, self.i_heartbeat.index))),
         ]
         with m.If(has_credit):
             m.d.comb += [head.valid.eq(self.i_data.valid), head.is_data.eq(1)]

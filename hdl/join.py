@@ -59,24 +59,29 @@ class SFDFJoin(wiring.Component):
     o_current : Out(index_width)
         The last computation's index (0 before the first): the join's position for the index watermark
         (:class:`sfdf.hdl.watermark.Watermark`).
-    i_next : In(ArrayLayout(ArrayLayout(index_width, lookahead), inputs)), i_next_sel : In(ArrayLayout(range(lookahead), inputs))
+    i_next : In(ArrayLayout(ArrayLayout(index_width, lookahead), inputs)), i_next_sel : In(ArrayLayout(range(len(table)), inputs))
         With ``lookahead = C > 1`` (heads held in offer registers, :class:`sfdf.hdl.offer.OfferRegister`):
         head ``k`` is replaced at the end of every cycle in which it is not offered or is consumed, and
-        otherwise unchanged; the new head's index, if it is offered, is ``i_next[k][i_next_sel[k]]``.
+        otherwise unchanged; the new head's index, if it is offered, is ``i_next[k][table[i_next_sel[k]]]``
+        (``table``: a tuple of candidate numbers, by default ``range(C)``; several codes may name one
+        candidate, so each bit of the code can come from its own register or late signal).
         Every candidate is a register or a multiplexer of registers chosen by registers (the
         offer register's spare, the receiver's channel heads and heartbeat), so the join orders the next
         cycle's heads pairwise in this cycle, from registers, and keeps the order in registers: no
         subtractor lies between the heads and ``o_consume`` (docs/hardware.md, "Join and emission").
     """
 
-    def __init__(self, *, inputs, index_width, data_width, payload_width, lookahead=0):
+    def __init__(self, *, inputs, index_width, data_width, payload_width, lookahead=0, table=None):
         if inputs < 1:
             raise ValueError(f"A join needs at least one input, not {inputs}")
         self.inputs, self.index_width = inputs, index_width
         self.lookahead = lookahead if 1 < inputs <= PAIRWISE_MAX else 0
+        self.table = tuple(range(self.lookahead) if table is None else table)
+        if self.lookahead and not all(0 <= c < self.lookahead for c in self.table):
+            raise ValueError(f"Candidate table {self.table} names candidates beyond {self.lookahead}")
         members = {} if not self.lookahead else {
             "i_next": In(data.ArrayLayout(data.ArrayLayout(index_width, self.lookahead), inputs)),
-            "i_next_sel": In(data.ArrayLayout(range(self.lookahead), inputs)),
+            "i_next_sel": In(data.ArrayLayout(range(len(self.table)), inputs)),
         }
         super().__init__({
             **members,
@@ -162,7 +167,7 @@ class SFDFJoin(wiring.Component):
         """``precedes_j_k`` registers: head ``j`` precedes head ``k``, for the heads of this cycle.
 
         Head ``k`` is replaced when it is not offered or is consumed (``load``), by candidate
-        ``i_next_sel[k]``. Every pair of candidates (the present head or a next one, on either side) is
+        ``table[i_next_sel[k]]``. Every pair of candidates (the present head or a next one, on either side) is
         compared from registers, each order by its own subtractor's sign (no zero test after the carry
         chain). The choice among the candidates (a multiplexer tree on the binary choices, low bits
         first: ``i_next_sel``'s high bits, the receivers' late choices, come last) comes before the one by
@@ -200,7 +205,7 @@ class SFDFJoin(wiring.Component):
                             m.d.comb += d.eq(x - y)
                             sign[a, b] = d[w - 1]
                 sel_j, sel_k = self.i_next_sel[j], self.i_next_sel[k]
-                nexts = range(1, c + 1)
+                nexts = [1 + candidate for candidate in self.table]  # the candidate each code names
                 both, only_j, only_k = (Signal(name=f"precedes_{j}_{k}_{t}") for t in ("nn", "nh", "hn"))
                 m.d.comb += [
                     both.eq(pick2(sel_j, sel_k, [[sign[a, b] for b in nexts] for a in nexts])),

@@ -35,6 +35,12 @@ __all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "word_layout"]
 #: the hardware needs; docs/hardware.md).
 DECIDED = 2
 
+#: A credit input's next offer, as the join orders it a cycle ahead (``SFDFJoin(lookahead=4)``): four
+#: candidates, the receiver's early two (``o_indices[0]``, ``[1]``: with live credit the data head's index
+#: and the heartbeat's), the offer register's spare and the receiver's late one (``o_indices[2]``), named
+#: by the code ``Cat(o_early, spare.valid, late)``: a valid spare wins, then the late choice
+NEXT_TABLE = (0, 1, 2, 2, 3, 3, 3, 3)
+
 
 def decided_depth(network) -> int:
     """The most decided computations a node of ``network`` holds: :data:`DECIDED` plus its kernel's
@@ -166,9 +172,9 @@ class SFDFNode(wiring.Component):
         # credit mode: the offers are registers (where the platform is pipelined), and so is every
         # candidate for the next one (the spare slot, the receiver's channel heads and heartbeat), so the
         # join orders them a cycle ahead
-        lookahead = 3 if self._offers else 0
+        lookahead = 4 if self._offers else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
-                                            payload_width=self.pw, lookahead=lookahead)
+                                            payload_width=self.pw, lookahead=lookahead, table=NEXT_TABLE)
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
@@ -225,14 +231,17 @@ class SFDFNode(wiring.Component):
             offer.i_consume.eq(join.o_consume[k]),
         ]
         if join.lookahead:
-            # the next offer: the spare if it holds one, else the receiver's; candidate 0 and the spare's
-            # choice are known from registers, the receiver's late choice picks candidate 2
+            # the next offer: the spare if it holds one, else the receiver's. Every candidate is a register
+            # (NEXT_CANDIDATES); the code's low bits are registers too (the receiver's early choice, the
+            # spare's valid) and its high bit the receiver's late choice, so the join's multiplexers after
+            # its subtractors take the late bit last
             spare = offer.o_spare
             m.d.comb += [
                 join.i_next[k][0].eq(rx.o_indices[0]),
-                join.i_next[k][1].eq(spare.index),
-                join.i_next[k][2].eq(rx.o_indices[1]),
-                join.i_next_sel[k].eq(Cat(spare.valid, ~spare.valid & rx.o_choice)),
+                join.i_next[k][1].eq(rx.o_indices[1]),
+                join.i_next[k][2].eq(spare.index),
+                join.i_next[k][3].eq(rx.o_indices[2]),
+                join.i_next_sel[k].eq(Cat(rx.o_early, spare.valid, ~spare.valid & rx.o_choice)),
             ]
         m.d.comb += [
             link.release.data.eq(offer.o_release.data),

@@ -19,6 +19,7 @@ from sfdf.cosim.formal.join import JoinHarness
 from sfdf.cosim.formal.sby import prove
 from sfdf.cosim.formal.trace import read_trace
 from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.node import NEXT_TABLE
 from sfdf.hdl.tokens import control_layout
 
 
@@ -182,8 +183,10 @@ def test_join_consumes_only_the_least_offered(build, inputs):
 @pytest.mark.parametrize("inputs", [2, 3])
 def test_registered_order_join_consumes_only_the_least_offered(build, inputs):
     """Credit mode: heads held in offer registers, their pairwise order computed a cycle ahead from the
-    candidates for the next heads (hdl.node: the spare slot and the receiver's three index sources)."""
-    _passes(JoinHarness(inputs=inputs, index_width=4, lookahead=3), build, f"lookahead{inputs}", depth=2)
+    candidates for the next heads, named by codes as the node names them (hdl.node: the receiver's two early
+    index sources, the spare slot, the receiver's late one)."""
+    _passes(JoinHarness(inputs=inputs, index_width=4, lookahead=4, table=NEXT_TABLE), build, f"lookahead{inputs}",
+            depth=2)
 
 
 def test_join_with_a_late_order_fails(build):

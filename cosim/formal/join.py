@@ -3,8 +3,8 @@ and at the least index.
 
 The environment: every input's head (valid, index, kinds, payloads, EOS) and ``i_commit`` are ``AnySeq``;
 with ``lookahead`` (heads held in offer registers) a head is a register replaced exactly when it is not
-offered or is consumed, by a free head whose index is the candidate ``i_next_sel`` chooses among free
-``i_next``, and the join's registered pairwise order is proved equal to the
+offered or is consumed, by a free head whose index is the candidate ``i_next_sel`` names (through the
+join's ``table``) among free ``i_next``, and the join's registered pairwise order is proved equal to the
 live heads' order.
 Assumed, as the receivers and docs/semantics.md's index-width rule guarantee on a real network: a live
 head's index lies in ``(current, current + 2 ** (w - 1))`` (docs/hardware.md, "Join and emission"; the
@@ -37,13 +37,15 @@ __all__ = ["JoinHarness"]
 class JoinHarness(Elaboratable):
     """``SFDFJoin(inputs, index_width)`` under free heads; see the module docstring."""
 
-    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin, lookahead=0):
+    def __init__(self, *, inputs=2, index_width=4, join=SFDFJoin, lookahead=0, table=None):
         self.inputs, self.index_width, self.join_class, self.lookahead = inputs, index_width, join, lookahead
+        self.table = table
 
     def elaborate(self, platform):
         m = Module()
         n, w = self.inputs, self.index_width
-        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1, lookahead=self.lookahead)
+        dut = self.join_class(inputs=n, index_width=w, data_width=1, payload_width=1, lookahead=self.lookahead,
+                              table=self.table)
         dut._MustUse__silence = True  # elaborated here, to reach its register
         module = m.submodules.join = dut.elaborate(platform)
         names = driven_signals(module)
@@ -61,11 +63,11 @@ class JoinHarness(Elaboratable):
             m.d.comb += [f.eq(r) for f, r in zip(fields, held, strict=True)]
             sel = dut.i_next_sel[k]
             m.d.comb += [dut.i_next[k][c].eq(AnySeq(w)) for c in range(dut.lookahead)]
-            m.d.comb += [sel.eq(AnySeq(len(sel))), Assume(sel < dut.lookahead, f"head {k}: a candidate")]
+            m.d.comb += [sel.eq(AnySeq(len(sel))), Assume(sel < len(dut.table), f"head {k}: a candidate")]
             with m.If(~h.valid | dut.o_consume[k]):
                 m.d.sync += [r.eq(AnySeq(len(r))) for r in held]
-                for c in range(dut.lookahead):
-                    with m.If(sel == c):
+                for code, c in enumerate(dut.table):
+                    with m.If(sel == code):
                         m.d.sync += held[1].eq(dut.i_next[k][c])
         current = Signal(w)
         live = [h.valid & ~h.eos for h in heads]
