@@ -116,8 +116,11 @@ class CommitFIFO(wiring.Component):
         take = ready & load
         following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += following.eq(Mux(take, read1, read))
-        m.d.sync += [read.eq(following), read1.eq(following + 1),
-                     ready.eq(following != Mux(self.commit, written, committed))]
+        # whether the next row is committed, compared for both outcomes of the take, which selects last
+        readable = Mux(self.commit, written, committed)
+        m.d.sync += [read.eq(following), ready.eq(Mux(take, read1 != readable, read != readable))]
+        with m.If(take):  # read1 stays read + 1
+            m.d.sync += read1.eq(read1 + 1)
         with m.If(load):
             m.d.sync += self.o_stream.valid.eq(ready)
         if platform_family(platform) == "ecp5" and self.depth in _DP16KD_WIDTH:
