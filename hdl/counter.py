@@ -163,10 +163,11 @@ class CounterReceiver(wiring.Component):
     i_consume : In(1)
         The join takes the head this cycle.
     o_indices : Out(ArrayLayout(index_width, 3)), o_early : Out(1), o_choice : Out(1)
-        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the data head's
-        index, the heartbeat's and the control head's; ``o_early`` is a register (the data channel is empty)
-        and ``o_choice`` whether the control head is due, so a join that orders its next heads a cycle ahead
-        compares the indices straight from registers and chooses after (:class:`sfdf.hdl.join.SFDFJoin`).
+        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the heartbeat's
+        index, the data head's and the control head's; ``o_early`` is a register (the data channel holds a
+        token) and ``o_choice`` whether the control head is due, so a join that orders its next heads a
+        cycle ahead compares the indices straight from registers and chooses after
+        (:class:`sfdf.hdl.join.SFDFJoin`).
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -216,10 +217,10 @@ class CounterReceiver(wiring.Component):
             current.eq(hb.valid & ~data_valid & ~self.i_ctrl.valid),  # everything before it popped
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
-            self.o_indices[0].eq(self.i_data.payload.index),
-            self.o_indices[1].eq(hb.index),
+            self.o_indices[0].eq(hb.index),
+            self.o_indices[1].eq(self.i_data.payload.index),
             self.o_indices[2].eq(ctrl.index),
-            self.o_early.eq(~data_valid),
+            self.o_early.eq(data_valid),
             self.o_choice.eq(due),
             head.index.eq(Mux(due, ctrl.index, Mux(data_valid, self.i_data.payload.index, hb.index))),
             self.i_data.ready.eq(data_pop),

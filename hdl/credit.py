@@ -175,9 +175,10 @@ class CreditReceiver(wiring.Component):
     i_consume : In(1)
         The join takes the head this cycle.
     o_indices : Out(ArrayLayout(index_width, 3)), o_early : Out(1), o_choice : Out(1)
-        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the control head's
-        index, the heartbeat's and the data head's; ``o_early`` is a register (the control channel is
-        empty) and ``o_choice`` whether the data head has credit (as :class:`sfdf.hdl.counter.CounterReceiver`'s).
+        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the heartbeat's
+        index, the control head's and the data head's; ``o_early`` is a register (the control channel holds
+        a message) and ``o_choice`` whether the data head has credit (as
+        :class:`sfdf.hdl.counter.CounterReceiver`'s).
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -222,10 +223,10 @@ class CreditReceiver(wiring.Component):
         m.d.comb += [
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
-            self.o_indices[0].eq(ctrl.index),
-            self.o_indices[1].eq(self.i_heartbeat.index),
+            self.o_indices[0].eq(self.i_heartbeat.index),
+            self.o_indices[1].eq(ctrl.index),
             self.o_indices[2].eq(self.i_data.payload.index),
-            self.o_early.eq(~self.i_ctrl.valid),
+            self.o_early.eq(self.i_ctrl.valid),
             self.o_choice.eq(has_credit),
             head.index.eq(Mux(has_credit, self.i_data.payload.index,
                               Mux(self.i_ctrl.valid, ctrl.index, self.i_heartbeat.index))),

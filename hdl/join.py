@@ -65,8 +65,8 @@ class SFDFJoin(wiring.Component):
         otherwise unchanged; the new head's index, if it is offered, is ``i_next[k][table[i_next_sel[k]]]``
         (``table``: a tuple of candidate numbers, by default ``range(C)``; several codes may name one
         candidate, so each bit of the code can come from its own register or late signal).
-        Every candidate is a register or a multiplexer of registers chosen by registers (the
-        offer register's spare, the receiver's channel heads and heartbeat), so the join orders the next
+        Every candidate is a register (the offer register's spare, the receiver's channel heads and
+        heartbeat), so the join orders the next
         cycle's heads pairwise in this cycle, from registers, and keeps the order in registers: no
         subtractor lies between the heads and ``o_consume`` (docs/hardware.md, "Join and emission").
     """

@@ -36,8 +36,8 @@ __all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "word_layout"]
 DECIDED = 2
 
 #: A credit input's next offer, as the join orders it a cycle ahead (``SFDFJoin(lookahead=4)``): four
-#: candidates, the receiver's early two (``o_indices[0]``, ``[1]``: with live credit the data head's index
-#: and the heartbeat's), the offer register's spare and the receiver's late one (``o_indices[2]``), named
+#: candidates, the receiver's early two (``o_indices[0]``, ``[1]``: with live credit the heartbeat's index
+#: and the data head's), the offer register's spare and the receiver's late one (``o_indices[2]``), named
 #: by the code ``Cat(o_early, spare.valid, late)``: a valid spare wins, then the late choice
 NEXT_TABLE = (0, 1, 2, 2, 3, 3, 3, 3)
 
