@@ -222,7 +222,7 @@ class CounterReceiver(wiring.Component):
             self.o_indices[2].eq(ctrl.index),
             self.o_early.eq(data_valid),
             self.o_choice.eq(due),
-            head.index.eq(Mux(due, ctrl.index, Mux(data_valid, self.i_data.payload.index, hb.index))),
+            head.index.eq(Mux(self.o_choice, self.o_indices[2], Mux(self.o_early, self.o_indices[1], self.o_indices[0]))),
             self.i_data.ready.eq(data_pop),
             self.i_ctrl.ready.eq(ctrl_pop),
         ]

@@ -228,8 +228,7 @@ class CreditReceiver(wiring.Component):
             self.o_indices[2].eq(self.i_data.payload.index),
             self.o_early.eq(self.i_ctrl.valid),
             self.o_choice.eq(has_credit),
-            head.index.eq(Mux(has_credit, self.i_data.payload.index,
-                              Mux(self.i_ctrl.valid, ctrl.index, self.i_heartbeat.index))),
+            head.index.eq(Mux(self.o_choice, self.o_indices[2], Mux(self.o_early, self.o_indices[1], self.o_indices[0]))),
         ]
         with m.If(has_credit):
             m.d.comb += [head.valid.eq(self.i_data.valid), head.is_data.eq(1)]

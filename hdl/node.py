@@ -232,9 +232,9 @@ class SFDFNode(wiring.Component):
         ]
         if join.lookahead:
             # the next offer: the spare if it holds one, else the receiver's. Every candidate is a register
-            # (NEXT_CANDIDATES); the code's low bits are registers too (the receiver's early choice, the
-            # spare's valid) and its high bit the receiver's late choice, so the join's multiplexers after
-            # its subtractors take the late bit last
+            # (NEXT_TABLE); the code's low bits are registers too (the receiver's early choice, the spare's
+            # valid) and its high bit the receiver's late choice, so the join's multiplexers after its
+            # subtractors take the late bit last
             spare = offer.o_spare
             m.d.comb += [
                 join.i_next[k][0].eq(rx.o_indices[0]),
