@@ -90,8 +90,11 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
     # read each other's configuration
     config_path = config_path.with_name(f"{config_path.stem}-{os.getpid()}{config_path.suffix}")
     config_path.write_text(json.dumps(config))
-    return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
-                         extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
+    try:
+        return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
+                             extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
+    finally:  # read once, when the simulation starts; named after this process, so no other reads it
+        config_path.unlink(missing_ok=True)
 
 
 def generated(folder: Path, network, **options) -> tuple[Path, Path]:
