@@ -114,11 +114,23 @@ class DecidedQueue(wiring.Component):
         leaving = Signal(capacity)
         with m.If(pop):
             m.d.comb += leaving.eq(1 << get)
-        # what the pop chooses between is known from registers: after a pop the next slot is the oldest
         ahead = _next(get, capacity)
         there = arrived | landing
-        m.d.sync += [arrived.eq(there & ~leaving), get.eq(Mux(pop, ahead, get)),
-                     valid.eq(Mux(pop, pick(ahead, list(there)), pick(get, list(there))))]
+        m.d.sync += [arrived.eq(there & ~leaving), get.eq(Mux(pop, ahead, get))]
+        # ``valid`` (the oldest slot's data are in) next is chosen by the pop between two tests that only
+        # registers feed: of the slot after ``get`` (``an``: its data are in, ``ln``: they land this cycle)
+        # and of ``get``'s own (``valid``, ``lg``). The slot two ahead differs from ``get`` (capacity >= 3),
+        # and the slot whose data land next cycle is known a cycle ahead (the kernel's pipeline, or the take
+        # with a latency of 1), so the three flags are kept so too: the pop reaches one LUT before ``valid``
+        next_taken, next_slot = (taken[-2], slots[-2]) if self.latency >= 2 else (take, put)
+        after = _next(ahead, capacity)
+        an, ln, lg = Signal(), Signal(), Signal()
+        m.d.sync += [
+            valid.eq(Mux(pop, an | ln, valid | lg)),
+            an.eq(Mux(pop, pick(after, list(there)), an | ln)),
+            ln.eq(next_taken & Mux(pop, next_slot == after, next_slot == ahead)),
+            lg.eq(next_taken & Mux(pop, next_slot == ahead, next_slot == get)),
+        ]
         # the fields the emit stage's commit reads (``registered``) come from registers, a copy of the
         # oldest slot's a cycle late: a slot's record is in at least a cycle before its data (latency >= 1)
         for name in self.registered:

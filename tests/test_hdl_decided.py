@@ -12,7 +12,7 @@ from sfdf.hdl.decided import DecidedQueue
 RECORD = data.StructLayout({"index": 8, "emit": 1})
 
 
-@pytest.mark.parametrize("latency", [0, 1, 3])
+@pytest.mark.parametrize("latency", [0, 1, 2, 3])
 @pytest.mark.parametrize("busy", [0.0, 0.4])
 def test_each_computation_leaves_with_its_own_data(latency, busy):
     """A kernel whose result for the record taken at cycle t is ready at t + latency: every computation
