@@ -164,8 +164,7 @@ class SFDFJoin(wiring.Component):
         return [~h.valid | self.o_consume[k] for k, h in enumerate(heads)]
 
     def _registered_order(self, m, heads):
-        """``precedes_j_k``: head ``j`` precedes head ``k``, for the heads of this cycle, chosen from registers
-        by which heads were replaced last cycle (``loaded_k``, registers too).
+        """``precedes_j_k`` registers: head ``j`` precedes head ``k``, for the heads of this cycle.
 
         Head ``k`` is replaced when it is not offered or is consumed (``load``), by candidate
         ``table[i_next_sel[k]]``. Every pair of candidates (the present head or a next one, on either side) is
@@ -178,11 +177,6 @@ class SFDFJoin(wiring.Component):
         # candidates of each input: 0 = the present head, then the next ones
         cands = [[h.index] + [self.i_next[k][i] for i in range(c)] for k, h in enumerate(heads)]
         order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
-        # which heads were replaced: the choice among the pair's three precomputed orders and the kept one
-        # is made after the registers, so the consumption reaches registers only, not the multiplexers
-        # after the subtractors
-        loaded = [Signal(name=f"loaded_{k}") for k in range(n)]
-        m.d.sync += [loaded[k].eq(load[k]) for k in range(n)]
 
         def pick2(sel_a, sel_b, table):
             """``table[sel_a][sel_b]``, choosing by the low bits of both selections first, so the high bits
@@ -212,14 +206,13 @@ class SFDFJoin(wiring.Component):
                             sign[a, b] = d[w - 1]
                 sel_j, sel_k = self.i_next_sel[j], self.i_next_sel[k]
                 nexts = [1 + candidate for candidate in self.table]  # the candidate each code names
-                both, only_j, only_k, kept = (Signal(name=f"precedes_{j}_{k}_{t}")
-                                              for t in ("nn", "nh", "hn", "hh"))
-                m.d.sync += [
+                both, only_j, only_k = (Signal(name=f"precedes_{j}_{k}_{t}") for t in ("nn", "nh", "hn"))
+                m.d.comb += [
                     both.eq(pick2(sel_j, sel_k, [[sign[a, b] for b in nexts] for a in nexts])),
                     only_j.eq(pick(sel_j, [sign[a, 0] for a in nexts])),
                     only_k.eq(pick(sel_k, [sign[0, b] for b in nexts])),
-                    kept.eq(order[j, k]),
                 ]
-                m.d.comb += order[j, k].eq(Mux(loaded[j], Mux(loaded[k], both, only_j), Mux(loaded[k], only_k, kept)))
+                reg = order[j, k]
+                m.d.sync += reg.eq(Mux(load[j], Mux(load[k], both, only_j), Mux(load[k], only_k, reg)))
         self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
         return order
