@@ -134,10 +134,10 @@ def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
 
 
 def build_in_fresh_process(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
-    """:func:`build_design` in a new interpreter, so a design's netlist does not depend on what was
-    elaborated before it: Amaranth numbers anonymous signals with a global counter, and ABC maps the same
-    logic under other names differently (:func:`control_in_fresh_process`), which moves the Fmax as much
-    as the placement seed does."""
+    """:func:`build_design` in a new interpreter, so a row depends on the HDL alone, never on state that
+    elaborating other designs left behind (Amaranth's global counters reached the per-module LUT counts so,
+    :func:`control_in_fresh_process`; ABC's mapping of the whole design moves the Fmax by up to 4% with
+    any change to the netlist)."""
     done = subprocess.run([sys.executable, __file__, "--build", name, "--boards", board_name,
                            "--seeds", *map(str, seeds)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
