@@ -133,14 +133,16 @@ def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
     return result
 
 
-def build_in_fresh_process(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
-    """:func:`build_design` in a new interpreter, so a row depends on the HDL alone, never on state that
-    elaborating other designs left behind (Amaranth's global counters reached the per-module LUT counts so,
-    :func:`control_in_fresh_process`; ABC's mapping of the whole design moves the Fmax by up to 4% with
-    any change to the netlist)."""
-    done = subprocess.run([sys.executable, __file__, "--build", name, "--boards", board_name,
-                           "--seeds", *map(str, seeds)], capture_output=True, text=True, check=True)
+def _in_fresh_process(*args: str) -> dict:
+    """This script run with ``args`` in a new interpreter, its JSON output parsed: a result that depends
+    on the HDL alone, never on what elaborating other designs left behind (:func:`control_in_fresh_process`)."""
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
+
+
+def build_in_fresh_process(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
+    """:func:`build_design` in a new interpreter (:func:`_in_fresh_process`)."""
+    return _in_fresh_process("--build", name, "--boards", board_name, "--seeds", *map(str, seeds))
 
 
 # -- control logic per edge ------------------------------------------------------------------------
@@ -195,8 +197,7 @@ def control_in_fresh_process(name: str) -> dict:
     """:func:`control_per_edge` in a new interpreter: Amaranth numbers anonymous signals with a global
     counter, so Verilog generated after other elaborations names them differently, and ABC's mapping
     of the same logic then varies (the chain's senders: 286 LUT4 fresh, 510 after 14 board builds)."""
-    done = subprocess.run([sys.executable, __file__, "--control", name], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return _in_fresh_process("--control", name)
 
 
 # -- report ----------------------------------------------------------------------------------------
