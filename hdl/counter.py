@@ -27,11 +27,12 @@ token is visible to the receiver at once). The reference model runs the same pro
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .gap import GapCounter
 from .params import check_integer
+from .select import next_index_members, offered_index
 from .tokens import (
     computation_layout,
     counter_control_layout,
@@ -162,12 +163,10 @@ class CounterReceiver(wiring.Component):
         The offer to the join.
     i_consume : In(1)
         The join takes the head this cycle.
-    o_indices : Out(ArrayLayout(index_width, 3)), o_early : Out(1), o_choice : Out(1)
-        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the heartbeat's
-        index, the data head's and the control head's; ``o_early`` is a register (the data channel holds a
-        token) and ``o_choice`` whether the control head is due, so a join that orders its next heads a
-        cycle ahead compares the indices straight from registers and chooses after
-        (:class:`sfdf.hdl.join.SFDFJoin`).
+    o_indices, o_early, o_choice
+        ``o_head.index`` in parts (:func:`sfdf.hdl.select.next_index_members`): the heartbeat's index, the
+        data head's and the control head's; ``o_early``: the data channel holds a token; ``o_choice``: the
+        control head is due.
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -175,9 +174,7 @@ class CounterReceiver(wiring.Component):
         check_integer("Control capacity", control_capacity, 1)
         self.capacity = capacity
         super().__init__({
-            "o_indices": Out(data.ArrayLayout(index_width, 3)),
-            "o_early": Out(1),
-            "o_choice": Out(1),
+            **next_index_members(index_width),
             "i_data": In(stream.Signature(counter_data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(counter_heartbeat_layout(index_width)),
@@ -222,7 +219,7 @@ class CounterReceiver(wiring.Component):
             self.o_indices[2].eq(ctrl.index),
             self.o_early.eq(data_valid),
             self.o_choice.eq(due),
-            head.index.eq(Mux(self.o_choice, self.o_indices[2], Mux(self.o_early, self.o_indices[1], self.o_indices[0]))),
+            head.index.eq(offered_index(self)),
             self.i_data.ready.eq(data_pop),
             self.i_ctrl.ready.eq(ctrl_pop),
         ]

@@ -9,11 +9,12 @@ credit. The printed Alg. 4 loop is corrected as docs/semantics.md says (erratum 
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .gap import GapCounter
 from .params import check_integer
+from .select import next_index_members, offered_index
 from .tokens import (
     CTRL_CREDIT,
     CTRL_EOS,
@@ -174,11 +175,10 @@ class CreditReceiver(wiring.Component):
         The offer to the join.
     i_consume : In(1)
         The join takes the head this cycle.
-    o_indices : Out(ArrayLayout(index_width, 3)), o_early : Out(1), o_choice : Out(1)
-        ``o_head.index`` is ``o_indices[2]`` if ``o_choice``, else ``o_indices[o_early]``: the heartbeat's
-        index, the control head's and the data head's; ``o_early`` is a register (the control channel holds
-        a message) and ``o_choice`` whether the data head has credit (as
-        :class:`sfdf.hdl.counter.CounterReceiver`'s).
+    o_indices, o_early, o_choice
+        ``o_head.index`` in parts (:func:`sfdf.hdl.select.next_index_members`): the heartbeat's index, the
+        control head's and the data head's; ``o_early``: the control channel holds a message;
+        ``o_choice``: the data head has credit.
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
@@ -192,9 +192,7 @@ class CreditReceiver(wiring.Component):
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
-            "o_indices": Out(data.ArrayLayout(index_width, 3)),
-            "o_early": Out(1),
-            "o_choice": Out(1),
+            **next_index_members(index_width),
         })
         self._seq_width = seq_width(control_capacity)
 
@@ -228,7 +226,7 @@ class CreditReceiver(wiring.Component):
             self.o_indices[2].eq(self.i_data.payload.index),
             self.o_early.eq(self.i_ctrl.valid),
             self.o_choice.eq(has_credit),
-            head.index.eq(Mux(self.o_choice, self.o_indices[2], Mux(self.o_early, self.o_indices[1], self.o_indices[0]))),
+            head.index.eq(offered_index(self)),
         ]
         with m.If(has_credit):
             m.d.comb += [head.valid.eq(self.i_data.valid), head.is_data.eq(1)]

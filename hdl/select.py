@@ -2,8 +2,10 @@
 without a default fail the Verilator lint of the generated Verilog)."""
 
 from amaranth.hdl import Mux
+from amaranth.lib import data
+from amaranth.lib.wiring import Out
 
-__all__ = ["pick"]
+__all__ = ["next_index_members", "offered_index", "pick"]
 
 
 def pick(sel, values):
@@ -14,3 +16,19 @@ def pick(sel, values):
     for bit in range(len(sel)):
         values = [Mux(sel[bit], values[i + 1], values[i]) for i in range(0, len(values), 2)]
     return values[0]
+
+
+def next_index_members(index_width) -> dict:
+    """A credit receiver's offered index in parts, for a join that orders its next heads a cycle ahead
+    (:class:`sfdf.hdl.join.SFDFJoin`'s ``lookahead``): ``o_indices`` (three candidates, each from a
+    register), ``o_early`` (a register choosing between the first two) and ``o_choice`` (the late choice
+    of the third); the offer's index is :func:`offered_index` of them, so the join compares the candidates
+    straight from registers and chooses after."""
+    return {"o_indices": Out(data.ArrayLayout(index_width, 3)), "o_early": Out(1), "o_choice": Out(1)}
+
+
+def offered_index(receiver):
+    """The index a receiver with :func:`next_index_members` offers: ``o_indices[2]`` if ``o_choice``, else
+    ``o_indices[o_early]``."""
+    indices = receiver.o_indices
+    return Mux(receiver.o_choice, indices[2], Mux(receiver.o_early, indices[1], indices[0]))
