@@ -63,6 +63,12 @@ class CounterSender(wiring.Component):
         ``[e]``; None: never (unsafe on a cycle, for demonstrations).
     index_width, data_width, payload_width, delta_width : int
         As :class:`sfdf.hdl.credit.CreditSender`.
+    heartbeat_in_head : bool
+        The data channel's head carries the heartbeat's index while the channel is empty (for a
+        receiver with :class:`CounterReceiver`'s ``heartbeat_in_head``): the write data's index is the
+        heartbeat register's next one unless a token is pushed. Only for a channel whose head register
+        reloads the write data in every cycle it is empty (:class:`sfdf.hdl.channels.DataChannel` with a
+        head in front of LUT RAM rows, capacity 2 and up).
 
     Members
     -------
@@ -74,12 +80,13 @@ class CounterSender(wiring.Component):
     """
 
     def __init__(self, *, capacity, control_capacity, heartbeat, index_width, data_width, payload_width,
-                 delta_width=1):
+                 delta_width=1, heartbeat_in_head=False):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
         if heartbeat is not None:
             check_integer("Heartbeat", heartbeat)
         self.capacity, self.heartbeat = capacity, heartbeat
+        self.heartbeat_in_head = heartbeat_in_head
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
                                                              delta_width))),
@@ -111,10 +118,16 @@ class CounterSender(wiring.Component):
         data_ok = ~comp.emit | self.o_data.ready
         ctrl_ok = ~push | self.o_ctrl.ready
         ctrl = self.o_ctrl.payload
+        hb = self.o_heartbeat
+        index = comp.index
+        if self.heartbeat_in_head:
+            # the heartbeat register's next index unless a token is pushed: an empty channel's head
+            # register takes the write data every cycle, so it holds the heartbeat's index then
+            index = Mux(commit & (comp.emit | dummy), comp.index, hb.index)
         m.d.comb += [
             self.i_comp.ready.eq(data_ok & ctrl_ok),
             self.o_data.valid.eq(self.i_comp.valid & comp.emit & ctrl_ok),
-            self.o_data.payload.index.eq(comp.index),
+            self.o_data.payload.index.eq(index),
             self.o_data.payload.data.eq(comp.data),
             self.o_data.payload.msg.eq(push),
             self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
@@ -126,7 +139,6 @@ class CounterSender(wiring.Component):
             ctrl.payload.eq(comp.msg),
         ]
 
-        hb = self.o_heartbeat
         with m.If(self.i_heartbeat_clear | commit & (comp.emit | push)):  # consumed, or a later item pushed
             m.d.sync += hb.valid.eq(0)
         with m.If(commit):
@@ -152,6 +164,10 @@ class CounterReceiver(wiring.Component):
     Parameters
     ----------
     capacity, control_capacity, index_width, data_width, payload_width : int
+    heartbeat_in_head : bool
+        The sender keeps the heartbeat's index in the empty data channel's head (:class:`CounterSender`'s
+        ``heartbeat_in_head``), so the heartbeat's offer takes the data head's index: ``o_indices[0]`` is
+        ``o_indices[1]``, and a join ordering the next heads compares one early candidate, not two.
 
     Members
     -------
@@ -169,10 +185,11 @@ class CounterReceiver(wiring.Component):
         control head is due.
     """
 
-    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width):
+    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width,
+                 heartbeat_in_head=False):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
-        self.capacity = capacity
+        self.capacity, self.heartbeat_in_head = capacity, heartbeat_in_head
         super().__init__({
             **next_index_members(index_width),
             "i_data": In(stream.Signature(counter_data_layout(index_width, data_width))),
@@ -214,7 +231,8 @@ class CounterReceiver(wiring.Component):
             current.eq(hb.valid & ~data_valid & ~self.i_ctrl.valid),  # everything before it popped
             head.data.eq(self.i_data.payload.data),
             head.msg.eq(ctrl.payload),
-            self.o_indices[0].eq(hb.index),
+            # with heartbeat_in_head the data head's index is the heartbeat's while the channel is empty
+            self.o_indices[0].eq(self.i_data.payload.index if self.heartbeat_in_head else hb.index),
             self.o_indices[1].eq(self.i_data.payload.index),
             self.o_indices[2].eq(ctrl.index),
             self.o_early.eq(data_valid),

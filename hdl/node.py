@@ -14,20 +14,21 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .channels import lutram_rows
 from .counter import CounterReceiver, CounterSender
 from .credit import CreditReceiver, CreditSender
 from .decided import DecidedQueue
 from .dsp import pipelined
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
-from .join import SFDFJoin
+from .join import PAIRWISE_MAX, SFDFJoin
 from .kernels import kernel_latency, make_kernel
 from .links import LinksSignature, edge_link
 from .manifest import BeatKind
 from .offer import OfferRegister
 from .tokens import CTRL_CREDIT, head_layout
 
-__all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "word_layout"]
+__all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "heartbeat_in_head_edges", "word_layout"]
 
 #: Decided computations between a node's two stages: the decide stage's room is a register (the
 #: channel's ``ready``), and two entries keep one computation per cycle flowing through it; a pipelined
@@ -40,6 +41,27 @@ DECIDED = 2
 #: and the data head's), the offer register's spare and the receiver's late one (``o_indices[2]``), named
 #: by the code ``Cat(o_early, spare.valid, late)``: a valid spare wins, then the late choice
 NEXT_TABLE = (0, 1, 2, 2, 3, 3, 3, 3)
+
+#: The same with the heartbeat's index in the data head (:func:`heartbeat_in_head_edges`): three
+#: candidates, the data head's, the spare's and the late one, named by ``Cat(spare.valid, late)``
+EARLY_HEAD_TABLE = (0, 1, 2, 1)
+
+
+def heartbeat_in_head_edges(network, platform) -> frozenset:
+    """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
+    :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
+    its next heads a cycle ahead (registered offers, 2 to :data:`~sfdf.hdl.join.PAIRWISE_MAX` inputs),
+    when each of those inputs' data channels has a head register in front of LUT RAM rows, which reloads
+    the write data in every cycle the channel is empty."""
+    if network.mode != "credit" or not network.live_credit or not pipelined(platform):
+        return frozenset()
+    rows = lutram_rows(platform)
+    edges = set()
+    for node in network.nodes:
+        ins = network.in_edges(node.name)
+        if 1 < len(ins) <= PAIRWISE_MAX and all(2 <= e.capacity <= rows + 1 for e in ins):
+            edges.update(e.name for e in ins)
+    return frozenset(edges)
 
 
 def decided_depth(network) -> int:
@@ -102,6 +124,9 @@ class SFDFNode(wiring.Component):
     full_width : int or None
         The spec's ``index_width`` (None: ``index_width``): the kernels' widths, and a sink's beats, whose
         index it rebuilds from the exact distances between its computations.
+    heartbeat_in_head : set of str
+        Edges whose data channel's head carries the heartbeat's index (:func:`heartbeat_in_head_edges`,
+        for both ends of each edge).
 
     Members
     -------
@@ -127,7 +152,7 @@ class SFDFNode(wiring.Component):
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
                  params=None, shifts=None, word_width=None, out_width=None, mode="credit",
                  algorithm="nonpropagation", components=None, flushable=False, live_credit=True,
-                 position=False, window=None, full_width=None):
+                 position=False, window=None, full_width=None, heartbeat_in_head=frozenset()):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
@@ -137,6 +162,7 @@ class SFDFNode(wiring.Component):
         self.shifts = list(shifts or [0] * len(self.in_edges))
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
         self.fw = full_width or index_width
+        self.heartbeat_in_head = frozenset(heartbeat_in_head)
         self._rebuilds = not self.out_edges and self.fw != self.iw  # a sink with narrow indices inside
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
@@ -172,9 +198,11 @@ class SFDFNode(wiring.Component):
         # credit mode: the offers are registers (where the platform is pipelined), and so is every
         # candidate for the next one (the spare slot, the receiver's channel heads and heartbeat), so the
         # join orders them a cycle ahead
-        lookahead = 4 if self._offers else 0
+        self._early_head = all(e.name in self.heartbeat_in_head for e in self.in_edges)
+        table = EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
+        lookahead = max(table) + 1 if self._offers else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
-                                            payload_width=self.pw, lookahead=lookahead, table=NEXT_TABLE)
+                                            payload_width=self.pw, lookahead=lookahead, table=table)
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
@@ -202,10 +230,12 @@ class SFDFNode(wiring.Component):
         """Credit input ``k``: its receiver, and the register that holds its offer for the join
         (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers"), or, unpipelined,
         the receiver's offer straight to the join, each token released as it is popped."""
-        receiver = CounterReceiver if self.live_credit else CreditReceiver
-        rx = m.submodules[f"rx{k}"] = receiver(
-            capacity=e.capacity, control_capacity=e.control_capacity, index_width=self.iw,
-            data_width=e.width, payload_width=self.pw)
+        widths = {"capacity": e.capacity, "control_capacity": e.control_capacity, "index_width": self.iw,
+                  "data_width": e.width, "payload_width": self.pw}
+        if self.live_credit:
+            rx = m.submodules[f"rx{k}"] = CounterReceiver(**widths, heartbeat_in_head=self._early_head)
+        else:
+            rx = m.submodules[f"rx{k}"] = CreditReceiver(**widths)
         wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
         wiring.connect(m, wiring.flipped(link.data), rx.i_data)
         data_pop, ctrl_pop = link.data.valid & link.data.ready, link.ctrl.valid & link.ctrl.ready
@@ -236,13 +266,14 @@ class SFDFNode(wiring.Component):
             # valid) and its high bit the receiver's late choice, so the join's multiplexers after its
             # subtractors take the late bit last
             spare = offer.o_spare
-            m.d.comb += [
-                join.i_next[k][0].eq(rx.o_indices[0]),
-                join.i_next[k][1].eq(rx.o_indices[1]),
-                join.i_next[k][2].eq(spare.index),
-                join.i_next[k][3].eq(rx.o_indices[2]),
-                join.i_next_sel[k].eq(Cat(rx.o_early, spare.valid, ~spare.valid & rx.o_choice)),
-            ]
+            late = ~spare.valid & rx.o_choice
+            if self._early_head:  # the heartbeat's index is the data head's (EARLY_HEAD_TABLE)
+                candidates, code = [rx.o_indices[1], spare.index, rx.o_indices[2]], Cat(spare.valid, late)
+            else:
+                candidates = [rx.o_indices[0], rx.o_indices[1], spare.index, rx.o_indices[2]]
+                code = Cat(rx.o_early, spare.valid, late)
+            m.d.comb += [join.i_next[k][c].eq(index) for c, index in enumerate(candidates)]
+            m.d.comb += join.i_next_sel[k].eq(code)
         m.d.comb += [
             link.release.data.eq(offer.o_release.data),
             link.release.ctrl.eq(offer.o_release.ctrl + absorbed),  # both may come in one cycle
@@ -407,7 +438,8 @@ class SFDFNode(wiring.Component):
         widths = {"index_width": self.iw, "data_width": e.width, "payload_width": self.pw, "delta_width": self._delta_width}
         if self.live_credit:
             tx = m.submodules[f"tx{j}"] = CounterSender(
-                capacity=e.capacity, control_capacity=e.control_capacity, heartbeat=e.interval, **widths)
+                capacity=e.capacity, control_capacity=e.control_capacity, heartbeat=e.interval, **widths,
+                heartbeat_in_head=e.name in self.heartbeat_in_head)
         else:
             tx = m.submodules[f"tx{j}"] = CreditSender(
                 capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,

@@ -21,7 +21,7 @@ from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_widt
 from .axis import AxisSignature
 from .links import CreditEdge, InbandEdge, edge_link
 from .manifest import BeatKind
-from .node import SFDFNode
+from .node import SFDFNode, heartbeat_in_head_edges
 from .watermark import Watermark
 
 __all__ = ["NetworkTop"]
@@ -71,6 +71,7 @@ class NetworkTop(wiring.Component):
         intervals = {e.name: e.interval for e in net.edges}
         mark = watermark(net, intervals)
         inner = index_bits_inside(net, intervals)  # every live index within 2^(k-1) of its node's
+        early_heads = heartbeat_in_head_edges(net, platform)
         for node in net.nodes:
             ins = net.in_edges(node.name)
             nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
@@ -80,7 +81,7 @@ class NetworkTop(wiring.Component):
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
                 index_width=inner, full_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
                 algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges),
-                live_credit=net.live_credit)
+                live_credit=net.live_credit, heartbeat_in_head=early_heads)
         edge_kind = InbandEdge if net.mode == "inband" else CreditEdge
         for e in net.edges:
             flush = e.name in self.flush_edges

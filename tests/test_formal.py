@@ -115,9 +115,13 @@ def test_credit_edge(build, config):
     {"capacity": 3, "control_capacity": 2, "heartbeat": 2},
     {"capacity": 2, "control_capacity": 2, "heartbeat": None},
     {"capacity": 2, "control_capacity": 2, "heartbeat": 1, "channels": "rtl"},
-], ids=["q2-e1", "q1-e0", "q3-e2", "q2-no-heartbeat", "q2-e1-rtl-channels"])
+    {"capacity": 2, "control_capacity": 2, "heartbeat": 1, "channels": "rtl", "heartbeat_in_head": True},
+    {"capacity": 3, "control_capacity": 2, "heartbeat": 0, "channels": "rtl", "heartbeat_in_head": True},
+], ids=["q2-e1", "q1-e0", "q3-e2", "q2-no-heartbeat", "q2-e1-rtl-channels", "q2-e1-heartbeat-in-head",
+        "q3-e0-heartbeat-in-head"])
 def test_live_credit_edge(build, config):
-    """The default credit edge: credits by counter (hdl.counter), stamps exact, offers in commit order."""
+    """The default credit edge: credits by counter (hdl.counter), stamps exact, offers in commit order;
+    also with the heartbeat's index carried in the empty data channel's head (into a lookahead join)."""
     _passes(CounterEdgeHarness(index_width=4, **config), build, "counter", depth=2)
 
 
@@ -130,6 +134,14 @@ def test_dummy_kept_after_a_later_push_fails(build):
     """The sender keeps its dummy when it pushes a later token: once the channels are empty the receiver
     offers the dummy after the later token, an older index than one it already offered."""
     _fails(CounterEdgeHarness(sender=mutants.StickyHeartbeatSender, strengthen=False), build, "sticky", depth=6,
+           violated="no offer older than an earlier offer")
+
+
+def test_heartbeat_head_before_the_commit_fails(build):
+    """The heartbeat's index rides in the empty data channel's head: taken before the commit, the head
+    offers the index of a computation that did not happen, newer than a token still to come."""
+    _fails(CounterEdgeHarness(channels="rtl", heartbeat_in_head=True, sender=mutants.UncommittedHeartbeatHeadSender,
+                              strengthen=False), build, "uncommitted-head", depth=6,
            violated="no offer older than an earlier offer")
 
 

@@ -169,11 +169,15 @@ def test_variance_network_matches_model(examples, mode, filter_zeros):
     assert [e[0] for e in got["x"]] == ["data", "control"] * len(inputs["u"])  # one result per frame
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_registered_join_order_matches_the_heads(monkeypatch, seed):
+@pytest.mark.parametrize(("seed", "capacities", "candidates"), [
+    (0, (1, 6), None), (1, (1, 6), None), (2, (1, 6), None), (3, (1, 1), 4), (0, (2, 6), 3), (1, (2, 6), 3)])
+def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, candidates):
     """Credit joins of 2-3 inputs order their heads a cycle ahead (hdl.join, ``lookahead``): in every cycle
     of a whole network under back-pressure, each order register equals the order of the live heads, so
-    the node offers the join the candidates it assumes (the spare slot, the receiver's two indices)."""
+    the node offers the join the candidates it assumes (the spare slot, the receiver's indices). With
+    every channel of capacity 2 up the heartbeat's index rides in the data channel's head
+    (hdl.node.heartbeat_in_head_edges): three candidates; with capacity-1 channels, four; capacities
+    1-6 mix both."""
     joins = []
     elaborate = SFDFJoin.elaborate
 
@@ -186,7 +190,7 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed):
     monkeypatch.setattr(SFDFJoin, "elaborate", collecting)
     rng = random.Random(300 + seed)
     while True:  # filtering nodes ahead of joins: heads at different indices, dummies among them
-        net = random_dag(rng, rng.randint(4, 6), rng.randint(5, 8), capacities=(1, 6))
+        net = random_dag(rng, rng.randint(4, 6), rng.randint(5, 8), capacities=capacities)
         if len(net.sources) != 1 or not any(len(net.in_edges(n.name)) in (2, 3) for n in net.nodes):
             continue
         nodes = tuple(replace(n, kernel="random_filter", params={"rate": rng.choice([0.3, 0.6, 0.9]),
@@ -200,6 +204,8 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed):
 
     def extra(sim):
         assert joins, "no join orders its heads a cycle ahead"
+        assert candidates is None or all(join.lookahead == candidates for join in joins), \
+            [join.lookahead for join in joins]
 
         async def check(ctx):
             async for _ in ctx.tick():

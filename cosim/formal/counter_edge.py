@@ -59,14 +59,19 @@ class CounterEdgeHarness(Elaboratable):
         The classes under proof (subclasses for the broken variants of :mod:`.mutants`).
     strengthen : bool
         Assert the strengthening invariants.
+    heartbeat_in_head : bool
+        Sender and receiver with ``heartbeat_in_head`` (the heartbeat's index in the empty data channel's
+        head register; needs ``channels="rtl"`` and ``capacity >= 2``, whose head reloads while empty).
     """
 
     def __init__(self, *, capacity=2, control_capacity=2, heartbeat=1, index_width=4, channels="model",
-                 sender=CounterSender, receiver=CounterReceiver, strengthen=True):
+                 sender=CounterSender, receiver=CounterReceiver, strengthen=True, heartbeat_in_head=False):
         if channels not in ("model", "rtl"):
             raise ValueError(f"channels must be 'model' or 'rtl', not {channels!r}")
+        if heartbeat_in_head and (channels != "rtl" or capacity < 2):
+            raise ValueError("heartbeat_in_head needs the RTL channels and a capacity of 2 or more")
         self.capacity, self.control_capacity, self.heartbeat = capacity, control_capacity, heartbeat
-        self.index_width, self.channels = index_width, channels
+        self.index_width, self.channels, self.heartbeat_in_head = index_width, channels, heartbeat_in_head
         self.sender_class, self.receiver_class, self.strengthen = sender, receiver, strengthen
 
     def elaborate(self, platform):
@@ -74,8 +79,9 @@ class CounterEdgeHarness(Elaboratable):
         c, cc, w = self.capacity, self.control_capacity, self.index_width
         dw = delta_width([self.heartbeat])
         widths = {"capacity": c, "control_capacity": cc, "index_width": w, "data_width": 1, "payload_width": 1}
-        snd = self.sender_class(heartbeat=self.heartbeat, delta_width=dw, **widths)
-        rcv = self.receiver_class(**widths)
+        in_head = {"heartbeat_in_head": True} if self.heartbeat_in_head else {}
+        snd = self.sender_class(heartbeat=self.heartbeat, delta_width=dw, **widths, **in_head)
+        rcv = self.receiver_class(**widths, **in_head)
         modules = {}
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
@@ -225,6 +231,10 @@ class CounterEdgeHarness(Elaboratable):
                       f"message {k} precedes the heartbeat")
         for p, token in enumerate(dent):
             invariant(~hb.valid | ~(p < dlevel) | (token.index < hb.index), f"token {p} precedes the heartbeat")
+        if self.heartbeat_in_head:
+            # (while no dummy is held the head may differ: after a reset it holds the last write data)
+            invariant((dlevel != 0) | ~hb.valid | (dch.o_stream.payload.index == hb.index),
+                      "an empty data channel's head holds the heartbeat's index while one is held")
         if self.strengthen:
             for value, message in inv:
                 m.d.comb += Assert(value, f"invariant: {message}")

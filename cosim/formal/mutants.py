@@ -134,6 +134,19 @@ class StickyHeartbeatSender(CounterSender):
         return m
 
 
+class UncommittedHeartbeatHeadSender(CounterSender):
+    """With ``heartbeat_in_head``: the write data's index is the computation's whenever it would write a
+    dummy, committed or not, so an empty data channel's head (the heartbeat's offer) takes the index of a
+    computation that never happened."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        comp = self.i_comp.payload
+        dummy = driven_signals(m)["dummy"]
+        m.d.comb += self.o_data.payload.index.eq(Mux(comp.emit | dummy, comp.index, self.o_heartbeat.index))
+        return m
+
+
 class PeekingInbandReceiver(InbandReceiver):
     """An in-band receiver that offers the channel's head without waiting for the sender's flush: it offers
     hidden output-buffer tokens (003)."""
