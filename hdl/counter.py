@@ -65,8 +65,9 @@ class CounterSender(wiring.Component):
         As :class:`sfdf.hdl.credit.CreditSender`.
     heartbeat_in_head : bool
         The data channel's head carries the heartbeat's index while the channel is empty (for a
-        receiver with :class:`CounterReceiver`'s ``heartbeat_in_head``): the write data's index is the
-        heartbeat register's next one unless a token is pushed. Only for a channel whose head register
+        receiver with :class:`CounterReceiver`'s ``heartbeat_in_head``): the heartbeat register's index
+        is then the last committed computation's (at or above the dummy's: a stronger promise, as true),
+        and the write data's index is the register's next one. Only for a channel whose head register
         reloads the write data in every cycle it is empty (:class:`sfdf.hdl.channels.DataChannel` with a
         head in front of LUT RAM rows, capacity 2 and up).
 
@@ -121,9 +122,9 @@ class CounterSender(wiring.Component):
         hb = self.o_heartbeat
         index = comp.index
         if self.heartbeat_in_head:
-            # the heartbeat register's next index unless a token is pushed: an empty channel's head
+            # the heartbeat register's next index (the committed computation's): an empty channel's head
             # register takes the write data every cycle, so it holds the heartbeat's index then
-            index = Mux(commit & (comp.emit | dummy), comp.index, hb.index)
+            index = Mux(commit, comp.index, hb.index)
         m.d.comb += [
             self.i_comp.ready.eq(data_ok & ctrl_ok),
             self.o_data.valid.eq(self.i_comp.valid & comp.emit & ctrl_ok),
@@ -149,6 +150,9 @@ class CounterSender(wiring.Component):
                 m.d.sync += quiet.eq(0)
             with m.If(dummy):  # a newer dummy overwrites the register (coalescing), never blocks
                 m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index)]
+            if self.heartbeat_in_head:  # every committed computation's: no token at or below it is to come
+                with m.If(~comp.eos):
+                    m.d.sync += hb.index.eq(comp.index)
         return m
 
 

@@ -235,6 +235,7 @@ class CounterEdgeHarness(Elaboratable):
             # (while no dummy is held the head may differ: after a reset it holds the last write data)
             invariant((dlevel != 0) | ~hb.valid | (dch.o_stream.payload.index == hb.index),
                       "an empty data channel's head holds the heartbeat's index while one is held")
+            invariant(hb.index == prev, "the heartbeat's index is the last committed computation's")
         if self.strengthen:
             for value, message in inv:
                 m.d.comb += Assert(value, f"invariant: {message}")
