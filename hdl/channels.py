@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .dsp import platform_family
 
-__all__ = ["ControlChannel", "DataChannel", "lutram_rows", "registered_read_memory"]
+__all__ = ["ControlChannel", "DataChannel", "head_reloads_while_empty", "lutram_rows", "registered_read_memory"]
 
 #: Channels needing up to this many rows behind their head register keep them in LUT RAM read
 #: combinationally; longer ones in a block-RAM-friendly memory with a synchronous read port. On ECP5
@@ -39,6 +39,14 @@ def registered_read_memory(m, name, width, depth):
 def lutram_rows(platform) -> int:
     """The most rows a channel keeps in LUT RAM on ``platform`` (None: generic Verilog, as on ECP5)."""
     return _NO_LUTRAM_MAX_ROWS if platform_family(platform).startswith("ice") else _LUTRAM_MAX_ROWS
+
+
+def head_reloads_while_empty(capacity, platform) -> bool:
+    """Whether a channel's head register takes the write data in every cycle the channel is empty, a
+    push or not (a head in front of LUT RAM rows or of one row register, :meth:`DataChannel._buffered_storage`),
+    so that a writer can keep a value there while it pushes nothing (:mod:`sfdf.hdl.counter`'s
+    ``heartbeat_in_head``)."""
+    return 2 <= capacity and capacity - 1 <= lutram_rows(platform)
 
 
 class DataChannel(wiring.Component):

@@ -14,7 +14,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .channels import lutram_rows
+from .channels import head_reloads_while_empty
 from .counter import CounterReceiver, CounterSender
 from .credit import CreditReceiver, CreditSender
 from .decided import DecidedQueue
@@ -51,15 +51,14 @@ def heartbeat_in_head_edges(network, platform) -> frozenset:
     """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
     :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
     its next heads a cycle ahead (registered offers, 2 to :data:`~sfdf.hdl.join.PAIRWISE_MAX` inputs),
-    when each of those inputs' data channels has a head register in front of LUT RAM rows, which reloads
-    the write data in every cycle the channel is empty."""
+    when each of those inputs' data channels reloads its head register with the write data in every
+    cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`)."""
     if network.mode != "credit" or not network.live_credit or not pipelined(platform):
         return frozenset()
-    rows = lutram_rows(platform)
     edges = set()
     for node in network.nodes:
         ins = network.in_edges(node.name)
-        if 1 < len(ins) <= PAIRWISE_MAX and all(2 <= e.capacity <= rows + 1 for e in ins):
+        if 1 < len(ins) <= PAIRWISE_MAX and all(head_reloads_while_empty(e.capacity, platform) for e in ins):
             edges.update(e.name for e in ins)
     return frozenset(edges)
 

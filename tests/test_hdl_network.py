@@ -223,3 +223,21 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, 
     for sink in network.sinks:
         assert got[sink] == expected.outputs[sink], sink
     assert sum(differing) > 20, sum(differing)  # pairs of live heads at different indices checked
+
+
+def test_heartbeat_in_head_edges(examples):
+    """The heartbeat's index rides in the data head on the inputs of lookahead joins only: live credit,
+    a pipelined platform, 2-3 inputs, every input's channel reloading its head while empty."""
+    from types import SimpleNamespace
+
+    from sfdf.hdl.node import heartbeat_in_head_edges
+
+    network = resolve(load_spec(examples / "variance.toml"))
+    assert heartbeat_in_head_edges(network, None) == {"vx", "wx"}  # x's inputs; v and w have one each
+    assert heartbeat_in_head_edges(network, SimpleNamespace(family="ice40")) == set()  # no offer registers
+    assert heartbeat_in_head_edges(replace(network, live_credit=False), None) == set()
+    assert heartbeat_in_head_edges(replace(network, mode="inband"), None) == set()
+    narrow = network.with_edges(replace(e, capacity=1) if e.name == "wx" else e for e in network.edges)
+    assert heartbeat_in_head_edges(narrow, None) == set()  # a capacity-1 channel's head holds still
+    deep = network.with_edges(replace(e, capacity=200) if e.name == "vx" else e for e in network.edges)
+    assert heartbeat_in_head_edges(deep, None) == set()  # nor does a block-RAM channel's
