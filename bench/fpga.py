@@ -218,7 +218,7 @@ def table(results: list[dict], control: list[dict]) -> str:
         plain = by.get((f"{r['topology']}-plain", r["board"]))
         ratio = ""
         if plain and plain is not r and plain.get("fits", True) and r.get("fits", True) and plain["fmax_mhz"]:
-            ratio = f"{r['fmax_mhz'] / plain['fmax_mhz']:.2f}"
+            ratio = f"{r['fmax_mhz'] / plain['fmax_mhz']:.3f}"
         through = " → ".join(f"{b['block']}" for b in r.get("critical_path_through", [])[:8])
         if len(r.get("critical_path_through", [])) > 8:
             through += " → …"
@@ -269,7 +269,7 @@ def targets(results: list[dict], control: list[dict]) -> list[str]:
                      + ("" if v == "met" else path(r)))
         if plain and plain.get("fits") and plain["fmax_mhz"]:
             ratio = r["fmax_mhz"] / plain["fmax_mhz"]
-            lines.append(f"- {design} vs. variance-plain: {ratio:.2f} (>= {TARGET_RATIO}, must {MUST_RATIO}): "
+            lines.append(f"- {design} vs. variance-plain: {ratio:.3f} (>= {TARGET_RATIO}, must {MUST_RATIO}): "
                          f"{_verdict(ratio, TARGET_RATIO, MUST_RATIO)}")
     chain = by.get(("chain-credit", "ulx3s-85f"))
     if chain and chain.get("fits"):
@@ -309,7 +309,7 @@ def summary(results: list[dict], control: list[dict]) -> str:
         plain = by.get((f"{topology}-plain", "ulx3s-85f"))
         ratio = ""
         if ecp5 and plain and plain is not ecp5 and ecp5.get("fits", True) and plain.get("fits", True):
-            ratio = f"{ecp5['fmax_mhz'] / plain['fmax_mhz']:.2f}"
+            ratio = f"{ecp5['fmax_mhz'] / plain['fmax_mhz']:.3f}"
         lines.append(f"| {design} | {_fmax(ecp5) if ecp5 else ''} | {ratio} | "
                      f"{ecp5['luts'] if ecp5 and ecp5.get('fits', True) else ''} | {per_edge.get(design, '')} | "
                      f"{_fmax(ice40) if ice40 else ''} |")
