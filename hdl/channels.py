@@ -175,7 +175,7 @@ class DataChannel(wiring.Component):
             m.d.sync += [self.level.eq(self.level - 1), valid.eq(self.level != 1), many.eq(self.level >= 3)]
 
         width = Shape.cast(self._payload_shape).width
-        lutram = capacity - 1 <= lutram_rows(platform)
+        lutram = head_reloads_while_empty(capacity, platform)  # capacity 1 is taken first below
         if width == 0 or capacity == 1 or lutram:
             m.d.comb += self.o_stream.valid.eq(valid)
         if width == 0:
