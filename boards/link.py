@@ -116,9 +116,12 @@ class CommitFIFO(wiring.Component):
         take = ready & load
         following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += following.eq(Mux(take, read1, read))
-        # whether the next row is committed, compared for both outcomes of the take, which selects last
-        readable = Mux(self.commit, written, committed)
-        m.d.sync += [read.eq(following), ready.eq(Mux(take, read1 != readable, read != readable))]
+        # whether the next row is committed, compared for every outcome of the take and the commit,
+        # which select last: the parser's verdict reaches ``ready`` through one multiplexer, not a
+        # comparator (it limited the ULX3S board top at about 142 MHz)
+        m.d.sync += [read.eq(following),
+                     ready.eq(Mux(self.commit, Mux(take, read1 != written, read != written),
+                                  Mux(take, read1 != committed, read != committed)))]
         with m.If(take):  # read1 stays read + 1
             m.d.sync += read1.eq(read1 + 1)
         with m.If(load):
@@ -244,7 +247,11 @@ class FrameParser(wiring.Component):
 
         got = self.i_byte.valid
         byte = self.i_byte.payload
-        m.d.comb += [checker.data.eq(byte), checker.valid.eq(got)]
+        # the CRC folds each byte a cycle after the parser takes it, from registers (the byte, its valid
+        # and the restart the parser chose): neither the UART's byte compares nor the state reach the
+        # CRC's XOR trees; bytes come a character apart, so the residue is current by ``CHECK``
+        restart = Signal()
+        m.d.sync += [checker.data.eq(byte), checker.valid.eq(got), checker.start.eq(restart)]
 
         position = Signal(range(FRAME_HEADER))
         version, flags, port = Signal(8), Signal(8), Signal(range(max(sources, 2)))
@@ -274,16 +281,21 @@ class FrameParser(wiring.Component):
                              fifo.w_data.eq(Cat(word[:self.widths[i]], last_word, last_word & flags[0]))]
         m.d.sync += write.eq(0)
 
+        # the word's last byte and the packet's last word, compared a cycle after their counters move
+        # (bytes come at least 3 cycles apart, and the counters are set two cycles before ``WORDS``), so
+        # neither comparator sits between a counter and the state
+        word_end, final_word = Signal(), Signal()
+        m.d.sync += [word_end.eq(in_word == word_bytes[port] - 1), final_word.eq(left == 1)]
         with m.FSM():
             with m.State("HUNT"), m.If(got & (byte == _S)):
-                m.d.comb += checker.start.eq(1)
+                m.d.comb += restart.eq(1)
                 m.next = "MAGIC"
             with m.State("MAGIC"), m.If(got):
                 m.d.sync += position.eq(0)
                 with m.If(byte == _F):
                     m.next = "HEADER"
                 with m.Elif(byte == _S):
-                    m.d.comb += checker.start.eq(1)
+                    m.d.comb += restart.eq(1)
                 with m.Else():
                     m.next = "HUNT"
             with m.State("HEADER"), m.If(got):
@@ -319,15 +331,17 @@ class FrameParser(wiring.Component):
                         with m.Case(k):
                             m.d.sync += word[8 * k:8 * k + 8].eq(byte)
                 m.d.sync += in_word.eq(in_word + 1)
-                with m.If(in_word == word_bytes[port] - 1):
-                    m.d.sync += [in_word.eq(0), left.eq(left - 1), write.eq(1), last_word.eq(left == 1)]
-                    with m.If(left == 1):
+                with m.If(word_end):
+                    m.d.sync += [in_word.eq(0), left.eq(left - 1), write.eq(1), last_word.eq(final_word)]
+                    with m.If(final_word):
                         m.d.sync += position.eq(0)
                         m.next = "CRC"
             with m.State("CRC"), m.If(got):
                 m.d.sync += position.eq(position + 1)
                 with m.If(position == 3):
-                    m.next = "CHECK"
+                    m.next = "FOLD"
+            with m.State("FOLD"):  # the CRC's last byte enters the CRC register
+                m.next = "CHECK"
             with m.State("CHECK"):  # the CRC register holds the residue of the whole packet now
                 m.d.sync += [passed.eq(checker.match_detected & ~overflow), deciding.eq(1)]
                 m.next = "HUNT"

@@ -69,7 +69,8 @@ class CounterSender(wiring.Component):
         is then the last committed computation's (at or above the dummy's: a stronger promise, as true),
         and the write data's index is the register's next one. Only for a channel whose head register
         reloads the write data in every cycle it is empty (:class:`sfdf.hdl.channels.DataChannel` with a
-        head in front of LUT RAM rows, capacity 2 and up).
+        head in front of LUT RAM rows, capacity 2 and up). The tokens carry the join's copy of their index
+        (:func:`sfdf.hdl.tokens.counter_data_layout`'s ``join_copy``).
 
     Members
     -------
@@ -91,7 +92,7 @@ class CounterSender(wiring.Component):
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
                                                              delta_width))),
-            "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width))),
+            "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width, heartbeat_in_head))),
             "o_ctrl": Out(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(counter_heartbeat_layout(index_width)),
             "i_heartbeat_clear": In(1),
@@ -129,6 +130,7 @@ class CounterSender(wiring.Component):
             self.i_comp.ready.eq(data_ok & ctrl_ok),
             self.o_data.valid.eq(self.i_comp.valid & comp.emit & ctrl_ok),
             self.o_data.payload.index.eq(index),
+            *([self.o_data.payload.join_index.eq(index)] if self.heartbeat_in_head else []),
             self.o_data.payload.data.eq(comp.data),
             self.o_data.payload.msg.eq(push),
             self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
@@ -149,10 +151,11 @@ class CounterSender(wiring.Component):
             with m.Elif(comp.emit):
                 m.d.sync += quiet.eq(0)
             with m.If(dummy):  # a newer dummy overwrites the register (coalescing), never blocks
-                m.d.sync += [hb.valid.eq(1), hb.index.eq(comp.index)]
-            if self.heartbeat_in_head:  # every committed computation's: no token at or below it is to come
-                with m.If(~comp.eos):
-                    m.d.sync += hb.index.eq(comp.index)
+                m.d.sync += hb.valid.eq(1)
+            # the dummy's index; with heartbeat_in_head every committed computation's (no token at or
+            # below it is to come; a dummy is never EOS)
+            with m.If(~comp.eos if self.heartbeat_in_head else dummy):
+                m.d.sync += hb.index.eq(comp.index)
         return m
 
 
@@ -171,7 +174,8 @@ class CounterReceiver(wiring.Component):
     heartbeat_in_head : bool
         The sender keeps the heartbeat's index in the empty data channel's head (:class:`CounterSender`'s
         ``heartbeat_in_head``), so the heartbeat's offer takes the data head's index: ``o_indices[0]`` is
-        ``o_indices[1]``, and a join ordering the next heads compares one early candidate, not two.
+        ``o_indices[1]``, and a join ordering the next heads compares one early candidate, not two:
+        ``o_join_index``, the same index from the token's copy for the join's comparators.
 
     Members
     -------
@@ -196,12 +200,13 @@ class CounterReceiver(wiring.Component):
         self.capacity, self.heartbeat_in_head = capacity, heartbeat_in_head
         super().__init__({
             **next_index_members(index_width),
-            "i_data": In(stream.Signature(counter_data_layout(index_width, data_width))),
+            "i_data": In(stream.Signature(counter_data_layout(index_width, data_width, heartbeat_in_head))),
             "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(counter_heartbeat_layout(index_width)),
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
+            **({"o_join_index": Out(index_width)} if heartbeat_in_head else {}),
         })
 
     def elaborate(self, platform):
@@ -238,6 +243,7 @@ class CounterReceiver(wiring.Component):
             # with heartbeat_in_head the data head's index is the heartbeat's while the channel is empty
             self.o_indices[0].eq(self.i_data.payload.index if self.heartbeat_in_head else hb.index),
             self.o_indices[1].eq(self.i_data.payload.index),
+            *([self.o_join_index.eq(self.i_data.payload.join_index)] if self.heartbeat_in_head else []),
             self.o_indices[2].eq(ctrl.index),
             self.o_early.eq(data_valid),
             self.o_choice.eq(due),

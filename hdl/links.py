@@ -69,12 +69,13 @@ class CreditLinkSignature(wiring.Signature):
         control message it held (:class:`sfdf.hdl.offer.OfferRegister`); the sender ignores it.
     """
 
-    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True):
+    def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True,
+                 heartbeat_in_head=False):
         self.capacity, self.control_capacity = capacity, control_capacity
         self.index_width, self.data_width, self.payload_width = index_width, data_width, payload_width
-        self.live = bool(live)
+        self.live, self.heartbeat_in_head = bool(live), bool(heartbeat_in_head)
         if self.live:
-            self.data_layout = counter_data_layout(index_width, data_width)
+            self.data_layout = counter_data_layout(index_width, data_width, self.heartbeat_in_head)
             self.control_layout = counter_control_layout(capacity, index_width, payload_width)
             heartbeat = counter_heartbeat_layout(index_width)
         else:
@@ -95,7 +96,7 @@ class CreditLinkSignature(wiring.Signature):
     def __repr__(self):
         return (f"CreditLinkSignature(capacity={self.capacity}, control_capacity={self.control_capacity}, "
                 f"index_width={self.index_width}, data_width={self.data_width}, "
-                f"payload_width={self.payload_width}, live={self.live})")
+                f"payload_width={self.payload_width}, live={self.live}, heartbeat_in_head={self.heartbeat_in_head})")
 
 
 class InbandLinkSignature(wiring.Signature):
@@ -145,9 +146,10 @@ class InbandLinkSignature(wiring.Signature):
                 f"flush={self.flush})")
 
 
-def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credit=True):
+def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credit=True, heartbeat_in_head=False):
     """The link of ``edge`` (a resolved ``gen.model.Edge``) in ``mode`` (``"credit"`` or ``"inband"``;
-    ``live_credit``: the network's, in credit mode).
+    ``live_credit``: the network's, in credit mode; ``heartbeat_in_head``: the edge is one of
+    :func:`sfdf.hdl.node.heartbeat_in_head_edges`, whose tokens carry the join's copy of their index).
 
     ``flush``: the sender's half of an in-band edge whose spontaneous flush is wired (verification);
     it has a ``flush`` member only when the edge's output buffer is above 1 (as
@@ -159,7 +161,7 @@ def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credi
                                    flush=flush and edge.output_buffer > 1)
     return CreditLinkSignature(capacity=edge.capacity, control_capacity=edge.control_capacity,
                                index_width=index_width, data_width=edge.width, payload_width=payload_width,
-                               live=live_credit)
+                               live=live_credit, heartbeat_in_head=heartbeat_in_head)
 
 
 class LinksSignature(wiring.Signature):

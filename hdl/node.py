@@ -169,11 +169,13 @@ class SFDFNode(wiring.Component):
         self.position, self.window = position, window
         members = {
             "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width,
-                                                   live_credit=live_credit)
+                                                   live_credit=live_credit,
+                                                   heartbeat_in_head=e.name in self.heartbeat_in_head)
                                          for e in self.in_edges])),
             "outputs": Out(LinksSignature([edge_link(e, mode=mode, index_width=index_width,
                                                      payload_width=payload_width, flush=flushable,
-                                                     live_credit=live_credit)
+                                                     live_credit=live_credit,
+                                                     heartbeat_in_head=e.name in self.heartbeat_in_head)
                                            for e in self.out_edges])),
         }
         if position:
@@ -267,7 +269,7 @@ class SFDFNode(wiring.Component):
             spare = offer.o_spare
             late = ~spare.valid & rx.o_choice
             if self._early_head:  # the heartbeat's index is the data head's (EARLY_HEAD_TABLE)
-                candidates, code = [rx.o_indices[1], spare.index, rx.o_indices[2]], Cat(spare.valid, late)
+                candidates, code = [rx.o_join_index, spare.index, rx.o_indices[2]], Cat(spare.valid, late)
             else:
                 candidates = [rx.o_indices[0], rx.o_indices[1], spare.index, rx.o_indices[2]]
                 code = Cat(rx.o_early, spare.valid, late)

@@ -87,7 +87,7 @@ class NetworkTop(wiring.Component):
             flush = e.name in self.flush_edges
             edge = m.submodules[f"edge_{e.name}"] = edge_kind(
                 edge_link(e, mode=net.mode, index_width=inner, payload_width=MESSAGE_WIDTH, flush=flush,
-                          live_credit=net.live_credit))
+                          live_credit=net.live_credit, heartbeat_in_head=e.name in early_heads))
             wiring.connect(m, nodes[e.src].outputs[net.out_edges(e.src).index(e)], edge.i_link)
             wiring.connect(m, edge.o_link, nodes[e.dst].inputs[net.in_edges(e.dst).index(e)])
             if flush:

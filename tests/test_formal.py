@@ -145,6 +145,14 @@ def test_heartbeat_head_before_the_commit_fails(build):
            violated="no offer older than an earlier offer")
 
 
+def test_join_copy_before_the_commit_fails(build):
+    """The join's copy of the data head's index taken before the commit: the join would order the
+    heartbeat the empty channel offers by another index."""
+    _fails(CounterEdgeHarness(channels="rtl", heartbeat_in_head=True, sender=mutants.UncommittedJoinCopySender,
+                              strengthen=False), build, "uncommitted-copy", depth=6,
+           violated="the join's copy is the index of the data head or heartbeat offered")
+
+
 def test_uncounted_credit_fails(build):
     _fails(CreditEdgeHarness(threshold=1, heartbeat=2, sender=mutants.UncountedCreditSender, strengthen=False),
            build, "uncounted", depth=6, violated="000 Thm. 3.2")

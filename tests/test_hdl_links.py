@@ -64,6 +64,18 @@ def test_credit_link_is_000_fig2_seen_from_the_sender(live):
     assert credit_link(live=live) != credit_link(live=not live)
 
 
+def test_heartbeat_in_head_tokens_carry_the_joins_copy_of_their_index():
+    """An input of a join that orders its next heads a cycle ahead: the token's index twice, the copy a
+    register of its own in the channel's head (for the join's comparators)."""
+    link = CreditLinkSignature(capacity=4, control_capacity=9, index_width=IW, data_width=DW, payload_width=PW,
+                               heartbeat_in_head=True)
+    layout = link.members["data"].signature.members["payload"].shape
+    assert layout == counter_data_layout(IW, DW, join_copy=True)
+    assert layout["join_index"].shape == layout["index"].shape
+    assert "join_index" not in counter_data_layout(IW, DW)
+    assert link != credit_link()
+
+
 def test_inband_link_has_flush_only_when_asked():
     members = inband_link(capacity=6).members
     assert members["token"] == Out(stream.Signature(inband_token_layout(IW, DW, PW)))

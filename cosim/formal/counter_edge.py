@@ -90,7 +90,7 @@ class CounterEdgeHarness(Elaboratable):
         pops, pops1, renewed, known, due, ride = internal_registers(
             driven_signals(modules["receiver"]), rcv, "pops", "pops1", "renewed", "known", "due", "ride")
 
-        dlayout, clayout = counter_data_layout(w, 1), counter_control_layout(c, w, 1)
+        dlayout, clayout = counter_data_layout(w, 1, self.heartbeat_in_head), counter_control_layout(c, w, 1)
         if self.channels == "model":
             dch, cch = ModelFifo(dlayout, c), ModelFifo(clayout, cc)
         else:
@@ -149,6 +149,10 @@ class CounterEdgeHarness(Elaboratable):
         with m.If(head.valid & ~head.eos):
             m.d.comb += Assert(head.index >= last, "no offer older than an earlier offer on the edge")
             m.d.sync += last.eq(head.index)
+        if self.heartbeat_in_head:  # the join orders the next heads by the copy: it is the offered index
+            with m.If(head.valid & ~head.eos & ~(head.is_msg & ~head.is_data)):
+                m.d.comb += Assert(rcv.o_join_index == head.index,
+                                   "the join's copy is the index of the data head or heartbeat offered")
         with m.If(offers_heartbeat):
             for p, token in enumerate(dent):
                 with m.If(p < dlevel):
@@ -236,6 +240,12 @@ class CounterEdgeHarness(Elaboratable):
             invariant((dlevel != 0) | ~hb.valid | (dch.o_stream.payload.index == hb.index),
                       "an empty data channel's head holds the heartbeat's index while one is held")
             invariant(hb.index == prev, "the heartbeat's index is the last committed computation's")
+            # the join's copy of the index: equal in every token, and in the empty head while a dummy is held
+            copy = dch.o_stream.payload.join_index
+            invariant((dlevel != 0) | ~hb.valid | (copy == hb.index),
+                      "an empty data channel's head holds the heartbeat's index in the join's copy")
+            for p, token in enumerate(dent):
+                invariant(~(p < dlevel) | (token.join_index == token.index), f"token {p}: the join's copy is its index")
         if self.strengthen:
             for value, message in inv:
                 m.d.comb += Assert(value, f"invariant: {message}")

@@ -28,6 +28,8 @@ __all__ = [
     "LateOrderJoin",
     "PeekingInbandReceiver",
     "StickyHeartbeatSender",
+    "UncommittedHeartbeatHeadSender",
+    "UncommittedJoinCopySender",
     "UncountedCreditSender",
     "UnreadyJoin",
 ]
@@ -143,7 +145,18 @@ class UncommittedHeartbeatHeadSender(CounterSender):
         m = super().elaborate(platform)
         comp = self.i_comp.payload
         dummy = driven_signals(m)["dummy"]
-        m.d.comb += self.o_data.payload.index.eq(Mux(comp.emit | dummy, comp.index, self.o_heartbeat.index))
+        index = Mux(comp.emit | dummy, comp.index, self.o_heartbeat.index)
+        m.d.comb += [self.o_data.payload.index.eq(index), self.o_data.payload.join_index.eq(index)]
+        return m
+
+
+class UncommittedJoinCopySender(CounterSender):
+    """With ``heartbeat_in_head``: the token's copy of its index for the join is the computation's, committed
+    or not, so while the data channel is empty the join orders the heartbeat by an index it does not offer."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o_data.payload.join_index.eq(self.i_comp.payload.index)
         return m
 
 
