@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import AxisSignature
 from sfdf.hdl.channels import registered_read_memory
-from sfdf.hdl.dsp import platform_family
+from sfdf.hdl.dsp import pipelined, platform_family
 
 from . import packets
 from .packets import VERSION, Status
@@ -116,12 +116,17 @@ class CommitFIFO(wiring.Component):
         take = ready & load
         following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += following.eq(Mux(take, read1, read))
-        # whether the next row is committed, compared for every outcome of the take and the commit,
-        # which select last: the parser's verdict reaches ``ready`` through one multiplexer, not a
-        # comparator (it limited the ULX3S board top at about 142 MHz)
-        m.d.sync += [read.eq(following),
-                     ready.eq(Mux(self.commit, Mux(take, read1 != written, read != written),
-                                  Mux(take, read1 != committed, read != committed)))]
+        # whether the next row is committed, compared for both outcomes of the take, which selects last;
+        # pipelined (:func:`sfdf.hdl.dsp.pipelined`), for both outcomes of the commit too, so the parser's
+        # verdict reaches ``ready`` through one multiplexer, not a comparator (it limited the ULX3S board
+        # top at about 142 MHz)
+        if pipelined(platform):
+            next_ready = Mux(self.commit, Mux(take, read1 != written, read != written),
+                             Mux(take, read1 != committed, read != committed))
+        else:
+            readable = Mux(self.commit, written, committed)
+            next_ready = Mux(take, read1 != readable, read != readable)
+        m.d.sync += [read.eq(following), ready.eq(next_ready)]
         with m.If(take):  # read1 stays read + 1
             m.d.sync += read1.eq(read1 + 1)
         with m.If(load):
@@ -247,11 +252,13 @@ class FrameParser(wiring.Component):
 
         got = self.i_byte.valid
         byte = self.i_byte.payload
-        # the CRC folds each byte a cycle after the parser takes it, from registers (the byte, its valid
-        # and the restart the parser chose): neither the UART's byte compares nor the state reach the
-        # CRC's XOR trees; bytes come a character apart, so the residue is current by ``CHECK``
+        # pipelined (:func:`sfdf.hdl.dsp.pipelined`), the CRC folds each byte a cycle after the parser
+        # takes it, from registers (the byte, its valid and the restart the parser chose): neither the
+        # UART's byte compares nor the state reach the CRC's XOR trees, and ``FOLD`` waits for the last
+        # byte (bytes come a character apart). On iCE40 it folds the byte as it comes (no cells to spare)
         restart = Signal()
-        m.d.sync += [checker.data.eq(byte), checker.valid.eq(got), checker.start.eq(restart)]
+        fold = pipelined(platform)
+        m.d[fold and "sync" or "comb"] += [checker.data.eq(byte), checker.valid.eq(got), checker.start.eq(restart)]
 
         position = Signal(range(FRAME_HEADER))
         version, flags, port = Signal(8), Signal(8), Signal(range(max(sources, 2)))
@@ -339,9 +346,10 @@ class FrameParser(wiring.Component):
             with m.State("CRC"), m.If(got):
                 m.d.sync += position.eq(position + 1)
                 with m.If(position == 3):
-                    m.next = "FOLD"
-            with m.State("FOLD"):  # the CRC's last byte enters the CRC register
-                m.next = "CHECK"
+                    m.next = "FOLD" if fold else "CHECK"
+            if fold:
+                with m.State("FOLD"):  # the CRC's last byte enters the CRC register
+                    m.next = "CHECK"
             with m.State("CHECK"):  # the CRC register holds the residue of the whole packet now
                 m.d.sync += [passed.eq(checker.match_detected & ~overflow), deciding.eq(1)]
                 m.next = "HUNT"

@@ -5,7 +5,7 @@ import random
 import zlib
 
 import pytest
-from amaranth import Module
+from amaranth import Fragment, Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
@@ -17,6 +17,7 @@ from sfdf.boards.link import (
 )
 from sfdf.boards.packets import Status
 from sfdf.boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
+from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.manifest import sink_tuser_fields
 from sfdf.sw.codec import Codec, read_packet
 
@@ -216,8 +217,9 @@ def test_skid_buffer_keeps_order_under_back_pressure():
 # --- frame parser ------------------------------------------------------------------------------
 
 def check_parser(stream: bytes, expected: list[list[tuple[int, int, int]]], widths=(16,), depth=16,
-                 committed=None, dropped=None, gap=3):
-    """Bytes in one per ``gap`` cycles; each source's words out as ``(tdata, tlast, eos)``."""
+                 committed=None, dropped=None, gap=3, family=None):
+    """Bytes in one per ``gap`` cycles; each source's words out as ``(tdata, tlast, eos)``; ``family``: the
+    parser elaborated for that FPGA family (iCE40: unpipelined, the CRC folding each byte as it comes)."""
     parser = FrameParser(list(widths), depth)
     got = [[] for _ in widths]
     counts = {"committed": 0, "dropped": 0}
@@ -243,7 +245,8 @@ def check_parser(stream: bytes, expected: list[list[tuple[int, int, int]]], widt
                     word = values[2 + len(widths) + i]
                     got[i].append((word & ((1 << w) - 1), (word >> w) & 1, word >> (w + 1)))
 
-    run(parser, feed, drain, deadline=gap * len(stream) + 50)
+    run(Fragment.get(parser, FamilyOnly(family)) if family else parser, feed, drain,
+        deadline=gap * len(stream) + 50)
     assert got == expected
     if committed is not None:
         assert counts["committed"] == committed
@@ -255,11 +258,13 @@ def words(values, eos=False):
     return [(v, int(n == len(values) - 1), int(eos and n == len(values) - 1)) for n, v in enumerate(values)]
 
 
-def test_parser_takes_codec_frames():
+@pytest.mark.parametrize("family", [None, "ice40"])
+def test_parser_takes_codec_frames(family):
     codec = Codec(manifest())
     stream = codec.pack_frame(7, [1, 2, 65535]) + codec.pack_frame(-8, [0]) + codec.pack_frame(9, [5, 6],
                                                                                                 end_of_stream=True)
-    check_parser(stream, [words([1, 2, 65535]) + words([0]) + words([5, 6], eos=True)], committed=3, dropped=0)
+    check_parser(stream, [words([1, 2, 65535]) + words([0]) + words([5, 6], eos=True)], committed=3, dropped=0,
+                 family=family)
 
 
 def test_parser_routes_ports_of_any_width():
@@ -269,12 +274,13 @@ def test_parser_routes_ports_of_any_width():
     check_parser(stream, [words([5, 7]) + words([1]), words([2**40 - 1, 2**33])], widths=(3, 40), committed=3)
 
 
-def test_parser_drops_a_damaged_packet_and_resynchronises():
+@pytest.mark.parametrize("family", [None, "ice40"])
+def test_parser_drops_a_damaged_packet_and_resynchronises(family):
     codec = Codec(manifest())
     good, bad = codec.pack_frame(1, [10, 11]), bytearray(codec.pack_frame(2, [20, 21, 22]))
     bad[20] ^= 0x10                                     # a pixel bit flipped: the CRC no longer matches
     stream = b"xSS" + good + bytes(bad) + b"S\x00F" + codec.pack_frame(3, [30])
-    check_parser(stream, [words([10, 11]) + words([30])], committed=2, dropped=1)
+    check_parser(stream, [words([10, 11]) + words([30])], committed=2, dropped=1, family=family)
 
 
 @pytest.mark.parametrize("offset, value, why", [(2, 2, "version"), (4, 1, "port"), (13, 0, "count 0"),
