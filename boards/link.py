@@ -258,7 +258,7 @@ class FrameParser(wiring.Component):
         # byte (bytes come a character apart). On iCE40 it folds the byte as it comes (no cells to spare)
         restart = Signal()
         fold = pipelined(platform)
-        m.d[fold and "sync" or "comb"] += [checker.data.eq(byte), checker.valid.eq(got), checker.start.eq(restart)]
+        m.d["sync" if fold else "comb"] += [checker.data.eq(byte), checker.valid.eq(got), checker.start.eq(restart)]
 
         position = Signal(range(FRAME_HEADER))
         version, flags, port = Signal(8), Signal(8), Signal(range(max(sources, 2)))

@@ -50,6 +50,10 @@ class CreditLinkSignature(wiring.Signature):
     live : bool
         Live credit (:mod:`sfdf.hdl.counter`): stamped messages, no credit messages; else 000's credit
         messages (:mod:`sfdf.hdl.credit`).
+    heartbeat_in_head : bool
+        With live credit, an input of a join that orders its next heads a cycle ahead
+        (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): tokens also carry ``join_index``, the join's copy
+        of their index (:func:`sfdf.hdl.tokens.counter_data_layout`).
 
     Members
     -------
