@@ -150,7 +150,7 @@ class CounterEdgeHarness(Elaboratable):
             m.d.comb += Assert(head.index >= last, "no offer older than an earlier offer on the edge")
             m.d.sync += last.eq(head.index)
         if self.heartbeat_in_head:  # the join orders the next heads by the copy: it is the offered index
-            with m.If(head.valid & ~head.eos & ~(head.is_msg & ~head.is_data)):
+            with m.If(head.valid & head.is_data | offers_heartbeat):
                 m.d.comb += Assert(rcv.o_join_index == head.index,
                                    "the join's copy is the index of the data head or heartbeat offered")
         with m.If(offers_heartbeat):
