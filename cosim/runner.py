@@ -281,12 +281,22 @@ def _build(runner, cache: BuildCache, folder: Path, sources: list[Path], topleve
         return False, 0.0
     cache.start(folder)
     start = time.monotonic()
-    try:
-        runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=folder, parameters=parameters,
-                     build_args=args, waves=waves, log_file=folder / "build.log")
-    except RuntimeError as error:
-        raise BuildError(f"{toplevel}: Verilator build failed ({error}); tail of {folder / 'build.log'}:\n"
-                         + "\n".join(_tail(folder / "build.log", 30))) from None
+    log_file = folder / "build.log"
+    for retry in (False, True):
+        try:
+            with _environ({"CCACHE_DISABLE": "1"} if retry else {}):
+                runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=folder, parameters=parameters,
+                             build_args=args, waves=waves, log_file=log_file)
+            break
+        except RuntimeError as error:
+            if retry or _verilator_failed(log_file):
+                raise BuildError(f"{toplevel}: Verilator build failed ({error}); {_diagnosis(log_file)}") from None
+            # Verilator translated the design and the C++ compiler failed: seen once in CI, on a design
+            # that builds everywhere else, with no message from the compiler. Build once more without
+            # ccache, keeping the first log; C++ that really does not compile fails the second time too.
+            first = log_file.replace(folder / "build-first-attempt.log")
+            log.warning("%s: C++ build failed (%s); building once more without ccache (first log: %s)",
+                        toplevel, error, first)
     elapsed = time.monotonic() - start
     cache.finish(folder, " ".join(args))
     log.info("%s: built in %.1f s in %s", toplevel, elapsed, folder)
@@ -330,6 +340,20 @@ def _read_results(path: Path) -> dict[str, TestResult]:
         properties = {p.get("name"): p.get("value") for p in case.iter("property")}
         tests[name] = TestResult(name, status, message, float(properties.get("sim_time_duration", 0.0)))
     return tests
+
+
+def _verilator_failed(log_file: Path) -> bool:
+    """Whether Verilator itself reported an error (the design, not the C++ compiler)."""
+    return log_file.is_file() and "%Error" in log_file.read_text(errors="replace")
+
+
+def _diagnosis(log_file: Path) -> str:
+    """The error lines of a build log (anywhere in it: ``make -j`` interleaves them), then its tail."""
+    if not log_file.is_file():
+        return f"({log_file} missing)"
+    lines = log_file.read_text(errors="replace").splitlines()
+    errors = [line for line in lines if re.search(r"%Error|error:|fatal|Killed|No space", line)][:20]
+    return "\n".join([*(["error lines:", *errors] if errors else []), f"tail of {log_file}:", *lines[-30:]])
 
 
 def _tail(path: Path, lines: int) -> list[str]:

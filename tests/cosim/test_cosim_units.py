@@ -243,6 +243,41 @@ def test_runner_reuses_only_finished_builds(tmp_path):
     assert fake.builds == 2 and (folder / BuildCache.STAMP).is_file()
 
 
+
+@pytest.mark.parametrize("verilator_error", [False, True])
+def test_runner_builds_once_more_without_ccache_only_when_the_compiler_failed(tmp_path, verilator_error):
+    """A failed C++ step is built once more with ccache off, its first log kept; a Verilator error is the
+    design's and fails at once, its error lines in the message; a second failure raises."""
+
+    class Runner:
+        def __init__(self):
+            self.ccache, self.failures = [], 1
+
+        def build(self, *, build_dir, hdl_toplevel, log_file, **_):
+            self.ccache.append(os.environ.get("CCACHE_DISABLE") != "1")
+            log_file.write_text("%Error: t.v:1: syntax\n" if verilator_error else "make: *** [x.gch] Error 1\n")
+            if len(self.ccache) <= self.failures:
+                raise RuntimeError("Command failed with return code: 2")
+            (build_dir / hdl_toplevel).write_text("model")
+
+    fake, cache = Runner(), BuildCache(tmp_path)
+    folder = cache.folder("top-0123")
+    with cache.lock(folder):
+        if verilator_error:
+            with pytest.raises(runner.BuildError, match="(?s)error lines:.*%Error: t.v:1: syntax"):
+                runner._build(fake, cache, folder, [], "top", {}, [], False)
+            assert fake.ccache == [True] and not (folder / BuildCache.STAMP).exists()
+        else:
+            assert runner._build(fake, cache, folder, [], "top", {}, [], False)[0]
+            assert fake.ccache == [True, False] and (folder / "build-first-attempt.log").is_file()
+            assert "CCACHE_DISABLE" not in os.environ
+            (folder / BuildCache.STAMP).unlink()
+            fake.ccache, fake.failures = [], 2
+            with pytest.raises(runner.BuildError, match="tail of"):
+                runner._build(fake, cache, folder, [], "top", {}, [], False)
+            assert fake.ccache == [True, False]
+
+
 #: The smallest manifest the fast harness takes: one source, one sink.
 FAST_MANIFEST = {
     "name": "t", "top": "t", "index_width": 8, "beat_kinds": {"data": 0, "message": 1, "eos": 2},
