@@ -39,6 +39,11 @@ class DecidedQueue(wiring.Component):
         Record fields ``o_comp`` gives from registers of their own, not through the multiplexer over the
         slots that a latency of 1 or more uses (the fields the emit stage's commit and the senders'
         interval tests read). With a latency of 0 every field comes from the channel's head register.
+    staged : bool
+        With a latency of 1 or more: the record goes into its slot a cycle after it is taken, from a
+        register that loads ``i_record.payload`` in every cycle, so the decide stage's logic ends at
+        that one register (for a join that compares its heads in the decide cycle); ignored with a
+        latency of 0.
 
     Members
     -------
@@ -50,11 +55,12 @@ class DecidedQueue(wiring.Component):
         The oldest computation whose data has arrived.
     """
 
-    def __init__(self, record, *, data_width, latency=0, depth=2, registered=()):
+    def __init__(self, record, *, data_width, latency=0, depth=2, registered=(), staged=False):
         if latency < 0 or depth < 1:
             raise ValueError(f"Latency must be >= 0 and depth >= 1, not {latency} and {depth}")
         self.record, self.data_width, self.latency, self.depth = record, data_width, latency, depth
         self.registered = tuple(registered)
+        self.staged = bool(staged) and latency > 0
         # the record's fields, then data: a computation's bits are its record's followed by its data
         self.comp = data.StructLayout({**{name: field.shape for name, field in record}, "data": data_width})
         super().__init__({
@@ -98,13 +104,23 @@ class DecidedQueue(wiring.Component):
         ]
         with m.If(take):
             m.d.sync += put.eq(_next(put, capacity))
-        for k, record in enumerate(records):
+        # the record goes into the slot at ``put`` when it is taken; or, ``staged``, a cycle later from a
+        # register that loads the decide stage's record in every cycle, so the join's choice reaches one
+        # register with no slot's enable after it, and the slots' enables are registers (``taken``,
+        # ``slots``). The slot was reserved at the take (``put`` moved); its data come no earlier
+        for k, record in enumerate(records if not self.staged else ()):
             with m.If(take & (put == k)):
                 m.d.sync += record.eq(self.i_record.payload)
         slots = [Signal(range(capacity), name=f"slot{k}") for k in range(self.latency)]
         taken = Signal(self.latency)
         m.d.sync += [taken.eq(Cat(take, taken[:-1])), slots[0].eq(put)]
         m.d.sync += [slots[k].eq(slots[k - 1]) for k in range(1, self.latency)]
+        staged = Signal(width, name="staged", reset_less=True) if self.staged else None
+        if staged is not None:
+            m.d.sync += staged.eq(self.i_record.payload)
+            for k, record in enumerate(records):
+                with m.If(taken[0] & (slots[0] == k)):
+                    m.d.sync += record.eq(staged)
         landing = Signal(capacity)  # the slot whose data come this cycle
         with m.If(taken[-1]):
             m.d.comb += landing.eq(1 << slots[-1])
@@ -132,13 +148,21 @@ class DecidedQueue(wiring.Component):
             lg.eq(next_taken & Mux(pop, next_slot == ahead, next_slot == get)),
         ]
         # the fields the emit stage's commit reads (``registered``) come from registers, a copy of the
-        # oldest slot's a cycle late: a slot's record is in at least a cycle before its data (latency >= 1)
+        # oldest slot's a cycle late: a slot's record is in at least a cycle before its data. Staged, it
+        # is in with its data at a latency of 1, so a slot written this cycle is copied from ``staged``;
+        # whether that is the slot after ``get`` or ``get``'s own is known from registers, and the pop
+        # only chooses between the two
+        writing = [taken[0] & (slots[0] == slot) for slot in (ahead, get)] if staged is not None else None
         for name in self.registered:
             field = self.record[name]
             bits = Shape.cast(field.shape).width
             rows = [record[field.offset:field.offset + bits] for record in records]
+            from_ahead, from_get = pick(ahead, rows), pick(get, rows)
+            if writing is not None:
+                new = staged[field.offset:field.offset + bits]
+                from_ahead, from_get = Mux(writing[0], new, from_ahead), Mux(writing[1], new, from_get)
             copy = Signal(bits, name=f"head_{name}")
-            m.d.sync += copy.eq(Mux(pop, pick(ahead, rows), pick(get, rows)))
+            m.d.sync += copy.eq(Mux(pop, from_ahead, from_get))
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]

@@ -204,6 +204,8 @@ class SFDFNode(wiring.Component):
         lookahead = max(table) + 1 if self._offers else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead, table=table)
+        if n > 1 and not join.lookahead:  # the join compares its heads in the decide cycle
+            self._staged = True
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
             if self.mode == "inband":
                 rx = m.submodules[f"rx{k}"] = InbandReceiver(capacity=e.capacity, index_width=self.iw,
@@ -319,6 +321,9 @@ class SFDFNode(wiring.Component):
         m = Module()
         self._offers = self.mode == "credit" and pipelined(platform)
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
+        # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
+        # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)
+        self._staged = not self._offers
         inputs = self._inputs if self.in_edges else self._source
         want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last, input_commit = inputs(m)
         # Propagation (002 Alg. 2): the inputs' dummy flags travel with the decided computation
@@ -338,7 +343,8 @@ class SFDFNode(wiring.Component):
         # -- decide: one computation per cycle while the emit stage has room for it
         decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
                                                       latency=kernel.latency, depth=DECIDED,
-                                                      registered=("emit", "msg_valid", "eos", "delta"))
+                                                      registered=("emit", "msg_valid", "eos", "delta"),
+                                                      staged=self._staged)
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         word_go = Signal()

@@ -14,11 +14,13 @@ RECORD = data.StructLayout({"index": 8, "emit": 1})
 
 @pytest.mark.parametrize("latency", [0, 1, 2, 3])
 @pytest.mark.parametrize("busy", [0.0, 0.4])
-def test_each_computation_leaves_with_its_own_data(latency, busy):
+@pytest.mark.parametrize("registered", [(), ("index", "emit")])
+def test_each_computation_leaves_with_its_own_data(latency, busy, registered):
     """A kernel whose result for the record taken at cycle t is ready at t + latency: every computation
     leaves once, in order, with its data; with an always-ready reader and a record every cycle, one
-    leaves every cycle (the queue's depth covers the latency)."""
-    dut = DecidedQueue(RECORD, data_width=16, latency=latency)
+    leaves every cycle (the queue's depth covers the latency). Fields given from registers of their own
+    (``registered``) are the same."""
+    dut = DecidedQueue(RECORD, data_width=16, latency=latency, registered=registered)
     rng = random.Random(latency)
     count = 60
     taken, left = [], []
