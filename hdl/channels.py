@@ -1,7 +1,7 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
 from amaranth import Module, Mux, Shape, Signal, Value
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -89,6 +89,11 @@ class DataChannel(wiring.Component):
     release : bool or int
         Add ``i_release`` and ``held``: a token read is held until released; an integer ``N`` lets the
         reader hold up to ``N`` (``True`` is 1).
+    copy : str or None
+        A field of the payload's layout (a channel whose head reloads while empty,
+        :func:`head_reloads_while_empty`): ``o_copy`` is a second register of the head's field, loaded with
+        it, for a reader far from the first (a join's comparators, docs/hardware.md, "The join's copy of
+        the index"). It has a reset, which the head has not, so Yosys keeps it a register of its own.
 
     Members
     -------
@@ -105,9 +110,12 @@ class DataChannel(wiring.Component):
         With ``release``: the reader lets go of its oldest held token (ignored when none is held);
         for ``N > 1`` of that many, at most the tokens held and read this cycle (a token read and
         released at once never takes room: a credit-mode receiver absorbs credit messages so).
+    o_copy : ``Out(field shape)``
+        With ``copy``: the head's field ``copy``, from a register of its own (equal to
+        ``o_stream.payload.<copy>`` in every cycle but the one after a reset, when the channel is empty).
     """
 
-    def __init__(self, payload_shape, capacity, *, release=False):
+    def __init__(self, payload_shape, capacity, *, release=False, copy=None):
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
             raise TypeError(f"Channel capacity must be a positive integer, not {capacity!r}")
         self._payload_shape = payload_shape
@@ -123,6 +131,12 @@ class DataChannel(wiring.Component):
         if self._release:
             members.update(held=Out(range(self._release + 1)),
                            i_release=In(1 if self._release == 1 else range(self._release + 1)))
+        self._copy = None
+        if copy is not None:
+            if capacity < 2:
+                raise ValueError(f"A channel's copy of a head field needs a capacity of 2 or more, not {capacity}")
+            self._copy = data.Layout.cast(payload_shape)[copy]
+            members["o_copy"] = Out(self._copy.shape)
         super().__init__(members)
 
     @property
@@ -176,6 +190,9 @@ class DataChannel(wiring.Component):
 
         width = Shape.cast(self._payload_shape).width
         lutram = head_reloads_while_empty(capacity, platform)  # capacity 1 is taken first below
+        if self._copy is not None and not lutram:
+            raise ValueError("A channel's copy of a head field needs a head that reloads while empty "
+                             "(LUT RAM rows behind it, sfdf.hdl.channels.head_reloads_while_empty)")
         if width == 0 or capacity == 1 or lutram:
             m.d.comb += self.o_stream.valid.eq(valid)
         if width == 0:
@@ -214,8 +231,20 @@ class DataChannel(wiring.Component):
         # (kept only if pushed: a free head with neither is empty next cycle, its contents unread). So
         # its enable is one gate after the reader's handshake and its multiplexer is chosen by a
         # register: the writer's handshake reaches neither (issue 12: the heads' reloads)
+        loaded = Mux(many, oldest, i_payload)
         with m.If(load):
-            m.d.sync += head.eq(Mux(many, oldest, i_payload))
+            m.d.sync += head.eq(loaded)
+        if self._copy is not None:  # a second register of one field, loaded with the head
+            field = self._copy
+            copy = Signal(field.shape, name="copy")  # with a reset: not merged with the head's bits
+            with m.If(load):
+                m.d.sync += copy.eq(self._copied(loaded, i_payload)[field.offset:field.offset + field.width])
+            m.d.comb += self.o_copy.eq(copy)
+
+    @staticmethod
+    def _copied(loaded, i_payload):
+        """What the copy register loads: the head's next value (a mutant overrides it, cosim/formal)."""
+        return loaded
 
     @staticmethod
     def _rows(m, rows, width, i_payload, room, push, pop):

@@ -69,8 +69,7 @@ class CounterSender(wiring.Component):
         is then the last committed computation's (at or above the dummy's: a stronger promise, as true),
         and the write data's index is the register's next one. Only for a channel whose head register
         reloads the write data in every cycle it is empty (:class:`sfdf.hdl.channels.DataChannel` with a
-        head in front of LUT RAM rows, capacity 2 and up). The tokens carry the join's copy of their index
-        (:func:`sfdf.hdl.tokens.counter_data_layout`'s ``join_copy``).
+        head in front of LUT RAM rows, capacity 2 and up).
 
     Members
     -------
@@ -92,7 +91,7 @@ class CounterSender(wiring.Component):
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
                                                              delta_width))),
-            "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width, heartbeat_in_head))),
+            "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width))),
             "o_ctrl": Out(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "o_heartbeat": Out(counter_heartbeat_layout(index_width)),
             "i_heartbeat_clear": In(1),
@@ -130,7 +129,6 @@ class CounterSender(wiring.Component):
             self.i_comp.ready.eq(data_ok & ctrl_ok),
             self.o_data.valid.eq(self.i_comp.valid & comp.emit & ctrl_ok),
             self.o_data.payload.index.eq(index),
-            *([self.o_data.payload.join_index.eq(index)] if self.heartbeat_in_head else []),
             self.o_data.payload.data.eq(comp.data),
             self.o_data.payload.msg.eq(push),
             self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
@@ -175,7 +173,8 @@ class CounterReceiver(wiring.Component):
         The sender keeps the heartbeat's index in the empty data channel's head (:class:`CounterSender`'s
         ``heartbeat_in_head``), so the heartbeat's offer takes the data head's index: ``o_indices[0]`` is
         ``o_indices[1]``, and a join ordering the next heads compares one early candidate, not two:
-        ``o_join_index``, the same index from the token's copy for the join's comparators.
+        ``o_join_index``, the same index from the data channel's copy of its head's index
+        (``i_join_index``, :class:`sfdf.hdl.channels.DataChannel`'s ``copy``), for the join's comparators.
 
     Members
     -------
@@ -200,13 +199,13 @@ class CounterReceiver(wiring.Component):
         self.capacity, self.heartbeat_in_head = capacity, heartbeat_in_head
         super().__init__({
             **next_index_members(index_width),
-            "i_data": In(stream.Signature(counter_data_layout(index_width, data_width, heartbeat_in_head))),
+            "i_data": In(stream.Signature(counter_data_layout(index_width, data_width))),
             "i_ctrl": In(stream.Signature(counter_control_layout(capacity, index_width, payload_width))),
             "i_heartbeat": In(counter_heartbeat_layout(index_width)),
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
-            **({"o_join_index": Out(index_width)} if heartbeat_in_head else {}),
+            **({"i_join_index": In(index_width), "o_join_index": Out(index_width)} if heartbeat_in_head else {}),
         })
 
     def elaborate(self, platform):
@@ -243,7 +242,7 @@ class CounterReceiver(wiring.Component):
             # with heartbeat_in_head the data head's index is the heartbeat's while the channel is empty
             self.o_indices[0].eq(self.i_data.payload.index if self.heartbeat_in_head else hb.index),
             self.o_indices[1].eq(self.i_data.payload.index),
-            *([self.o_join_index.eq(self.i_data.payload.join_index)] if self.heartbeat_in_head else []),
+            *([self.o_join_index.eq(self.i_join_index)] if self.heartbeat_in_head else []),
             self.o_indices[2].eq(ctrl.index),
             self.o_early.eq(data_valid),
             self.o_choice.eq(due),

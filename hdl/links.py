@@ -52,8 +52,7 @@ class CreditLinkSignature(wiring.Signature):
         messages (:mod:`sfdf.hdl.credit`).
     heartbeat_in_head : bool
         With live credit, an input of a join that orders its next heads a cycle ahead
-        (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): tokens also carry ``join_index``, the join's copy
-        of their index (:func:`sfdf.hdl.tokens.counter_data_layout`).
+        (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): the link also carries ``join_index``.
 
     Members
     -------
@@ -71,6 +70,10 @@ class CreditLinkSignature(wiring.Signature):
     release : In(release_layout)
         Flows back to the channels: the receiver's offer register let go of the data token or the
         control message it held (:class:`sfdf.hdl.offer.OfferRegister`); the sender ignores it.
+    join_index : Out(index_width)
+        With ``heartbeat_in_head``: the data channel's copy of its head's index, for the comparators of
+        the receiver's join (:class:`sfdf.hdl.channels.DataChannel`'s ``copy``): the edge drives it
+        towards the receiver; the sender leaves it undriven.
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True,
@@ -79,7 +82,7 @@ class CreditLinkSignature(wiring.Signature):
         self.index_width, self.data_width, self.payload_width = index_width, data_width, payload_width
         self.live, self.heartbeat_in_head = bool(live), bool(heartbeat_in_head)
         if self.live:
-            self.data_layout = counter_data_layout(index_width, data_width, self.heartbeat_in_head)
+            self.data_layout = counter_data_layout(index_width, data_width)
             self.control_layout = counter_control_layout(capacity, index_width, payload_width)
             heartbeat = counter_heartbeat_layout(index_width)
         else:
@@ -92,6 +95,7 @@ class CreditLinkSignature(wiring.Signature):
             "heartbeat": Out(heartbeat),
             "heartbeat_clear": In(1),
             "release": In(release_layout()),
+            **({"join_index": Out(index_width)} if self.live and self.heartbeat_in_head else {}),
         })
 
     def __eq__(self, other):
@@ -153,7 +157,7 @@ class InbandLinkSignature(wiring.Signature):
 def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credit=True, heartbeat_in_head=False):
     """The link of ``edge`` (a resolved ``gen.model.Edge``) in ``mode`` (``"credit"`` or ``"inband"``;
     ``live_credit``: the network's, in credit mode; ``heartbeat_in_head``: the edge is one of
-    :func:`sfdf.hdl.node.heartbeat_in_head_edges`, whose tokens carry the join's copy of their index).
+    :func:`sfdf.hdl.node.heartbeat_in_head_edges`, whose link carries the join's copy of the head index).
 
     ``flush``: the sender's half of an in-band edge whose spontaneous flush is wired (verification);
     it has a ``flush`` member only when the edge's output buffer is above 1 (as
@@ -259,8 +263,8 @@ class CreditEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        m.submodules.q = q = DataChannel(link.data_layout, link.capacity,
-                                         release=SLOTS)
+        copy = "index" if "join_index" in link.members else None  # the join's copy of the head index
+        m.submodules.q = q = DataChannel(link.data_layout, link.capacity, release=SLOTS, copy=copy)
         m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=SLOTS)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.data))
@@ -271,6 +275,7 @@ class CreditEdge(wiring.Component):
             self.i_link.heartbeat_clear.eq(self.o_link.heartbeat_clear),
             q.i_release.eq(self.o_link.release.data),
             qc.i_release.eq(self.o_link.release.ctrl),
+            *([self.o_link.join_index.eq(q.o_copy)] if copy else []),
         ]
         return m
 

@@ -243,6 +243,8 @@ class SFDFNode(wiring.Component):
         wiring.connect(m, wiring.flipped(link.data), rx.i_data)
         data_pop, ctrl_pop = link.data.valid & link.data.ready, link.ctrl.valid & link.ctrl.ready
         m.d.comb += [rx.i_heartbeat.eq(link.heartbeat), link.heartbeat_clear.eq(rx.o_heartbeat_clear)]
+        if self.live_credit and self._early_head:  # the data channel's copy of its head's index
+            m.d.comb += rx.i_join_index.eq(link.join_index)
         if not self._offers:
             m.d.comb += [
                 *_offer(join.i_heads[k], rx.o_head),

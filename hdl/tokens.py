@@ -57,18 +57,11 @@ def counter_control_layout(capacity: int, index_width: int, payload_width: int) 
                               "with_token": 1, "payload": payload_width})
 
 
-def counter_data_layout(index_width: int, data_width: int, join_copy: bool = False) -> data.StructLayout:
+def counter_data_layout(index_width: int, data_width: int) -> data.StructLayout:
     """A data token with live credit: :func:`data_layout` and ``msg``, set when a user message or EOS was
     sent with the token (the control message's ``with_token``), so the receiver knows it from the data
-    head alone (:mod:`sfdf.hdl.counter`).
-
-    ``join_copy``: the token carries its index twice, ``join_index`` a copy for the comparators of a join
-    that orders its next heads a cycle ahead. The channel's head register then holds the index in two
-    registers: the copy's drives those comparators alone, placed beside the join, while ``index``'s
-    stays by the channel's LUT RAM for the offer (with one register the join's subtractors waited
-    1.5-1.8 ns for its routing on ECP5, docs/fpga.md)."""
-    copy = {"join_index": index_width} if join_copy else {}
-    return data.StructLayout({"index": index_width, "data": data_width, "msg": 1, **copy})
+    head alone (:mod:`sfdf.hdl.counter`)."""
+    return data.StructLayout({"index": index_width, "data": data_width, "msg": 1})
 
 
 def counter_heartbeat_layout(index_width: int) -> data.StructLayout:

@@ -1,6 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """Per-edge link signatures and edge components (hdl/links.py): members, flips, pass-through, latency."""
 
+import re
+import subprocess
 import types
 from dataclasses import replace
 
@@ -64,16 +66,39 @@ def test_credit_link_is_000_fig2_seen_from_the_sender(live):
     assert credit_link(live=live) != credit_link(live=not live)
 
 
-def test_heartbeat_in_head_tokens_carry_the_joins_copy_of_their_index():
-    """An input of a join that orders its next heads a cycle ahead: the token's index twice, the copy a
-    register of its own in the channel's head (for the join's comparators)."""
+def test_heartbeat_in_head_link_carries_the_channels_copy_of_the_head_index():
+    """An input of a join that orders its next heads a cycle ahead: the link carries ``join_index``, the
+    data channel's copy of its head's index (a register of its own, for the join's comparators); the
+    tokens are the plain live-credit tokens."""
     link = CreditLinkSignature(capacity=4, control_capacity=9, index_width=IW, data_width=DW, payload_width=PW,
                                heartbeat_in_head=True)
-    layout = link.members["data"].signature.members["payload"].shape
-    assert layout == counter_data_layout(IW, DW, join_copy=True)
-    assert layout["join_index"].shape == layout["index"].shape
-    assert "join_index" not in counter_data_layout(IW, DW)
-    assert link != credit_link()
+    assert link.members["data"].signature.members["payload"].shape == counter_data_layout(IW, DW)
+    assert link.members["join_index"] == Out(IW)
+    assert "join_index" not in credit_link().members and link != credit_link()
+
+
+def test_channel_copy_of_a_head_field_stays_a_register_of_its_own(tmp_path):
+    """Yosys merges registers with the same inputs; the copy's reset keeps it apart: synthesized for ECP5,
+    the channel with ``copy="index"`` has exactly ``IW`` flip-flops more than without."""
+    from amaranth.back import rtlil
+
+    from sfdf.boards.build import toolchain_env
+    from sfdf.hdl.channels import DataChannel
+
+    def flip_flops(copy):
+        channel = DataChannel(counter_data_layout(IW, DW), 4, copy=copy)
+        path = tmp_path / f"channel-{copy}.il"
+        path.write_text(rtlil.convert(channel, name="top"))
+        log = path.with_suffix(".log")  # YoWASP's Yosys sees the folder it runs in, by relative paths
+        done = subprocess.run([toolchain_env()["YOSYS"], "-q", "-l", log.name, "-p",
+                               f"read_rtlil {path.name}; synth_ecp5 -top top; stat"], cwd=tmp_path,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return int(re.search(r"^\s+(\d+)\s+TRELLIS_FF\s*$", log.read_text(), re.MULTILINE).group(1))
+
+    assert flip_flops("index") == flip_flops(None) + IW
+    with pytest.raises(ValueError, match="capacity of 2 or more"):
+        DataChannel(counter_data_layout(IW, DW), 1, copy="index")
 
 
 def test_inband_link_has_flush_only_when_asked():

@@ -55,17 +55,20 @@ class CounterEdgeHarness(Elaboratable):
         ``w``: at most ``2 ** w - 1`` computations per run.
     channels : {"model", "rtl"}
         As :class:`.credit_edge.CreditEdgeHarness`.
-    sender, receiver : type
-        The classes under proof (subclasses for the broken variants of :mod:`.mutants`).
+    sender, receiver, data_channel : type
+        The classes under proof (subclasses for the broken variants of :mod:`.mutants`; ``data_channel``
+        with ``channels="rtl"``).
     strengthen : bool
         Assert the strengthening invariants.
     heartbeat_in_head : bool
         Sender and receiver with ``heartbeat_in_head`` (the heartbeat's index in the empty data channel's
-        head register; needs ``channels="rtl"`` and ``capacity >= 2``, whose head reloads while empty).
+        head register; needs ``channels="rtl"`` and ``capacity >= 2``, whose head reloads while empty),
+        and the data channel's copy of its head's index for the join (``DataChannel(copy="index")``).
     """
 
     def __init__(self, *, capacity=2, control_capacity=2, heartbeat=1, index_width=4, channels="model",
-                 sender=CounterSender, receiver=CounterReceiver, strengthen=True, heartbeat_in_head=False):
+                 sender=CounterSender, receiver=CounterReceiver, strengthen=True, heartbeat_in_head=False,
+                 data_channel=DataChannel):
         if channels not in ("model", "rtl"):
             raise ValueError(f"channels must be 'model' or 'rtl', not {channels!r}")
         if heartbeat_in_head and (channels != "rtl" or capacity < 2):
@@ -73,6 +76,7 @@ class CounterEdgeHarness(Elaboratable):
         self.capacity, self.control_capacity, self.heartbeat = capacity, control_capacity, heartbeat
         self.index_width, self.channels, self.heartbeat_in_head = index_width, channels, heartbeat_in_head
         self.sender_class, self.receiver_class, self.strengthen = sender, receiver, strengthen
+        self.data_channel_class = data_channel
 
     def elaborate(self, platform):
         m = Module()
@@ -90,11 +94,12 @@ class CounterEdgeHarness(Elaboratable):
         pops, pops1, renewed, known, due, ride = internal_registers(
             driven_signals(modules["receiver"]), rcv, "pops", "pops1", "renewed", "known", "due", "ride")
 
-        dlayout, clayout = counter_data_layout(w, 1, self.heartbeat_in_head), counter_control_layout(c, w, 1)
+        dlayout, clayout = counter_data_layout(w, 1), counter_control_layout(c, w, 1)
         if self.channels == "model":
             dch, cch = ModelFifo(dlayout, c), ModelFifo(clayout, cc)
         else:
-            dch, cch = DataChannel(dlayout, c), ControlChannel(clayout, cc)
+            copy = "index" if self.heartbeat_in_head else None
+            dch, cch = self.data_channel_class(dlayout, c, copy=copy), ControlChannel(clayout, cc)
         dent = attach_channel(m, dch, "data")
         ctrl = attach_channel(m, cch, "control")
         wiring.connect(m, snd.o_data, dch.i_stream)
@@ -102,6 +107,8 @@ class CounterEdgeHarness(Elaboratable):
         wiring.connect(m, snd.o_ctrl, cch.i_stream)
         wiring.connect(m, cch.o_stream, rcv.i_ctrl)
         m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear)]
+        if self.heartbeat_in_head:
+            m.d.comb += rcv.i_join_index.eq(dch.o_copy)
 
         comp = snd.i_comp.payload
         m.d.comb += [
@@ -240,12 +247,10 @@ class CounterEdgeHarness(Elaboratable):
             invariant((dlevel != 0) | ~hb.valid | (dch.o_stream.payload.index == hb.index),
                       "an empty data channel's head holds the heartbeat's index while one is held")
             invariant(hb.index == prev, "the heartbeat's index is the last committed computation's")
-            # the join's copy of the index: equal in every token, and in the empty head while a dummy is held
-            copy = dch.o_stream.payload.join_index
-            invariant((dlevel != 0) | ~hb.valid | (copy == hb.index),
-                      "an empty data channel's head holds the heartbeat's index in the join's copy")
-            for p, token in enumerate(dent):
-                invariant(~(p < dlevel) | (token.join_index == token.index), f"token {p}: the join's copy is its index")
+            # the join's copy of the head's index, a register of the channel's own, equals the head's but
+            # in the cycle after a reset (the copy resets, the head does not), when nothing is offered
+            invariant((dch.o_copy == dch.o_stream.payload.index) | (dlevel == 0) & ~hb.valid,
+                      "the channel's copy is its head's index while the head or a heartbeat is held")
         if self.strengthen:
             for value, message in inv:
                 m.d.comb += Assert(value, f"invariant: {message}")

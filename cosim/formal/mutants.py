@@ -29,9 +29,9 @@ __all__ = [
     "PeekingInbandReceiver",
     "StickyHeartbeatSender",
     "UncommittedHeartbeatHeadSender",
-    "UncommittedJoinCopySender",
     "UncountedCreditSender",
     "UnreadyJoin",
+    "WriteDataCopyChannel",
 ]
 
 
@@ -146,18 +146,17 @@ class UncommittedHeartbeatHeadSender(CounterSender):
         comp = self.i_comp.payload
         dummy = driven_signals(m)["dummy"]
         index = Mux(comp.emit | dummy, comp.index, self.o_heartbeat.index)
-        m.d.comb += [self.o_data.payload.index.eq(index), self.o_data.payload.join_index.eq(index)]
+        m.d.comb += self.o_data.payload.index.eq(index)
         return m
 
 
-class UncommittedJoinCopySender(CounterSender):
-    """With ``heartbeat_in_head``: the token's copy of its index for the join is the computation's, committed
-    or not, so while the data channel is empty the join orders the heartbeat by an index it does not offer."""
+class WriteDataCopyChannel(DataChannel):
+    """A data channel whose copy of its head's field (``copy``, for the join) always loads the write data,
+    never the oldest row: once the rows hold a token, the copy is not the head's index."""
 
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.o_data.payload.join_index.eq(self.i_comp.payload.index)
-        return m
+    @staticmethod
+    def _copied(loaded, i_payload):
+        return Value.cast(i_payload)
 
 
 class PeekingInbandReceiver(InbandReceiver):
