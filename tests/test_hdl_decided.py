@@ -15,12 +15,14 @@ RECORD = data.StructLayout({"index": 8, "emit": 1})
 @pytest.mark.parametrize("latency", [0, 1, 2, 3])
 @pytest.mark.parametrize("busy", [0.0, 0.4])
 @pytest.mark.parametrize("registered", [(), ("index", "emit")])
-def test_each_computation_leaves_with_its_own_data(latency, busy, registered):
+@pytest.mark.parametrize("staged", [False, True])
+def test_each_computation_leaves_with_its_own_data(latency, busy, registered, staged):
     """A kernel whose result for the record taken at cycle t is ready at t + latency: every computation
     leaves once, in order, with its data; with an always-ready reader and a record every cycle, one
     leaves every cycle (the queue's depth covers the latency). Fields given from registers of their own
-    (``registered``) are the same."""
-    dut = DecidedQueue(RECORD, data_width=16, latency=latency, registered=registered)
+    (``registered``) are the same, and so is every field when records go into their slots a cycle after
+    the take (``staged``)."""
+    dut = DecidedQueue(RECORD, data_width=16, latency=latency, registered=registered, staged=staged)
     rng = random.Random(latency)
     count = 60
     taken, left = [], []
