@@ -349,11 +349,9 @@ def _verilator_failed(log_file: Path) -> bool:
 
 def _diagnosis(log_file: Path) -> str:
     """The error lines of a build log (anywhere in it: ``make -j`` interleaves them), then its tail."""
-    if not log_file.is_file():
-        return f"({log_file} missing)"
-    lines = log_file.read_text(errors="replace").splitlines()
+    lines = log_file.read_text(errors="replace").splitlines() if log_file.is_file() else []
     errors = [line for line in lines if re.search(r"%Error|error:|fatal|Killed|No space", line)][:20]
-    return "\n".join([*(["error lines:", *errors] if errors else []), f"tail of {log_file}:", *lines[-30:]])
+    return "\n".join([*(["error lines:", *errors] if errors else []), f"tail of {log_file}:", *_tail(log_file, 30)])
 
 
 def _tail(path: Path, lines: int) -> list[str]:

@@ -243,7 +243,6 @@ def test_runner_reuses_only_finished_builds(tmp_path):
     assert fake.builds == 2 and (folder / BuildCache.STAMP).is_file()
 
 
-
 @pytest.mark.parametrize("verilator_error", [False, True])
 def test_runner_builds_once_more_without_ccache_only_when_the_compiler_failed(tmp_path, verilator_error):
     """A failed C++ step is built once more with ccache off, its first log kept; a Verilator error is the
