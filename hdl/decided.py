@@ -108,15 +108,17 @@ class DecidedQueue(wiring.Component):
         # register that loads the decide stage's record in every cycle, so the join's choice reaches one
         # register with no slot's enable after it, and the slots' enables are registers (``taken``,
         # ``slots``). The slot was reserved at the take (``put`` moved); its data come no earlier
-        for k, record in enumerate(records if not self.staged else ()):
-            with m.If(take & (put == k)):
-                m.d.sync += record.eq(self.i_record.payload)
+        if not self.staged:
+            for k, record in enumerate(records):
+                with m.If(take & (put == k)):
+                    m.d.sync += record.eq(self.i_record.payload)
         slots = [Signal(range(capacity), name=f"slot{k}") for k in range(self.latency)]
         taken = Signal(self.latency)
         m.d.sync += [taken.eq(Cat(take, taken[:-1])), slots[0].eq(put)]
         m.d.sync += [slots[k].eq(slots[k - 1]) for k in range(1, self.latency)]
-        staged = Signal(width, name="staged", reset_less=True) if self.staged else None
-        if staged is not None:
+        staged = None
+        if self.staged:
+            staged = Signal(width, name="staged", reset_less=True)
             m.d.sync += staged.eq(self.i_record.payload)
             for k, record in enumerate(records):
                 with m.If(taken[0] & (slots[0] == k)):
