@@ -238,13 +238,8 @@ class DataChannel(wiring.Component):
             field = self._copy
             copy = Signal(field.shape, name="copy")  # with a reset: not merged with the head's bits
             with m.If(load):
-                m.d.sync += copy.eq(self._copied(loaded, i_payload)[field.offset:field.offset + field.width])
+                m.d.sync += copy.eq(loaded[field.offset:field.offset + field.width])
             m.d.comb += self.o_copy.eq(copy)
-
-    @staticmethod
-    def _copied(loaded, i_payload):
-        """What the copy register loads: the head's next value (a mutant overrides it, cosim/formal)."""
-        return loaded
 
     @staticmethod
     def _rows(m, rows, width, i_payload, room, push, pop):

@@ -146,8 +146,8 @@ def test_heartbeat_head_before_the_commit_fails(build):
 
 
 def test_join_copy_from_the_write_data_fails(build):
-    """The data channel's copy of its head's index for the join, loaded from the write data instead of the
-    oldest row: once a token waits behind the head, the join would order the head by another index."""
+    """The data channel's copy of its head's index for the join also taking the index of every token
+    written: once a token waits behind the head, the join would order the head by another index."""
     _fails(CounterEdgeHarness(channels="rtl", capacity=3, heartbeat_in_head=True,
                               data_channel=mutants.WriteDataCopyChannel, strengthen=False),
            build, "write-data-copy", depth=8, violated="the join's copy is the index of the data head or heartbeat offered")

@@ -151,12 +151,14 @@ class UncommittedHeartbeatHeadSender(CounterSender):
 
 
 class WriteDataCopyChannel(DataChannel):
-    """A data channel whose copy of its head's field (``copy``, for the join) always loads the write data,
-    never the oldest row: once the rows hold a token, the copy is not the head's index."""
+    """A data channel (``copy="index"``) whose copy of its head's index, for the join, also takes the index
+    of every token written: once a token waits behind the head, the copy is not the head's index."""
 
-    @staticmethod
-    def _copied(loaded, i_payload):
-        return Value.cast(i_payload)
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.i_stream.valid & self.i_stream.ready):
+            m.d.sync += driven_signals(m)["copy"].eq(self.i_stream.payload.index)
+        return m
 
 
 class PeekingInbandReceiver(InbandReceiver):
