@@ -1,6 +1,6 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
-from amaranth import Module, Mux, Shape, Signal, Value
+from amaranth import Cat, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -171,8 +171,8 @@ class DataChannel(wiring.Component):
             last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
         elif self._release:  # the same, counting what is held and what occupies the room in registers
             occupied = Signal(range(capacity + 1))
-            m.d.sync += [self.held.eq(self.held + do_read - self.i_release),
-                         occupied.eq(occupied + do_write - self.i_release)]
+            _moved(m, self.held, do_read, self.i_release)
+            _moved(m, occupied, do_write, self.i_release)
             last_room = occupied == capacity - 1
             release = self.i_release != 0
             with m.If(do_write & (self.i_release >= 2)):  # two or more out, one in: room again
@@ -327,6 +327,17 @@ class DataChannel(wiring.Component):
                 m.d.sync += reg.eq(r_data)
             with m.Elif(bypass & Mux(pop, busy == k + 1, busy == k)):  # after_pop + pending == k
                 m.d.sync += reg.eq(i_payload)
+
+
+def _moved(m, count, up, down):
+    """``count`` next is ``count + up - down`` (modulo its width, for every value of ``down``), chosen by
+    ``up`` and ``down`` among sums of the register alone: the handshakes (a read, a write, the reader's
+    release) select in the last LUTs instead of entering a carry chain (a ``release=2`` channel's counts
+    sat after ``w``'s decision -> release on one seed's critical path, issue 12)."""
+    with m.Switch(Cat(up, down)):
+        for moved in range(1 << (1 + len(down))):
+            with m.Case(moved):
+                m.d.sync += count.eq(count + (moved & 1) - (moved >> 1))
 
 
 class ControlChannel(DataChannel):
