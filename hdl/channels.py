@@ -336,8 +336,9 @@ def _moved(m, count, up, down):
     sat after ``w``'s decision -> release on one seed's critical path, issue 12)."""
     with m.Switch(Cat(up, down)):
         for moved in range(1 << (1 + len(down))):
+            delta = (moved & 1) - (moved >> 1)  # one constant, so one adder (Yosys keeps (c + 1) - 2 as two)
             with m.Case(moved):
-                m.d.sync += count.eq(count + (moved & 1) - (moved >> 1))
+                m.d.sync += count.eq(count + delta if delta >= 0 else count - -delta)
 
 
 class ControlChannel(DataChannel):
