@@ -15,15 +15,23 @@ LUT4s (a carry cell is two)
 of the credit senders (``tx*``, heartbeat register included) and receivers (``rx*``) per edge; the joins
 (the least-index comparators) are listed apart. FIFOs are excluded.
 
-Writes bench/out/fpga.json (after every build, so an interrupted run resumes with --resume) and the
-table of docs/fpga.md between its markers.
+The rows live in docs/fpga.json, committed with the tables they make: a run writes it after every build
+(so an interrupted run resumes with --resume, in any checkout), and each row names the commit its HDL
+was built at. The tables of docs/fpga.md and README.md are made from it, between their markers.
 
     .venv/bin/python bench/fpga.py [--boards ulx3s-85f icebreaker] [--designs variance-credit ...] [--resume]
+    .venv/bin/python bench/fpga.py --build variance-credit [--boards icebreaker] --save   # one row, kept
+    .venv/bin/python bench/fpga.py --control variance-credit --save                       # one design's control
+    .venv/bin/python bench/fpga.py --tables                                               # tables from the rows
+
+``--save`` merges the row into docs/fpga.json under a lock, replacing the row of the same design and
+board, so builds of different designs may run side by side (two on two cores).
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import itertools
 import json
 import logging
@@ -45,7 +53,7 @@ from sfdf.gen.analysis import check
 from sfdf.gen.randomnet import network_from_pairs, random_dag
 from sfdf.gen.spec import load_spec
 
-OUT = ROOT / "bench" / "out" / "fpga.json"
+OUT = ROOT / "docs" / "fpga.json"
 DOC = ROOT / "docs" / "fpga.md"
 README = ROOT / "README.md"
 BUILD = ROOT / "build" / "bench" / "fpga"
@@ -200,6 +208,51 @@ def control_in_fresh_process(name: str) -> dict:
     return _in_fresh_process("--control", name)
 
 
+# -- the rows: docs/fpga.json ----------------------------------------------------------------------
+
+def commit_of_hdl() -> str:
+    """The commit the working tree's HDL is at (``+dirty`` when hdl/ or boards/ differ from it)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    if head.returncode:
+        return "unknown"
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "hdl", "boards"], cwd=ROOT, check=False).returncode
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def _portable(row: dict) -> dict:
+    """``row`` as committed: paths relative to the repository (the build's own files stay under build/)."""
+    row = dict(row)
+    for key in ("directory", "report"):
+        if key in row:
+            path = Path(row[key])
+            row[key] = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+    return row
+
+
+def load_rows(path: Path = OUT) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {"builds": [], "control": []}
+
+
+def save_rows(rows: dict, path: Path = OUT) -> None:
+    order = {(d, b): i for i, (d, b) in enumerate((d, b) for b in BOARDS for d in DESIGNS)}
+    rows["builds"].sort(key=lambda r: order.get((r["design"], r["board"]), len(order)))
+    names = list(DESIGNS)
+    rows["control"].sort(key=lambda c: names.index(c["design"]) if c["design"] in names else len(names))
+    path.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def merge_row(kind: str, row: dict, path: Path = OUT) -> None:
+    """Put ``row`` into the ``kind`` list (``builds`` or ``control``) of ``path``, replacing the row of the
+    same design (and board), under an exclusive lock: side-by-side runs never lose each other's rows."""
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rows = load_rows(path)
+        same = (lambda r: r["design"] == row["design"] and r.get("board") == row.get("board"))
+        rows[kind] = [r for r in rows[kind] if not same(r)] + [row]
+        save_rows(rows, path)
+
+
 # -- report ----------------------------------------------------------------------------------------
 
 def _fmax(result):
@@ -343,18 +396,27 @@ def main(argv=None) -> int:
     parser.add_argument("--no-control", action="store_true", help="skip the per-module LUT count")
     parser.add_argument("--control", choices=list(DESIGNS), help="print one design's per-module LUT count as JSON")
     parser.add_argument("--build", choices=list(DESIGNS), help="build one design on the first board, print its row as JSON")
+    parser.add_argument("--save", action="store_true", help="with --build or --control: merge the row into docs/fpga.json")
+    parser.add_argument("--tables", action="store_true", help="write the tables from docs/fpga.json, build nothing")
     args = parser.parse_args(argv)
-    if args.control:
-        print(json.dumps(control_per_edge(args.control)))
+    if args.control or args.build:
+        row = control_per_edge(args.control) if args.control else build_design(args.build, args.boards[0], args.seeds)
+        row["commit"] = commit_of_hdl()
+        if args.save:
+            merge_row("control" if args.control else "builds", _portable(row))
+        print(json.dumps(row))
         return 0
-    if args.build:
-        print(json.dumps(build_design(args.build, args.boards[0], args.seeds)))
+    if args.tables:
+        saved = load_rows()
+        write_doc(saved["builds"], saved["control"])
+        print(table(saved["builds"], saved["control"]))
+        print("\n".join(targets(saved["builds"], saved["control"])))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(OUT.read_text()) if args.resume and OUT.is_file() else {"builds": [], "control": []}
+    saved = load_rows() if args.resume else {"builds": [], "control": []}
     done = {(r["design"], r["board"]) for r in saved["builds"]}
     plan = [(d, b) for b in args.boards for d in args.designs if (d, b) not in done]
+    commit = commit_of_hdl()
     for n, (design, board) in enumerate(plan, 1):
         log.info("[%d/%d] %s on %s", n, len(plan), design, board)
         result = build_in_fresh_process(design, board, args.seeds)
@@ -363,17 +425,16 @@ def main(argv=None) -> int:
         else:
             log.info("  %s MHz, %s LUT4, %s FF, %s BRAM (%s s)%s", _fmax(result), result["luts"], result["ffs"],
                      result["brams"], result.get("build_s"), "" if result.get("fits", True) else " DOES NOT FIT")
-        saved["builds"].append(result)
-        OUT.write_text(json.dumps(saved, indent=1) + "\n")
+        result["commit"] = commit
+        saved["builds"].append(_portable(result))
+        save_rows(saved)
     if not args.no_control:
         have = {c["design"] for c in saved["control"]}
         for design in (d for d in args.designs if DESIGNS[d][1] != "plain" and d not in have):
             log.info("control logic of %s (yosys -noflatten)", design)
-            saved["control"].append(control_in_fresh_process(design))
-            OUT.write_text(json.dumps(saved, indent=1) + "\n")
-    order = {(d, b): i for i, (d, b) in enumerate((d, b) for b in BOARDS for d in DESIGNS)}
-    saved["builds"].sort(key=lambda r: order.get((r["design"], r["board"]), 0))
-    OUT.write_text(json.dumps(saved, indent=1) + "\n")
+            saved["control"].append({**control_in_fresh_process(design), "commit": commit})
+            save_rows(saved)
+    save_rows(saved)
     write_doc(saved["builds"], saved["control"])
     print(table(saved["builds"], saved["control"]))
     print("\n".join(targets(saved["builds"], saved["control"])))

@@ -1,0 +1,42 @@
+"""bench/fpga.py's rows file (docs/fpga.json): side-by-side builds merge their rows, the tables come from it."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_fpga", ROOT / "bench" / "fpga.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(design, board, fmax, luts=1000):
+    return {"design": design, "board": board, "device": "LFE5U-85F", "topology": design.split("-")[0],
+            "control": design.split("-")[1], "fits": True, "fmax_mhz": fmax, "luts": luts, "ffs": 1, "brams": 0,
+            "fmax_seeds": {"1": fmax}, "critical_path_through": [], "wall_s": 60.0}
+
+
+def test_rows_merge_by_design_and_board_and_make_the_tables(tmp_path):
+    fpga = _bench()
+    path = tmp_path / "fpga.json"
+    fpga.merge_row("builds", _row("variance-credit", "ulx3s-85f", 110.0), path)
+    fpga.merge_row("builds", _row("variance-plain", "ulx3s-85f", 140.0), path)
+    fpga.merge_row("builds", _row("variance-credit", "icebreaker", 20.0), path)
+    fpga.merge_row("builds", _row("variance-credit", "ulx3s-85f", 126.0), path)  # rebuilt: replaces its row
+    rows = json.loads(path.read_text())
+    assert [(r["design"], r["board"], r["fmax_mhz"]) for r in rows["builds"]] == [
+        ("variance-plain", "ulx3s-85f", 140.0), ("variance-credit", "ulx3s-85f", 126.0),
+        ("variance-credit", "icebreaker", 20.0)]
+    lines = fpga.targets(rows["builds"], rows["control"])
+    assert "- variance-credit vs. variance-plain: 0.900 (>= 0.9, must 0.85): met" in lines
+    assert "| variance-credit | LFE5U-85F | 126.0 | 0.900 |" in fpga.table(rows["builds"], rows["control"])
+
+
+def test_committed_rows_name_paths_inside_the_repository():
+    fpga = _bench()
+    row = fpga._portable({"design": "d", "directory": str(ROOT / "build" / "x"), "report": "/elsewhere/top.report.json"})
+    assert row["directory"] == "build/x" and row["report"] == "top.report.json"
