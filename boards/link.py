@@ -116,14 +116,19 @@ class CommitFIFO(wiring.Component):
         take = ready & load
         following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += following.eq(Mux(take, read1, read))
+        # whether the next row is committed, compared for both outcomes of the take, which selects last;
+        # pipelined (:func:`sfdf.hdl.dsp.pipelined`), for both outcomes of the commit too, so the parser's
+        # verdict reaches ``ready`` through one multiplexer, not a comparator (it limited the ULX3S board
+        # top at about 142 MHz)
+        if pipelined(platform):
+            next_ready = Mux(self.commit, Mux(take, read1 != written, read != written),
+                             Mux(take, read1 != committed, read != committed))
+        else:
+            readable = Mux(self.commit, written, committed)
+            next_ready = Mux(take, read1 != readable, read != readable)
+        m.d.sync += [read.eq(following), ready.eq(next_ready)]
         with m.If(take):  # read1 stays read + 1
             m.d.sync += read1.eq(read1 + 1)
-        m.d.sync += read.eq(following)
-        if pipelined(platform):
-            self._ready_ahead(m, ready, take, written, read, read1)
-        else:  # whether the next row is committed, compared for both outcomes of the take, which selects last
-            readable = Mux(self.commit, written, committed)
-            m.d.sync += ready.eq(Mux(take, read1 != readable, read != readable))
         with m.If(load):
             m.d.sync += self.o_stream.valid.eq(ready)
         if platform_family(platform) == "ecp5" and self.depth in _DP16KD_WIDTH:
@@ -131,30 +136,6 @@ class CommitFIFO(wiring.Component):
         else:
             self._memories(m, written[:bits], write, following[:bits], load)
         return m
-
-    def _ready_ahead(self, m, ready, take, written, read, read1):
-        """``ready`` from registers a cycle ahead (:func:`sfdf.hdl.dsp.pipelined`): the pointers' 12-bit
-        comparisons, chosen by the take and the commit, limited the ULX3S board top (issue 12: ``read`` ->
-        ``ready`` in five LUT levels on chain-credit's median seed).
-
-        ``avail`` counts the committed words not yet taken, ``at_least[k]`` whether it held more than ``k``
-        after last cycle's take. ``ready`` next is ``at_least[1]`` after a take, else ``at_least[0]``: one
-        multiplexer after the handshake; the flags are ORs of ``avail``'s bits, chosen by the take. A
-        commit reaches ``avail`` (through the subtractors ``written - read`` and ``written - read1``, from
-        registers) but not the flags, which lag ``avail`` by a cycle and so never claim a word that is not
-        committed: a commit's first word is offered three cycles after it, not one. The host waits a UART
-        character and more for a frame's acknowledgement, so the two cycles cost nothing; committed words
-        still leave at one word per cycle.
-        """
-        avail = Signal.like(written)
-        at_least = [Signal(name=f"at_least{k + 1}") for k in range(2)]
-        with m.If(self.commit):
-            m.d.sync += avail.eq(Mux(take, written - read1, written - read))
-        with m.Elif(take):
-            m.d.sync += avail.eq(avail - 1)
-        more_than = [avail != 0, avail[1:] != 0, (avail > 2)]  # avail > 0, > 1, > 2
-        m.d.sync += [flag.eq(Mux(take, more_than[k + 1], more_than[k])) for k, flag in enumerate(at_least)]
-        m.d.sync += ready.eq(Mux(take, at_least[1], at_least[0]))
 
     def _memories(self, m, w_addr, write, r_addr, load):
         payload = Signal(self.width, reset_less=True)

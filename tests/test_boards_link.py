@@ -181,8 +181,8 @@ def test_commit_fifo_full():
 @pytest.mark.parametrize("family", [None, "ice40"])
 def test_commit_fifo_random_commits_rollbacks_and_back_pressure(family):
     """Frames written, committed or rolled back at random while the reader stalls at random: exactly the
-    committed words come out, in order; on every family (ECP5's ``ready`` comes from registers a cycle
-    ahead, iCE40's from the pointers' comparisons)."""
+    committed words come out, in order; on every family (pipelined, ``ready`` compares for both outcomes
+    of the commit too)."""
     fifo = CommitFIFO(8, 16)
     rng = random.Random(7)
     frames = [[rng.randrange(256) for _ in range(rng.randint(1, 6))] for _ in range(60)]
@@ -225,8 +225,7 @@ def test_commit_fifo_random_commits_rollbacks_and_back_pressure(family):
 
 @pytest.mark.parametrize("family", [None, "ice40"])
 def test_commit_fifo_streams_a_committed_frame_at_one_word_per_cycle(family):
-    """Committed words leave on consecutive cycles, the first a few cycles after the commit (one on iCE40,
-    three where ``ready`` comes from registers a cycle ahead)."""
+    """Committed words leave on consecutive cycles, the first the cycle after the commit."""
     fifo = CommitFIFO(8, 16)
     cycles = []
 
@@ -246,8 +245,7 @@ def test_commit_fifo_streams_a_committed_frame_at_one_word_per_cycle(family):
             await ctx.tick()
 
     run(Fragment.get(fifo, FamilyOnly(family)) if family else fifo, bench, deadline=100)
-    first = 1 if family == "ice40" else 3
-    assert cycles == [(first + k, k + 1) for k in range(12)]
+    assert cycles == [(1 + k, k + 1) for k in range(12)]
 
 
 def test_skid_buffer_keeps_order_under_back_pressure():
