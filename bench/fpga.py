@@ -223,7 +223,7 @@ def commit_of_hdl() -> str:
 def _portable(row: dict) -> dict:
     """``row`` as committed: paths relative to the repository (the build's own files stay under build/)."""
     row = dict(row)
-    for key in ("directory", "report"):
+    for key in ("directory", "report", "bitstream"):
         if key in row:
             path = Path(row[key])
             row[key] = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name

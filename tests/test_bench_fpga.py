@@ -38,5 +38,6 @@ def test_rows_merge_by_design_and_board_and_make_the_tables(tmp_path):
 
 def test_committed_rows_name_paths_inside_the_repository():
     fpga = _bench()
-    row = fpga._portable({"design": "d", "directory": str(ROOT / "build" / "x"), "report": "/elsewhere/top.report.json"})
-    assert row["directory"] == "build/x" and row["report"] == "top.report.json"
+    row = fpga._portable({"design": "d", "directory": str(ROOT / "build" / "x"), "report": "/elsewhere/top.report.json",
+                          "bitstream": str(ROOT / "build" / "x" / "top.bit")})
+    assert (row["directory"], row["report"], row["bitstream"]) == ("build/x", "top.report.json", "build/x/top.bit")
