@@ -36,6 +36,17 @@ def manifest(sources=(16,), sinks=((144, 34),)):
             "beat_kinds": {"data": 0, "message": 1, "eos": 2}, "ports": ports}
 
 
+def collector(stream, into, count=None):
+    """A testbench appending every payload ``stream`` transfers to ``into`` (until it holds ``count``)."""
+    async def collect(ctx):
+        async for _, _, valid, ready, payload in ctx.tick().sample(stream.valid, stream.ready, stream.payload):
+            if valid and ready:
+                into.append(payload)
+            if count is not None and len(into) == count:
+                break
+    return collect
+
+
 def run(dut, *benches, deadline=200_000):
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -211,15 +222,8 @@ def test_commit_fifo_random_commits_rollbacks_and_back_pressure(family):
             ctx.set(fifo.o_stream.ready, ready)
             await ctx.tick()
 
-    async def monitor(ctx):
-        async for _, _, valid, ready, payload in ctx.tick().sample(fifo.o_stream.valid, fifo.o_stream.ready,
-                                                                    fifo.o_stream.payload):
-            if valid and ready:
-                got.append(payload)
-            if len(got) == len(expected):
-                break
-
-    run(Fragment.get(fifo, FamilyOnly(family)) if family else fifo, writer, reader, monitor, deadline=5000)
+    run(Fragment.get(fifo, FamilyOnly(family)) if family else fifo, writer, reader,
+        collector(fifo.o_stream, got, len(expected)), deadline=5000)
     assert got == expected
 
 
@@ -272,15 +276,7 @@ def test_skid_buffer_keeps_order_under_back_pressure():
                 pass
         ctx.set(skid.o_stream.ready, 0)
 
-    async def monitor(ctx):
-        async for _, _, valid, ready, payload in ctx.tick().sample(skid.o_stream.valid, skid.o_stream.ready,
-                                                                    skid.o_stream.payload):
-            if valid and ready:
-                got.append(payload)
-            if len(got) == len(data):
-                break
-
-    run(skid, source, sink, monitor, deadline=2000)
+    run(skid, source, sink, collector(skid.o_stream, got, len(data)), deadline=2000)
     assert got == data
 
 
@@ -424,13 +420,8 @@ def check_serializer(sinks, beats, pause=0.0, seed=1, hold=False):
             ctx.set(ser.o_byte.ready, ready)
             await ctx.tick()
 
-    async def collect(ctx):
-        async for _, _, valid, ready, payload in ctx.tick().sample(ser.o_byte.valid, ser.o_byte.ready,
-                                                                    ser.o_byte.payload):
-            if valid and ready:
-                received.append(payload)
-
-    run(ser, *(offer(j) for j in range(len(sinks))), uart, collect, deadline=60 * (len(beats) + 1) * 40)
+    run(ser, *(offer(j) for j in range(len(sinks))), uart, collector(ser.o_byte, received),
+        deadline=60 * (len(beats) + 1) * 40)
     packets, at = [], 0
     while at < len(received):
         packet, used = read_packet(received, codec, at)
