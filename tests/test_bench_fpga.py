@@ -4,6 +4,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -41,3 +43,21 @@ def test_committed_rows_name_paths_inside_the_repository():
     row = fpga._portable({"design": "d", "directory": str(ROOT / "build" / "x"), "report": "/elsewhere/top.report.json",
                           "bitstream": str(ROOT / "build" / "x" / "top.bit")})
     assert (row["directory"], row["report"], row["bitstream"]) == ("build/x", "top.report.json", "build/x/top.bit")
+
+
+def test_more_seeds_show_beside_the_median_of_three():
+    fpga = _bench()
+    row = {**_row("variance-credit", "ulx3s-85f", 120.4), "fmax_seeds": {"1": 126.0, "2": 120.4, "3": 112.7},
+           "more_seeds": {"4": 120.9, "5": 124.5, "6": 127.2, "7": 125.8}}
+    assert fpga._fmax(row) == "120.4 (7 seeds: 124.5)"
+    assert fpga._fmax(_row("chain-credit", "ulx3s-85f", 151.3)) == "151.3"
+
+
+def test_placing_more_seeds_needs_the_rows_own_netlist(tmp_path):
+    fpga = _bench()
+    path = tmp_path / "fpga.json"
+    fpga.merge_row("builds", {**_row("variance-credit", "ulx3s-85f", 120.4), "commit": "0000000"}, path)
+    with pytest.raises(SystemExit, match="built at 0000000.*rebuild it first with --build variance-credit --save"):
+        fpga.place_more("variance-credit", "ulx3s-85f", [4], path)
+    with pytest.raises(SystemExit, match="no placed row of chain-credit"):
+        fpga.place_more("chain-credit", "ulx3s-85f", [4], path)
