@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import itertools
 import json
 import logging
@@ -137,6 +138,8 @@ def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
             break  # placement seeds do not change whether it fits
     runs.sort(key=lambda r: r["fmax_mhz"])
     result = runs[len(runs) // 2]
+    if result.get("directory"):
+        result["netlist"] = netlist_digest(result["directory"])
     result.update({"design": name, "topology": topology, "control": control, "edges": len(network.edges),
                    "nodes": len(network.nodes), "wall_s": round(time.monotonic() - start, 1),
                    "fmax_seeds": {r["seed"]: r["fmax_mhz"] for r in runs}})
@@ -258,18 +261,24 @@ def merge_row(kind: str, row: dict, path: Path = OUT) -> None:
         save_rows(rows, path)
 
 
+def netlist_digest(directory) -> str | None:
+    """A digest of the Yosys netlist a build placed (``top.json`` in its directory), or None without one."""
+    netlist = Path(directory) / "top.json"
+    return hashlib.sha256(netlist.read_bytes()).hexdigest()[:16] if netlist.is_file() else None
+
+
 def place_more(name: str, board_name: str, seeds, path: Path = OUT) -> dict:
     """The saved row of ``name`` on ``board_name`` with its netlist placed again with every seed in ``seeds``
     (:func:`sfdf.boards.build.place_again`), their Fmax in ``more_seeds``. The row's build directory must
-    hold the netlist of the HDL now checked out: the row's commit is this tree's."""
+    hold the netlist the row was built with (``netlist``, :func:`netlist_digest`)."""
     rows = load_rows(path)
     row = next((r for r in rows["builds"] if r["design"] == name and r["board"] == board_name), None)
     if row is None or not row.get("fits", True) or row.get("failed"):
         raise SystemExit(f"{path}: no placed row of {name} on {board_name}; build it first with --build {name} --save")
-    if row.get("commit") != commit_of_hdl():
-        raise SystemExit(f"{path}: {name} on {board_name} was built at {row.get('commit')}, this tree's HDL is at "
-                         f"{commit_of_hdl()}; rebuild it first with --build {name} --save")
     built = {**row, "directory": str(ROOT / row["directory"])}
+    if row.get("netlist") is None or row["netlist"] != netlist_digest(built["directory"]):
+        raise SystemExit(f"{path}: the netlist in {row['directory']} is not the one {name} on {board_name} was built "
+                         f"with; rebuild it first with --build {name} --save")
     more = dict(row.get("more_seeds", {}))
     for seed in seeds:
         more[str(seed)] = place_again(built, BOARDS[board_name], seed)["fmax_mhz"]

@@ -54,10 +54,17 @@ def test_more_seeds_show_beside_the_median_of_three():
 
 
 def test_placing_more_seeds_needs_the_rows_own_netlist(tmp_path):
+    """A row's build directory may hold another netlist by now (a --build without --save): refused."""
     fpga = _bench()
     path = tmp_path / "fpga.json"
-    fpga.merge_row("builds", {**_row("variance-credit", "ulx3s-85f", 120.4), "commit": "0000000"}, path)
-    with pytest.raises(SystemExit, match="built at 0000000.*rebuild it first with --build variance-credit --save"):
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "top.json").write_text('{"modules": {"old": {}}}')
+    row = {**_row("variance-credit", "ulx3s-85f", 120.4), "directory": str(build),
+           "netlist": fpga.netlist_digest(build)}
+    fpga.merge_row("builds", row, path)
+    (build / "top.json").write_text('{"modules": {"new": {}}}')
+    with pytest.raises(SystemExit, match="not the one variance-credit on ulx3s-85f was built with; rebuild it first"):
         fpga.place_more("variance-credit", "ulx3s-85f", [4], path)
     with pytest.raises(SystemExit, match="no placed row of chain-credit"):
         fpga.place_more("chain-credit", "ulx3s-85f", [4], path)
