@@ -234,7 +234,8 @@ def _portable(row: dict) -> dict:
     for key in ("directory", "report", "bitstream"):
         if key in row:
             path = Path(row[key])
-            row[key] = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+            if path.is_absolute():  # a relative path is the repository's already
+                row[key] = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
     return row
 
 

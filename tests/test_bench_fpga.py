@@ -43,6 +43,7 @@ def test_committed_rows_name_paths_inside_the_repository():
     row = fpga._portable({"design": "d", "directory": str(ROOT / "build" / "x"), "report": "/elsewhere/top.report.json",
                           "bitstream": str(ROOT / "build" / "x" / "top.bit")})
     assert (row["directory"], row["report"], row["bitstream"]) == ("build/x", "top.report.json", "build/x/top.bit")
+    assert fpga._portable(row) == row  # already portable: unchanged
 
 
 def test_more_seeds_show_beside_the_median_of_three():
