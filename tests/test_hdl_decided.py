@@ -5,6 +5,7 @@ import random
 import re
 
 import pytest
+from amaranth.back import rtlil
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
@@ -81,8 +82,6 @@ def test_registered_fields_candidates_are_kept_nets(staged):
     are nets Yosys keeps, so the pop selects between them in the last LUT instead of being folded into
     the multiplexer trees over the slots; staged, Yosys may fold them (measured better there;
     docs/hardware.md, "Kernels and widths")."""
-    from amaranth.back import rtlil
-
     dut = DecidedQueue(RECORD, data_width=16, latency=2, registered=("index", "emit"), staged=staged)
     text = rtlil.convert(dut, ports=None)
     for field in ("index", "emit"):
