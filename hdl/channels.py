@@ -1,6 +1,6 @@
 """Exact-capacity channels: the data channel ``q`` and the control channel ``q'`` of 000 Fig. 2."""
 
-from amaranth import Cat, Module, Mux, Shape, Signal, Value
+from amaranth import Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -333,12 +333,17 @@ def _moved(m, count, up, down):
     """``count`` next is ``count + up - down`` (modulo its width, for every value of ``down``), chosen by
     ``up`` and ``down`` among sums of the register alone: the handshakes (a read, a write, the reader's
     release) select in the last LUTs instead of entering a carry chain (a ``release=2`` channel's counts
-    sat after ``w``'s decision -> release on one seed's critical path, issue 12)."""
-    with m.Switch(Cat(up, down)):
-        for moved in range(1 << (1 + len(down))):
-            delta = (moved & 1) - (moved >> 1)  # one constant, so one adder (Yosys keeps (c + 1) - 2 as two)
-            with m.Case(moved):
-                m.d.sync += count.eq(count + delta if delta >= 0 else count - -delta)
+    sat after ``w``'s decision -> release on one seed's critical path, issue 12). Multiplexers, not a
+    ``Switch``: where a release bit is constant Yosys prunes a switch's arms and writes an incomplete
+    ``case`` into the Verilog (Verilator: CASEINCOMPLETE, LATCH)."""
+    def moved(u):
+        # one constant per sum, so one adder (Yosys keeps (c + 1) - 2 as two)
+        sums = [count + (u - d) if u >= d else count - (d - u) for d in range(1 << len(down))]
+        chosen = sums[-1]
+        for d in reversed(range(len(sums) - 1)):
+            chosen = Mux(down == d, sums[d], chosen)
+        return chosen
+    m.d.sync += count.eq(Mux(up, moved(1), moved(0)))
 
 
 class ControlChannel(DataChannel):
