@@ -171,8 +171,8 @@ class DataChannel(wiring.Component):
             last_room = Mux(self.held, self.level == capacity - 2 if capacity >= 2 else 0, self.level == capacity - 1)
         elif self._release:  # the same, counting what is held and what occupies the room in registers
             occupied = Signal(range(capacity + 1))
-            _moved(m, self.held, do_read, self.i_release)
-            _moved(m, occupied, do_write, self.i_release)
+            m.d.sync += [self.held.eq(self.held + do_read - self.i_release),
+                         occupied.eq(occupied + do_write - self.i_release)]
             last_room = occupied == capacity - 1
             release = self.i_release != 0
             with m.If(do_write & (self.i_release >= 2)):  # two or more out, one in: room again
@@ -327,23 +327,6 @@ class DataChannel(wiring.Component):
                 m.d.sync += reg.eq(r_data)
             with m.Elif(bypass & Mux(pop, busy == k + 1, busy == k)):  # after_pop + pending == k
                 m.d.sync += reg.eq(i_payload)
-
-
-def _moved(m, count, up, down):
-    """``count`` next is ``count + up - down`` (modulo its width, for every value of ``down``), chosen by
-    ``up`` and ``down`` among sums of the register alone: the handshakes (a read, a write, the reader's
-    release) select in the last LUTs instead of entering a carry chain (a ``release=2`` channel's counts
-    sat after ``w``'s decision -> release on one seed's critical path, issue 12). Multiplexers, not a
-    ``Switch``: where a release bit is constant Yosys prunes a switch's arms and writes an incomplete
-    ``case`` into the Verilog (Verilator: CASEINCOMPLETE, LATCH)."""
-    def moved(u):
-        # one constant per sum, so one adder (Yosys keeps (c + 1) - 2 as two)
-        sums = [count + (u - d) if u >= d else count - (d - u) for d in range(1 << len(down))]
-        chosen = sums[-1]
-        for d in reversed(range(len(sums) - 1)):
-            chosen = Mux(down == d, sums[d], chosen)
-        return chosen
-    m.d.sync += count.eq(Mux(up, moved(1), moved(0)))
 
 
 class ControlChannel(DataChannel):
