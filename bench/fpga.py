@@ -27,7 +27,8 @@ was built at. The tables of docs/fpga.md and README.md are made from it, between
 
 ``--save`` merges the row into docs/fpga.json under a lock, replacing the row of the same design and
 board, so builds of different designs may run side by side (two on two cores). ``--place`` places a saved
-row's own netlist (its build directory, at the commit the row names) with more seeds: they go into
+row's own netlist (its build directory, whose ``top.json`` must match the row's ``netlist`` digest) with
+more seeds: they go into
 ``more_seeds``, apart from the row's three, and the tables give the median over all of them beside the
 median of three (a design's seeds spread over 9-17 MHz; seven say more than three).
 """
@@ -445,8 +446,9 @@ def main(argv=None) -> int:
         row = place_more(args.place, args.boards[0], args.seeds)
         if args.save:
             merge_row("builds", row)
-        print(json.dumps({"design": row["design"], "board": row["board"], "seeds": all_seeds(row),
-                          "median": statistics.median(all_seeds(row).values())}))
+        seeds = all_seeds(row)
+        print(json.dumps({"design": row["design"], "board": row["board"], "seeds": seeds,
+                          "median": statistics.median(seeds.values())}))
         return 0
     if args.control or args.build:
         row = control_per_edge(args.control) if args.control else build_design(args.build, args.boards[0], args.seeds)
