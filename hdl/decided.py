@@ -163,16 +163,8 @@ class DecidedQueue(wiring.Component):
             if writing is not None:
                 new = staged[field.offset:field.offset + bits]
                 from_ahead, from_get = Mux(writing[0], new, from_ahead), Mux(writing[1], new, from_get)
-            # unstaged, both candidates are nets Yosys keeps, so the pop selects between them in the last
-            # LUT rather than being folded into the multiplexer trees over the slots (``w``'s emit -> the
-            # outputs' ready -> pop -> ``head_eos`` was five LUT levels so, two with them kept). Staged
-            # (in-band nodes) Yosys chooses: kept there, variance-inband measured 119.7 MHz against 123.2
-            # (docs/fpga.md)
-            keep = {} if self.staged else {"keep": 1}
-            candidates = [Signal(bits, name=f"{name}_{which}", attrs=keep) for which in ("ahead", "get")]
-            m.d.comb += [candidates[0].eq(from_ahead), candidates[1].eq(from_get)]
             copy = Signal(bits, name=f"head_{name}")
-            m.d.sync += copy.eq(Mux(pop, *candidates))
+            m.d.sync += copy.eq(Mux(pop, from_ahead, from_get))
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]

@@ -249,14 +249,10 @@ class VarianceJoin(wiring.Component):
         n_lsb = self.fields["n"][0]
         since = Signal.like(self.i_offset)  # indices from the previous result to the last computation
         present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
-        # the commit (``i_step``) reaches ``stepped`` alone, a register's enable-free input: whether any
-        # input is present is registered apart, so the commit is one LUT from its flip-flop. It starts at 1
-        # so that a baseline whose mask is constant keeps it a constant and Yosys removes ``since``
-        offset, stepped, present_any = Signal.like(self.i_offset), Signal(), Signal(init=1)
+        offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
         stage1 = m.d.sync if self.latency else m.d.comb  # unpipelined: both stages in one cycle
         stage1 += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
-        stage1 += [offset.eq(self.i_offset), stepped.eq(self.i_step), present_any.eq(self.i_mask.any())]
-        result = stepped & present_any
+        stage1 += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
         n = (since + offset)[:len(since)]
         m.d.comb += [
             self.o_data.eq(Cat(present[0] | present[1], n)),  # stage 2: disjoint fields, so OR is their sum

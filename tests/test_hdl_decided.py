@@ -2,10 +2,8 @@
 """The queue of decided computations and the pipelined kernels' result lane (hdl/decided.py)."""
 
 import random
-import re
 
 import pytest
-from amaranth.back import rtlil
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
@@ -74,18 +72,3 @@ def test_each_computation_leaves_with_its_own_data(latency, busy, registered, st
 def test_depth_and_latency_must_make_sense():
     with pytest.raises(ValueError, match="Latency"):
         DecidedQueue(RECORD, data_width=4, latency=-1)
-
-
-@pytest.mark.parametrize("staged", [False, True])
-def test_registered_fields_candidates_are_kept_nets(staged):
-    """Unstaged, the two candidates of each registered field's copy (the slot after ``get``, ``get``'s own)
-    are nets Yosys keeps, so the pop selects between them in the last LUT instead of being folded into
-    the multiplexer trees over the slots; staged, Yosys may fold them (measured better there;
-    docs/hardware.md, "Kernels and widths")."""
-    dut = DecidedQueue(RECORD, data_width=16, latency=2, registered=("index", "emit"), staged=staged)
-    text = rtlil.convert(dut, ports=None)
-    for field in ("index", "emit"):
-        for which in ("ahead", "get"):
-            wire = re.search(rf"((?:  attribute [^\n]*\n)*)  wire [^\n]*\\{field}_{which}\n", text)
-            assert wire, f"no net {field}_{which}"
-            assert ("attribute \\keep 1" in wire.group(1)) == (not staged), f"{field}_{which}: keep only unstaged"
