@@ -7,7 +7,8 @@ from amaranth.lib.wiring import In, Out
 
 from .dsp import platform_family
 
-__all__ = ["ControlChannel", "DataChannel", "head_reloads_while_empty", "lutram_rows", "registered_read_memory"]
+__all__ = ["ControlChannel", "DataChannel", "ahead_layout", "head_reloads_while_empty", "lutram_rows",
+           "registered_read_memory"]
 
 #: Channels needing up to this many rows behind their head register keep them in LUT RAM read
 #: combinationally; longer ones in a block-RAM-friendly memory with a synchronous read port. On ECP5
@@ -39,6 +40,12 @@ def registered_read_memory(m, name, width, depth):
 def lutram_rows(platform) -> int:
     """The most rows a channel keeps in LUT RAM on ``platform`` (None: generic Verilog, as on ECP5)."""
     return _NO_LUTRAM_MAX_ROWS if platform_family(platform).startswith("ice") else _LUTRAM_MAX_ROWS
+
+
+def ahead_layout(payload_shape, fields) -> data.StructLayout:
+    """A channel's next ``valid`` and head ``fields`` (:class:`DataChannel`'s ``o_ahead``)."""
+    layout = data.Layout.cast(payload_shape)
+    return data.StructLayout({"valid": 1, **{name: layout[name].shape for name in fields}})
 
 
 def head_reloads_while_empty(capacity, platform) -> bool:
@@ -94,6 +101,11 @@ class DataChannel(wiring.Component):
         :func:`head_reloads_while_empty`): ``o_copy`` is a second register of the head's field, loaded with
         it, for a reader far from the first (a join's comparators, docs/hardware.md, "The join's copy of
         the index"). It has a reset, which the head has not, so Yosys keeps it a register of its own.
+    ahead : tuple of str, or None
+        Fields of the payload's layout (a channel whose head reloads while empty): ``o_ahead`` is what
+        ``o_stream.valid`` and these head fields will be in the next cycle, for a reader that keeps a
+        register of something it derives from them (a live-credit receiver's ``due``,
+        docs/hardware.md, "Live credit").
 
     Members
     -------
@@ -113,9 +125,12 @@ class DataChannel(wiring.Component):
     o_copy : ``Out(field shape)``
         With ``copy``: the head's field ``copy``, from a register of its own (equal to
         ``o_stream.payload.<copy>`` in every cycle but the one after a reset, when the channel is empty).
+    o_ahead : ``Out(ahead_layout(payload_shape, ahead))``
+        With ``ahead``: next cycle's ``valid`` and head fields (a head field's value matters only when
+        ``valid`` will be set).
     """
 
-    def __init__(self, payload_shape, capacity, *, release=False, copy=None):
+    def __init__(self, payload_shape, capacity, *, release=False, copy=None, ahead=None):
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
             raise TypeError(f"Channel capacity must be a positive integer, not {capacity!r}")
         self._payload_shape = payload_shape
@@ -137,6 +152,11 @@ class DataChannel(wiring.Component):
                 raise ValueError(f"A channel's copy of a head field needs a capacity of 2 or more, not {capacity}")
             self._copy = data.Layout.cast(payload_shape)[copy]
             members["o_copy"] = Out(self._copy.shape)
+        self._ahead = None if ahead is None else tuple(ahead)
+        if self._ahead is not None:
+            if capacity < 2:
+                raise ValueError(f"A channel's next head (ahead) needs a capacity of 2 or more, not {capacity}")
+            members["o_ahead"] = Out(ahead_layout(payload_shape, self._ahead))
         super().__init__(members)
 
     @property
@@ -190,11 +210,13 @@ class DataChannel(wiring.Component):
 
         width = Shape.cast(self._payload_shape).width
         lutram = head_reloads_while_empty(capacity, platform)  # capacity 1 is taken first below
-        if self._copy is not None and not lutram:
-            raise ValueError("A channel's copy of a head field needs a head that reloads while empty "
+        if (self._copy is not None or self._ahead is not None) and not lutram:
+            raise ValueError("A channel's copy of a head field or its next head needs a head that reloads while empty "
                              "(LUT RAM rows behind it, sfdf.hdl.channels.head_reloads_while_empty)")
         if width == 0 or capacity == 1 or lutram:
             m.d.comb += self.o_stream.valid.eq(valid)
+        if self._ahead is not None:  # valid's next value, as the Ifs above choose it
+            m.d.comb += self.o_ahead.valid.eq(do_write | Mux(do_read, self.level != 1, valid))
         if width == 0:
             return m  # tokens without payload: the count is the whole state
         if capacity == 1:
@@ -240,6 +262,12 @@ class DataChannel(wiring.Component):
             with m.If(load):
                 m.d.sync += copy.eq(loaded[field.offset:field.offset + field.width])
             m.d.comb += self.o_copy.eq(copy)
+        if self._ahead is not None:  # the head's next value
+            layout = data.Layout.cast(self._payload_shape)
+            for name in self._ahead:
+                field = layout[name]
+                m.d.comb += Value.cast(self.o_ahead[name]).eq(
+                    Mux(load, loaded, head)[field.offset:field.offset + field.width])
 
     @staticmethod
     def _rows(m, rows, width, i_payload, room, push, pop):

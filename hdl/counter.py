@@ -35,6 +35,7 @@ from .params import check_integer
 from .select import next_index_members, offered_index
 from .tokens import (
     computation_layout,
+    counter_ahead_layout,
     counter_control_layout,
     counter_data_layout,
     counter_heartbeat_layout,
@@ -175,6 +176,9 @@ class CounterReceiver(wiring.Component):
         ``o_indices[1]``, and a join ordering the next heads compares one early candidate, not two:
         ``o_join_index``, the same index from the data channel's copy of its head's index
         (``i_join_index``, :class:`sfdf.hdl.channels.DataChannel`'s ``copy``), for the join's comparators.
+        Its ``due`` is then a register, computed a cycle ahead from the channels' next state
+        (``i_ahead``, :class:`sfdf.hdl.channels.DataChannel`'s ``ahead``), so the offer's choice leaves a
+        flip-flop.
 
     Members
     -------
@@ -205,7 +209,8 @@ class CounterReceiver(wiring.Component):
             "o_heartbeat_clear": Out(1),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
             "i_consume": In(1),
-            **({"i_join_index": In(index_width), "o_join_index": Out(index_width)} if heartbeat_in_head else {}),
+            **({"i_join_index": In(index_width), "o_join_index": Out(index_width),
+                "i_ahead": In(counter_ahead_layout())} if heartbeat_in_head else {}),
         })
 
     def elaborate(self, platform):
@@ -225,14 +230,31 @@ class CounterReceiver(wiring.Component):
         # * else the head stayed (not renewed), and ``known`` is whether its stamp equals this cycle's pops:
         #   last cycle's ``due`` if no token was popped, else its stamp compared with ``pops + 1``.
         #   Five inputs in all: one LUT5 after the registers.
-        renewed = Signal(init=1)
-        known = Signal()
+        # With heartbeat_in_head (a join ordering its heads a cycle ahead) ``due`` is itself a register,
+        # the same cases decided a cycle early from the channels' next state (``i_ahead``).
         due = Signal()
         current = Signal()
         ride = Signal()  # the data head carries a message (sent with it): the control head (never due)
         data_pop, ctrl_pop = Signal(), Signal()
+        if self.heartbeat_in_head:
+            # the same three cases a cycle ahead, from the channels' next state: a head that stays (due
+            # again unless a token is popped, then its stamp against pops + 1); a head after a pop (its
+            # quiet); a message into an empty control channel (due iff the data channel will be empty)
+            ahead = self.i_ahead
+            stays = self.i_ctrl.valid & ~ctrl_pop
+            m.d.sync += due.eq(Mux(stays, Mux(data_pop, ctrl.stamp == pops1, due),
+                                   ahead.ctrl_valid & Mux(self.i_ctrl.valid, ahead.ctrl_quiet, ~ahead.data_valid)))
+        else:
+            renewed = Signal(init=1)
+            known = Signal()
+            m.d.comb += due.eq(Mux(renewed, self.i_ctrl.valid & Mux(known, ctrl.quiet, ~data_valid), known))
+            m.d.sync += [
+                renewed.eq(~self.i_ctrl.valid | ctrl_pop),
+                # a head that stays and no token popped: this cycle's due (exact) is next cycle's comparison,
+                # so one comparator serves: the stamp against the pops after a pop
+                known.eq(self.i_ctrl.valid & (ctrl_pop | Mux(data_pop, ctrl.stamp == pops1, due))),
+            ]
         m.d.comb += [
-            due.eq(Mux(renewed, self.i_ctrl.valid & Mux(known, ctrl.quiet, ~data_valid), known)),
             ride.eq(data_valid & self.i_data.payload.msg),
             # the control pop, flat: a due message (EOS stays), or the one sent with the popped token
             ctrl_pop.eq(self.i_consume & Mux(due, ~ctrl.eos, ride)),
@@ -249,12 +271,6 @@ class CounterReceiver(wiring.Component):
             head.index.eq(offered_index(self)),
             self.i_data.ready.eq(data_pop),
             self.i_ctrl.ready.eq(ctrl_pop),
-        ]
-        m.d.sync += [
-            renewed.eq(~self.i_ctrl.valid | ctrl_pop),
-            # a head that stays and no token popped: this cycle's due (exact) is next cycle's comparison,
-            # so one comparator serves: the stamp against the pops after a pop
-            known.eq(self.i_ctrl.valid & (ctrl_pop | Mux(data_pop, ctrl.stamp == pops1, due))),
         ]
         with m.If(due):
             m.d.comb += [head.valid.eq(1), head.is_msg.eq(~ctrl.eos), head.eos.eq(ctrl.eos)]

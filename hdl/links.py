@@ -26,6 +26,7 @@ from .tokens import (
     control_layout,
     counter_control_layout,
     counter_data_layout,
+    counter_ahead_layout,
     counter_heartbeat_layout,
     data_layout,
     heartbeat_layout,
@@ -52,7 +53,8 @@ class CreditLinkSignature(wiring.Signature):
         messages (:mod:`sfdf.hdl.credit`).
     heartbeat_in_head : bool
         With live credit, an input of a join that orders its next heads a cycle ahead
-        (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): the link also carries ``join_index``.
+        (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): the link also carries ``join_index`` and
+        ``ahead``.
 
     Members
     -------
@@ -74,6 +76,10 @@ class CreditLinkSignature(wiring.Signature):
         With ``heartbeat_in_head``: the data channel's copy of its head's index, for the comparators of
         the receiver's join (:class:`sfdf.hdl.channels.DataChannel`'s ``copy``): the edge drives it
         towards the receiver; the sender leaves it undriven.
+    ahead : Out(counter_ahead_layout)
+        With ``heartbeat_in_head``: whether each channel will hold an item in the next cycle, and the next
+        control head's ``quiet`` (the channels' ``o_ahead``), for the receiver's ``due`` a cycle ahead
+        (:class:`sfdf.hdl.counter.CounterReceiver`); driven by the edge like ``join_index``.
     """
 
     def __init__(self, *, capacity, control_capacity, index_width, data_width, payload_width, live=True,
@@ -95,7 +101,8 @@ class CreditLinkSignature(wiring.Signature):
             "heartbeat": Out(heartbeat),
             "heartbeat_clear": In(1),
             "release": In(release_layout()),
-            **({"join_index": Out(index_width)} if self.live and self.heartbeat_in_head else {}),
+            **({"join_index": Out(index_width), "ahead": Out(counter_ahead_layout())}
+               if self.live and self.heartbeat_in_head else {}),
         })
 
     def __eq__(self, other):
@@ -263,9 +270,11 @@ class CreditEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        copy = "index" if "join_index" in link.members else None  # the join's copy of the head index
-        m.submodules.q = q = DataChannel(link.data_layout, link.capacity, release=SLOTS, copy=copy)
-        m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=SLOTS)
+        early = "join_index" in link.members  # the join's copy of the head index, and the channels' next state
+        m.submodules.q = q = DataChannel(link.data_layout, link.capacity, release=SLOTS,
+                                         copy="index" if early else None, ahead=() if early else None)
+        m.submodules.qc = qc = ControlChannel(link.control_layout, link.control_capacity, release=SLOTS,
+                                              ahead=("quiet",) if early else None)
         wiring.connect(m, wiring.flipped(self.i_link.data), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.data))
         wiring.connect(m, wiring.flipped(self.i_link.ctrl), qc.i_stream)
@@ -275,7 +284,9 @@ class CreditEdge(wiring.Component):
             self.i_link.heartbeat_clear.eq(self.o_link.heartbeat_clear),
             q.i_release.eq(self.o_link.release.data),
             qc.i_release.eq(self.o_link.release.ctrl),
-            *([self.o_link.join_index.eq(q.o_copy)] if copy else []),
+            *([self.o_link.join_index.eq(q.o_copy), self.o_link.ahead.data_valid.eq(q.o_ahead.valid),
+               self.o_link.ahead.ctrl_valid.eq(qc.o_ahead.valid), self.o_link.ahead.ctrl_quiet.eq(qc.o_ahead.quiet)]
+              if early else []),
         ]
         return m
 

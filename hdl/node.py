@@ -52,13 +52,16 @@ def heartbeat_in_head_edges(network, platform) -> frozenset:
     :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
     its next heads a cycle ahead (registered offers, 2 to :data:`~sfdf.hdl.join.PAIRWISE_MAX` inputs),
     when each of those inputs' data channels reloads its head register with the write data in every
-    cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`)."""
+    cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`), and so does its control
+    channel (whose next head's ``quiet`` the receiver's ``due`` reads a cycle ahead)."""
     if network.mode != "credit" or not network.live_credit or not pipelined(platform):
         return frozenset()
     edges = set()
     for node in network.nodes:
         ins = network.in_edges(node.name)
-        if 1 < len(ins) <= PAIRWISE_MAX and all(head_reloads_while_empty(e.capacity, platform) for e in ins):
+        if 1 < len(ins) <= PAIRWISE_MAX and all(head_reloads_while_empty(e.capacity, platform)
+                                                and head_reloads_while_empty(e.control_capacity, platform)
+                                                for e in ins):
             edges.update(e.name for e in ins)
     return frozenset(edges)
 
@@ -243,8 +246,8 @@ class SFDFNode(wiring.Component):
         wiring.connect(m, wiring.flipped(link.data), rx.i_data)
         data_pop, ctrl_pop = link.data.valid & link.data.ready, link.ctrl.valid & link.ctrl.ready
         m.d.comb += [rx.i_heartbeat.eq(link.heartbeat), link.heartbeat_clear.eq(rx.o_heartbeat_clear)]
-        if self.live_credit and self._early_head:  # the data channel's copy of its head's index
-            m.d.comb += rx.i_join_index.eq(link.join_index)
+        if self.live_credit and self._early_head:  # the data channel's copy of its head's index, the next state
+            m.d.comb += [rx.i_join_index.eq(link.join_index), rx.i_ahead.eq(link.ahead)]
         if not self._offers:
             m.d.comb += [
                 *_offer(join.i_heads[k], rx.o_head),

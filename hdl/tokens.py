@@ -10,6 +10,7 @@ __all__ = [
     "control_layout",
     "counter_control_layout",
     "counter_data_layout",
+    "counter_ahead_layout",
     "counter_heartbeat_layout",
     "data_layout",
     "head_layout",
@@ -62,6 +63,13 @@ def counter_data_layout(index_width: int, data_width: int) -> data.StructLayout:
     sent with the token (the control message's ``with_token``), so the receiver knows it from the data
     head alone (:mod:`sfdf.hdl.counter`)."""
     return data.StructLayout({"index": index_width, "data": data_width, "msg": 1})
+
+
+def counter_ahead_layout() -> data.StructLayout:
+    """With live credit, what a receiver's ``due`` a cycle ahead reads of its edge's channels: whether the
+    data and control channels will hold an item in the next cycle, and the next control head's ``quiet``
+    (:class:`sfdf.hdl.counter.CounterReceiver`, docs/hardware.md, "Live credit")."""
+    return data.StructLayout({"data_valid": 1, "ctrl_valid": 1, "ctrl_quiet": 1})
 
 
 def counter_heartbeat_layout(index_width: int) -> data.StructLayout:

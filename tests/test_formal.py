@@ -130,6 +130,14 @@ def test_token_overtaking_a_message_fails(build):
            violated="due iff the head message's stamp equals the pops")
 
 
+def test_due_ahead_from_this_cycles_data_channel_fails(build):
+    """The receiver's ``due`` a cycle ahead must read whether the data channel will be empty: read from
+    this cycle's, a message pushed with its token into empty channels is offered before the token."""
+    _fails(CounterEdgeHarness(channels="rtl", heartbeat_in_head=True, receiver=mutants.StaleAheadReceiver,
+                              strengthen=False), build, "stale-ahead", depth=6,
+           violated="due iff the head message's stamp equals the pops")
+
+
 def test_dummy_kept_after_a_later_push_fails(build):
     """The sender keeps its dummy when it pushes a later token: once the channels are empty the receiver
     offers the dummy after the later token, an older index than one it already offered."""

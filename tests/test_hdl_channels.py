@@ -310,3 +310,38 @@ def test_release_counts_the_held_token(capacity):
     sim.add_testbench(monitor, background=True)
     sim.run()
     assert received == tokens
+
+
+@pytest.mark.parametrize("capacity", [2, 3, 5, 17])
+def test_ahead_is_next_cycles_valid_and_head(capacity):
+    """``ahead``: ``o_ahead`` in every cycle is what ``o_stream.valid`` and the named head field are in the
+    next, under random writes and reads (a live-credit receiver's ``due`` a cycle ahead, hdl/counter.py)."""
+    layout = data.StructLayout({"quiet": 1, "index": 8})
+    dut = DataChannel(layout, capacity, ahead=("quiet",))
+    rng = random.Random(capacity)
+    tokens = [{"quiet": rng.getrandbits(1), "index": k % 256} for k in range(200)]
+    accepted, received, checked = [], [], []
+
+    async def monitor(ctx):
+        expected = None
+        signals = (dut.o_stream.valid, dut.o_stream.payload.quiet, dut.o_ahead.valid, dut.o_ahead.quiet)
+        async for _, _, valid, quiet, ahead_valid, ahead_quiet in ctx.tick().sample(*signals):
+            if expected is not None:
+                assert valid == expected[0], "o_ahead.valid is next cycle's valid"
+                assert not valid or quiet == expected[1], "o_ahead.quiet is next cycle's head quiet"
+                checked.append(valid)
+            expected = (ahead_valid, ahead_quiet)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(_writer(dut, tokens, lambda cycle: rng.random() < 0.6, accepted))
+    sim.add_testbench(_reader(dut, len(tokens), lambda cycle: rng.random() < 0.6, received))
+    sim.add_testbench(monitor, background=True)
+    sim.run()
+    assert [token.quiet for _, token in received] == [token["quiet"] for token in tokens]
+    assert any(checked) and not all(checked)
+
+
+def test_ahead_needs_a_reloading_head():
+    with pytest.raises(ValueError, match="capacity of 2 or more"):
+        DataChannel(data.StructLayout({"quiet": 1}), 1, ahead=("quiet",))

@@ -91,15 +91,20 @@ class CounterEdgeHarness(Elaboratable):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
         pushed, quiet = internal_registers(driven_signals(modules["sender"]), snd, "pushed", "quiet")
-        pops, pops1, renewed, known, due, ride = internal_registers(
-            driven_signals(modules["receiver"]), rcv, "pops", "pops1", "renewed", "known", "due", "ride")
+        received = driven_signals(modules["receiver"])
+        pops, pops1, due, ride = internal_registers(received, rcv, "pops", "pops1", "due", "ride")
+        # without heartbeat_in_head, due comes from two registers set by what the last cycle did; with it,
+        # due is itself a register, computed a cycle ahead from the channels' next state
+        renewed, known = (None, None) if self.heartbeat_in_head else internal_registers(received, rcv, "renewed", "known")
 
         dlayout, clayout = counter_data_layout(w, 1), counter_control_layout(c, w, 1)
         if self.channels == "model":
             dch, cch = ModelFifo(dlayout, c), ModelFifo(clayout, cc)
         else:
             copy = "index" if self.heartbeat_in_head else None
-            dch, cch = self.data_channel_class(dlayout, c, copy=copy), ControlChannel(clayout, cc)
+            ahead = {} if copy is None else {"ahead": ()}
+            dch = self.data_channel_class(dlayout, c, copy=copy, **ahead)
+            cch = ControlChannel(clayout, cc, **({} if copy is None else {"ahead": ("quiet",)}))
         dent = attach_channel(m, dch, "data")
         ctrl = attach_channel(m, cch, "control")
         wiring.connect(m, snd.o_data, dch.i_stream)
@@ -108,7 +113,8 @@ class CounterEdgeHarness(Elaboratable):
         wiring.connect(m, cch.o_stream, rcv.i_ctrl)
         m.d.comb += [rcv.i_heartbeat.eq(snd.o_heartbeat), snd.i_heartbeat_clear.eq(rcv.o_heartbeat_clear)]
         if self.heartbeat_in_head:
-            m.d.comb += rcv.i_join_index.eq(dch.o_copy)
+            m.d.comb += [rcv.i_join_index.eq(dch.o_copy), rcv.i_ahead.data_valid.eq(dch.o_ahead.valid),
+                         rcv.i_ahead.ctrl_valid.eq(cch.o_ahead.valid), rcv.i_ahead.ctrl_quiet.eq(cch.o_ahead.quiet)]
 
         comp = snd.i_comp.payload
         m.d.comb += [
@@ -215,13 +221,13 @@ class CounterEdgeHarness(Elaboratable):
                           f"token {p} and message {k} in commit order")
                 invariant(~live | ~(p < dlevel) | ~entry.with_token | (p + 1 != before) | (token.index == entry.index),
                           f"message {k} rides on token {p}")
-        # the registers behind due: what the last cycle did to the control channel
-        invariant(~renewed | known | (clevel <= 1) & (~cvalid | (ahead(ctrl[0].stamp) == dlevel)),
-                  "a message pushed into an empty control channel: its stamp less the pops is q's level")
-        invariant(~renewed | ~known | ~cvalid | (ctrl[0].quiet == (ahead(ctrl[0].stamp) == 0)),
-                  "after a pop the pops equal the popped message's stamp: the head's quiet is its due")
-        invariant(renewed | cvalid & (known == (ahead(ctrl[0].stamp) == 0)),
-                  "a kept head's due was compared with this cycle's pops")
+        if renewed is not None:  # the registers behind due: what the last cycle did to the control channel
+            invariant(~renewed | known | (clevel <= 1) & (~cvalid | (ahead(ctrl[0].stamp) == dlevel)),
+                      "a message pushed into an empty control channel: its stamp less the pops is q's level")
+            invariant(~renewed | ~known | ~cvalid | (ctrl[0].quiet == (ahead(ctrl[0].stamp) == 0)),
+                      "after a pop the pops equal the popped message's stamp: the head's quiet is its due")
+            invariant(renewed | cvalid & (known == (ahead(ctrl[0].stamp) == 0)),
+                      "a kept head's due was compared with this cycle's pops")
         for k in range(1, cc):
             invariant(~(k < clevel) | (ctrl[k].quiet == (ctrl[k].stamp == ctrl[k - 1].stamp)),
                       f"message {k}: quiet iff its stamp equals message {k - 1}'s")

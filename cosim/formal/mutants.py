@@ -122,6 +122,22 @@ class EarlyTokenReceiver(CounterReceiver):
         return m
 
 
+class StaleAheadReceiver(CounterReceiver):
+    """With ``heartbeat_in_head`` (``due`` a cycle ahead): a message entering an empty control channel is
+    taken as due when the data channel is empty *now*, not in the next cycle: a token pushed with the
+    message, or just before it, is overtaken (000 Thm. 3.1)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        signals = driven_signals(m)
+        due, data_pop, ctrl_pop = signals["due"], signals["data_pop"], signals["ctrl_pop"]
+        ctrl, ahead = self.i_ctrl.payload, self.i_ahead
+        stays = self.i_ctrl.valid & ~ctrl_pop
+        m.d.sync += due.eq(Mux(stays, Mux(data_pop, ctrl.stamp == signals["pops1"], due),
+                               ahead.ctrl_valid & Mux(self.i_ctrl.valid, ahead.ctrl_quiet, ~self.i_data.valid)))
+        return m
+
+
 class StickyHeartbeatSender(CounterSender):
     """A live-credit sender that keeps its dummy when it pushes a later token or message: the receiver,
     which offers the dummy once the channels are empty, then offers an index older than the later item
