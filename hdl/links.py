@@ -24,9 +24,9 @@ from .inband import flushed_width
 from .offer import SLOTS, release_layout
 from .tokens import (
     control_layout,
+    counter_ahead_layout,
     counter_control_layout,
     counter_data_layout,
-    counter_ahead_layout,
     counter_heartbeat_layout,
     data_layout,
     heartbeat_layout,
