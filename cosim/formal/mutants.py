@@ -130,7 +130,8 @@ class StaleAheadReceiver(CounterReceiver):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         signals = driven_signals(m)
-        due, data_pop, ctrl_pop = signals["due"], signals["data_pop"], signals["ctrl_pop"]
+        due = signals["due"]
+        data_pop, ctrl_pop = self.i_data.ready, self.i_ctrl.ready  # the receiver's pops, as it drives them
         ctrl, ahead = self.i_ctrl.payload, self.i_ahead
         stays = self.i_ctrl.valid & ~ctrl_pop
         m.d.sync += due.eq(Mux(stays, Mux(data_pop, ctrl.stamp == signals["pops1"], due),
