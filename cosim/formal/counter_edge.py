@@ -15,6 +15,8 @@ What is proved, in every reachable state:
   what the channels hold;
 * the receiver never offers an index older than one it offered before (EOS is index infinity), and a
   heartbeat it offers is below every token still in the data channel (000 Alg. 4);
+* the receiver's ``due`` (from registers, or itself a register with ``heartbeat_in_head``) is exactly
+  whether the head message's stamp equals its pops;
 * the receiver pops only what it offered and the join consumed, and pops what was consumed; it clears
   the heartbeat only when it was consumed, and the heartbeat follows every item in the channels (the
   sender clears it when it pushes a later one).
@@ -63,7 +65,9 @@ class CounterEdgeHarness(Elaboratable):
     heartbeat_in_head : bool
         Sender and receiver with ``heartbeat_in_head`` (the heartbeat's index in the empty data channel's
         head register; needs ``channels="rtl"`` and ``capacity >= 2``, whose head reloads while empty),
-        and the data channel's copy of its head's index for the join (``DataChannel(copy="index")``).
+        and the data channel's copy of its head's index for the join (``DataChannel(copy="index")``);
+        the receiver's ``due`` is then a register computed a cycle ahead from the channels' next state
+        (``DataChannel(ahead=...)``), and the proof asserts it equals the stamp comparison.
     """
 
     def __init__(self, *, capacity=2, control_capacity=2, heartbeat=1, index_width=4, channels="model",
