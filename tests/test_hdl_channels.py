@@ -342,6 +342,6 @@ def test_ahead_is_next_cycles_valid_and_head(capacity):
     assert any(checked) and not all(checked)
 
 
-def test_ahead_needs_a_reloading_head():
+def test_ahead_needs_a_capacity_of_two_or_more():
     with pytest.raises(ValueError, match="capacity of 2 or more"):
         DataChannel(data.StructLayout({"quiet": 1}), 1, ahead=("quiet",))

@@ -106,9 +106,9 @@ class CounterEdgeHarness(Elaboratable):
             dch, cch = ModelFifo(dlayout, c), ModelFifo(clayout, cc)
         else:
             copy = "index" if self.heartbeat_in_head else None
-            ahead = {} if copy is None else {"ahead": ()}
-            dch = self.data_channel_class(dlayout, c, copy=copy, **ahead)
-            cch = ControlChannel(clayout, cc, **({} if copy is None else {"ahead": ("quiet",)}))
+            # with heartbeat_in_head the channels tell the receiver's due their next state
+            dch = self.data_channel_class(dlayout, c, copy=copy, ahead=() if copy else None)
+            cch = ControlChannel(clayout, cc, ahead=("quiet",) if copy else None)
         dent = attach_channel(m, dch, "data")
         ctrl = attach_channel(m, cch, "control")
         wiring.connect(m, snd.o_data, dch.i_stream)
