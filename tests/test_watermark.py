@@ -6,14 +6,23 @@ stay exact for endless streams and the network carries ``k``-bit indices inside.
 narrowest widths is in tests/cosim/test_network.py.
 """
 
+import itertools
 import random
 from dataclasses import replace
 
+import networkx as nx
 import pytest
 from amaranth.sim import Simulator
 
 from sfdf.gen.analysis import check, resolve
-from sfdf.gen.analysis.control import WATERMARK_MARGIN_BITS, joins, watermark, watermark_drain_bound
+from sfdf.gen.analysis.control import (
+    WATERMARK_LEAD_BITS,
+    WATERMARK_MARGIN_BITS,
+    joins,
+    watermark,
+    watermark_drain_bound,
+    watermark_lead,
+)
 from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.randomnet import random_dag
 from sfdf.gen.refmodel import simulate
@@ -43,9 +52,30 @@ def test_variance_drains_within_the_sum_of_its_heartbeats(examples):
     assert watermark_drain_bound(net, intervals(net)) == sum(e.interval for e in net.edges) == 124
     mark = watermark(net, intervals(net))
     # 2^7 >= 124 + 3: 8 bits needed, two more inside (a window four times the drain bound)
+    # the channels on u-w-x hold 64 tokens: 8 bits hold them, fewer than the drain bound's 10
     assert mark == {"bits": 8 + WATERMARK_MARGIN_BITS, "window": 2 ** (7 + WATERMARK_MARGIN_BITS) - 1,
-                    "drain_bound": 124, "bits_needed": 8}
+                    "drain_bound": 124, "bits_needed": 8, "lead": 64, "lead_bits": 8}
     assert watermark(replace(net, index_width=9), intervals(net))["bits"] == 9  # never above the spec's
+
+
+def test_heartbeat_zero_sizes_the_window_by_the_channels(examples):
+    """Heartbeat 0 on every edge (000 Fig. 4's NoFilter) drains at once (bound 0, 3 bits), but a window of
+    15 would hold the source while the channels hold 64 tokens: the window covers twice the lead."""
+    net = resolve(load_spec(examples / "variance.toml"))
+    net = net.with_edges(replace(e, interval=0) for e in net.edges)
+    mark = watermark(net, intervals(net))
+    assert (mark["drain_bound"], mark["bits_needed"], mark["lead"], mark["lead_bits"]) == (0, 3, 64, 8)
+    assert mark["bits"] == 8 + WATERMARK_LEAD_BITS and mark["window"] >= 2 * mark["lead"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lead_is_the_heaviest_path_by_brute_force(seed):
+    """:func:`watermark_lead` against every source-to-sink path of a random DAG, enumerated."""
+    rng = random.Random(seed)
+    net = random_dag(rng, rng.randint(2, 9), rng.randint(1, 14), capacities=(1, 40), name=f"lead{seed}")
+    g = net.graph()
+    paths = (p for s, t in itertools.product(net.sources, net.sinks) for p in nx.all_simple_edge_paths(g, s, t))
+    assert watermark_lead(net) == max((sum(g.edges[e]["capacity"] for e in p) for p in paths), default=0)
 
 
 def test_no_watermark_without_live_credit_or_a_heartbeat_everywhere(examples):

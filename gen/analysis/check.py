@@ -85,7 +85,8 @@ class CheckReport:
         mark = iw.get("watermark")
         if mark is not None:
             lines.append(f"index width {iw['bits']}: index watermark {mark['window']} at {mark['bits']} bits inside (sinks lag "
-                         f"a stopped source by <= {mark['drain_bound']}, needs {mark['bits_needed']} bits): serial "
+                         f"a stopped source by <= {mark['drain_bound']}, needs {mark['bits_needed']} bits; channels on a path "
+                         f"hold <= {mark['lead']} tokens, {mark['lead_bits']} bits): serial "
                          "comparison " + ("proved for endless streams" if iw["serial_comparison_proved"]
                                           else "NOT proved"))
         elif iw.get("serial_comparison_proved"):

@@ -33,6 +33,7 @@ import math
 
 __all__ = [
     "CREDIT_LATENCY",
+    "WATERMARK_LEAD_BITS",
     "WATERMARK_MARGIN_BITS",
     "auto_threshold",
     "index_bits_inside",
@@ -42,6 +43,7 @@ __all__ = [
     "required_control_capacity",
     "watermark",
     "watermark_drain_bound",
+    "watermark_lead",
 ]
 
 #: Cycles between a sender issuing credit and the receiver being able to use it (hardware contract).
@@ -105,6 +107,24 @@ def watermark_drain_bound(network, intervals) -> int | None:
     return sum(intervals[e.name] for e in network.edges)
 
 
+#: Bits beyond the least whose window holds :func:`watermark_lead`: the window is then at least twice the
+#: tokens the channels along any path hold, so a source leads the sinks by a full set of channels of tokens
+#: at half sparsity or denser before the watermark, not back-pressure, holds it.
+WATERMARK_LEAD_BITS = 1
+
+
+def watermark_lead(network) -> int:
+    """The most data tokens the channels along one source-to-sink path hold: the sum of the capacities
+    on the heaviest path. Without filtering, a source that leads a sink by that many indices has filled
+    the channels between them, and back-pressure holds it anyway; a window below it would hold the
+    source first and cost throughput (heartbeat 0 on every edge makes the drain bound 0, and the window
+    would be 15 however large the channels)."""
+    best: dict[str, int] = {}
+    for v in network.topological_order():
+        best[v] = max((best[e.src] + e.capacity for e in network.in_edges(v)), default=0)
+    return max(best.values(), default=0)
+
+
 def watermark(network, intervals) -> dict | None:
     """The index watermark of a live-credit network, or None where it has none.
 
@@ -113,14 +133,15 @@ def watermark(network, intervals) -> dict | None:
     the network. A source starts index ``i`` only while ``i - watermark <= W`` with ``W = 2^(k-1) - 1``
     (the hardware compares with a registered, older copy, one index sooner), so every index alive at a
     node lies within ``W`` above its last computation: serial comparison and distances at ``k`` bits are
-    exact forever, and the hardware carries ``k``-bit indices inside (``bits``: the least ``k`` the drain
-    bound allows plus :data:`WATERMARK_MARGIN_BITS`, at most ``index_width``), rebuilding the ``w``-bit
-    index at the sinks and for the kernels from exact distances.
+    exact forever, and the hardware carries ``k``-bit indices inside, rebuilding the ``w``-bit index at
+    the sinks and for the kernels from exact distances.
 
     ``drain_bound`` (:func:`watermark_drain_bound`): the watermark never holds a source for good iff
-    ``drain_bound + 3 <= 2^(k-1)``; ``bits_needed`` is the least such ``k``. None (no watermark): in-band
-    mode (its spread is bounded by back-pressure), 000's receiver without live credit, or an edge
-    without heartbeat.
+    ``drain_bound + 3 <= 2^(k-1)``; ``bits_needed`` is the least such ``k`` (correctness). ``lead``
+    (:func:`watermark_lead`): ``lead_bits`` is the least ``k`` whose window holds it (throughput).
+    ``bits``: the larger of ``bits_needed +`` :data:`WATERMARK_MARGIN_BITS` and ``lead_bits +``
+    :data:`WATERMARK_LEAD_BITS`, at most ``index_width``. None (no watermark): in-band mode (its spread is
+    bounded by back-pressure), 000's receiver without live credit, or an edge without heartbeat.
     """
     if network.mode != "credit" or not network.live_credit:
         return None
@@ -128,8 +149,11 @@ def watermark(network, intervals) -> dict | None:
     if drain is None:
         return None
     needed = 1 + math.ceil(math.log2(drain + 3))
-    bits = min(network.index_width, needed + WATERMARK_MARGIN_BITS)
-    return {"bits": bits, "window": 2 ** (bits - 1) - 1, "drain_bound": drain, "bits_needed": needed}
+    lead = watermark_lead(network)
+    lead_bits = 1 + math.ceil(math.log2(lead + 1))
+    bits = min(network.index_width, max(needed + WATERMARK_MARGIN_BITS, lead_bits + WATERMARK_LEAD_BITS))
+    return {"bits": bits, "window": 2 ** (bits - 1) - 1, "drain_bound": drain, "bits_needed": needed,
+            "lead": lead, "lead_bits": lead_bits}
 
 
 def index_bits_inside(network, intervals) -> int:
