@@ -19,7 +19,8 @@ which the master side sees in packet mode (``TIOCPKT_FLUSHWRITE``); the bridge t
 characters' time, a real break on the simulated board's pin, which resets its network and link. Between
 the host's input flush (the board device flushes its input just before it breaks) and the break, and before
 the first break, the board's bytes are dropped: they would belong to no session, and one arriving after the
-host's flush (a stale hello) would be taken for the answer to its break.
+host's flush (a stale hello) would be taken for the answer to its break. The bridge reads the host before
+each write, so what the board said in a chunk during which the host flushed is dropped too.
 
 Faults, for tests: ``corrupt_byte=N`` flips the low bit of the N-th byte from the host (1 = the first:
 line noise; the link's CRC drops the packet and says so); ``die_after_bytes=N`` ends the process
@@ -136,17 +137,26 @@ class PtyBoard:
                 self._out += data
             del self._out[:max(0, len(self._out) - _BACKLOG)]
             if self._out and (writable or output):
+                self._host_first()
                 self._to_host()
 
-    def _from_host(self) -> None:
+    def _host_first(self) -> None:
+        """Read what the host sent while the simulation ran its chunk, before writing to it: a flush the host
+        made meanwhile mutes the board's bytes of that chunk (a stale hello among them would be taken for
+        the answer to the host's break, and the real hello would then end its session as a reset)."""
+        while self._out and select.select([self.master], [], [], 0)[0] and self._from_host():
+            pass
+
+    def _from_host(self) -> bool:
+        """One packet from the host (packet mode: a status byte, then data); False if there was none."""
         try:
             chunk = os.read(self.master, 65536)
         except OSError as error:  # EIO: no host has the port open
             if error.errno in (errno.EIO, errno.EAGAIN):
-                return
+                return False
             raise
         if not chunk:
-            return
+            return False
         status, data = chunk[0], bytearray(chunk[1:])
         if status & termios.TIOCPKT_FLUSHREAD:  # the host flushed its input, as it does before a break
             self._muted = True
@@ -155,9 +165,9 @@ class PtyBoard:
         if status & termios.TIOCPKT_FLUSHWRITE:  # the host's break (module docstring)
             self.sim.send_break()
             self._muted = False
-            return
+            return True
         if status != termios.TIOCPKT_DATA:
-            return
+            return True
         if self.corrupt_byte is not None and self.received < self.corrupt_byte <= self.received + len(data):
             data[self.corrupt_byte - self.received - 1] ^= 1
             print(f"sfdf board-sim: flipped a bit of byte {self.corrupt_byte} from the host", file=sys.stderr,
@@ -166,6 +176,7 @@ class PtyBoard:
         self.sim.send(bytes(data))
         if self.die_after_bytes is not None and self.received >= self.die_after_bytes:
             os._exit(3)  # power lost: no goodbye, the pty vanishes with the process
+        return True
 
     def _to_host(self) -> None:
         try:
