@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import numpy as np
@@ -70,12 +71,10 @@ def test_a_host_flush_during_a_chunk_mutes_what_the_chunk_said():
     flushed its input (before a break) never reach the host. A stale hello among them would be taken for
     the answer to the break, and the real one would end the session as a reset (the two-board Spark test
     saw that on a loaded machine, whose netlist simulation runs long chunks)."""
-    import termios
-
     from sfdf.sw.boardsim import PtyBoard
 
     class Board:  # a stand-in simulation: the host flushes while the first chunk runs, which talks
-        pending, leds, breaks = 0, 0, 0
+        pending, leds = 0, 0
 
         def __init__(self):
             self.said, self.host, self.chunks = b"", None, 0
@@ -94,7 +93,7 @@ def test_a_host_flush_during_a_chunk_mutes_what_the_chunk_said():
             pass
 
         def send_break(self):
-            self.breaks += 1
+            pass
 
         def close(self):
             pass
