@@ -39,6 +39,7 @@ import struct
 import subprocess
 import sys
 import termios
+import time
 import tty
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,8 +51,11 @@ from sfdf.gen.errors import UserError
 
 __all__ = ["BoardDir", "PtyBoard", "SimTransport", "board_dir", "board_process", "simulated_board"]
 
-#: Cycles simulated per step of the bridge's loop.
-_CHUNK = 20_000
+#: Cycles simulated per step: :class:`SimTransport`'s, and the most and the least of the bridge's.
+_CHUNK, _LEAST_CHUNK = 20_000, 64
+#: Wall time a step of the bridge's loop aims at: the board's bytes wait at most this long for the host
+#: (the netlist simulation runs about 19,000 cycles a second, so 20,000 cycles would hold them for a second).
+_CHUNK_S = 0.02
 #: How long the bridge sleeps on the pty when the board is idle.
 _IDLE_S = 0.01
 #: LED bit 2: frames in the network (:data:`sfdf.boards.core.LED_MEANINGS`).
@@ -119,6 +123,7 @@ class PtyBoard:
         self.received = 0          # bytes from the host
         self._out = bytearray()
         self._muted = True        # until the first break: what the board said before belongs to no session
+        self._chunk = _LEAST_CHUNK  # cycles per step, sized to _CHUNK_S of wall time as the simulation runs
 
     def serve(self, stop=lambda: False) -> None:
         """Bridge until ``stop()`` is true (checked every step)."""
@@ -130,7 +135,7 @@ class PtyBoard:
             if readable:
                 self._from_host()
             if busy or readable:
-                self.sim.run(_CHUNK)
+                self._step()
             data = self.sim.receive()
             output = bool(data)
             if not self._muted:
@@ -139,6 +144,14 @@ class PtyBoard:
             if self._out and (writable or output):
                 self._host_first()
                 self._to_host()
+
+    def _step(self) -> None:
+        """Run the simulation for one step of about :data:`_CHUNK_S` seconds."""
+        start = time.monotonic()
+        ran = self.sim.run(self._chunk)
+        elapsed = time.monotonic() - start
+        if ran and elapsed > 0:
+            self._chunk = max(_LEAST_CHUNK, min(_CHUNK, int(ran * _CHUNK_S / elapsed)))
 
     def _host_first(self) -> None:
         """Read what the host sent while the simulation ran its chunk, before writing to it: a flush the host

@@ -83,7 +83,7 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
         Run the simulator in a child process (default) or in this one.
     timeout_cycles : int, optional
         Default cycle budget of a frame: :data:`DEFAULT_TIMEOUT_CYCLES` simulated cycles, or on a board
-        two seconds of its clock (:mod:`sfdf.sw.serial`).
+        two seconds of its clock, thirty on a simulated board (:mod:`sfdf.sw.serial`).
     backpressure, idle : float
         Probability per cycle that each sink holds ``tready`` low / each source idles (tests).
     seed : int

@@ -12,7 +12,9 @@ acknowledgements, flow control and clock).
 Time. The device API counts cycles; a board's are its clock's, read from the wall clock
 (``clk_hz`` of ``<name>.board.json``): ``timeout_cycles`` is a budget of board clock cycles after a
 frame's last byte has left the host (its transmission time at the baud rate included). The default is
-two seconds' worth, because USB serial adapters hold bytes back for up to 16 ms.
+two seconds' worth, because USB serial adapters hold bytes back for up to 16 ms. On a pseudo-terminal (a
+simulated board) it is thirty seconds' worth: the simulation runs 60 (RTL) to 1,300 (netlist) times slower
+than the board's clock, while the link counts the board's cycles by the wall clock.
 
 On a pseudo-terminal (``sfdf board-sim --pty``, a simulated board: :mod:`sfdf.sw.boardsim`) a break also
 flushes the host's output, the one event a pty carries that stands for it.
@@ -37,10 +39,11 @@ from .codec import Codec
 from .results import DeviceError
 from .session import Device
 
-__all__ = ["BOARD_TIMEOUT_S", "SerialTransport", "open_board"]
+__all__ = ["BOARD_TIMEOUT_S", "SIMULATED_BOARD_TIMEOUT_S", "SerialTransport", "open_board"]
 
-#: Default frame budget of a board, in seconds of its clock (module docstring).
-BOARD_TIMEOUT_S = 2.0
+#: Default frame budget of a board, and of a simulated one (on a pseudo-terminal), in seconds of its
+#: clock (module docstring).
+BOARD_TIMEOUT_S, SIMULATED_BOARD_TIMEOUT_S = 2.0, 30.0
 #: Longest wait for bytes in one read.
 _POLL_S = 0.005
 
@@ -123,5 +126,6 @@ def open_board(manifest: str | os.PathLike, port: str, *, timeout_cycles: int | 
     except BaseException:
         transport.close()
         raise
-    budget = timeout_cycles if timeout_cycles is not None else int(BOARD_TIMEOUT_S * float(board["clk_hz"]))
+    seconds = SIMULATED_BOARD_TIMEOUT_S if getattr(transport, "pseudo_terminal", False) else BOARD_TIMEOUT_S
+    budget = timeout_cycles if timeout_cycles is not None else int(seconds * float(board["clk_hz"]))
     return Device(codec, link, budget)

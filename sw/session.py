@@ -64,7 +64,7 @@ class Device:
         The transport (:mod:`sfdf.sw.link`); the session closes it.
     timeout_cycles : int, optional
         Default cycle budget of a frame: :data:`DEFAULT_TIMEOUT_CYCLES` simulated cycles, or on a board
-        two seconds of its clock (:mod:`sfdf.sw.serial`).
+        two seconds of its clock, thirty on a simulated board (:mod:`sfdf.sw.serial`).
     """
 
     def __init__(self, codec: Codec, link: Link, timeout_cycles: int = DEFAULT_TIMEOUT_CYCLES):

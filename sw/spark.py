@@ -83,7 +83,7 @@ class Job:
         The source port's ``tdata`` width.
     timeout_cycles : int or None
         Cycle budget of one frame on the device (``None``: the device's default, 1,000,000 simulated cycles
-        or two seconds of a board's clock).
+        or two seconds of a board's clock, thirty of a simulated board's).
     kill_after : int or None
         Testing only: the first attempt of partition 0 kills its simulated device after sending this many
         frames.

@@ -164,7 +164,7 @@ def _parser() -> argparse.ArgumentParser:
     spark.add_argument("--partitions", type=_positive, metavar="N",
                        help="spread the frames over N partitions, one device each (default: Spark's split of the input files)")
     spark.add_argument("--timeout-cycles", type=_positive, metavar="N",
-                       help="cycles a frame may take (default 1000000 simulated, or two seconds of a board's clock)")
+                       help="cycles a frame may take (default 1000000 simulated, or two seconds of a board's clock, thirty of a simulated board's)")
     spark.add_argument("--device", default="sim", metavar="DEVICE",
                        help="sim (default), serial:PORT[,PORT...] (boards, one per task) or resource:fpga (Spark's "
                             "resource scheduling); boards need --board-dir")
