@@ -20,7 +20,12 @@ characters' time, a real break on the simulated board's pin, which resets its ne
 the host's input flush (the board device flushes its input just before it breaks) and the break, and before
 the first break, the board's bytes are dropped: they would belong to no session, and one arriving after the
 host's flush (a stale hello) would be taken for the answer to its break. The bridge reads the host before
-each write, so what the board said in a chunk during which the host flushed is dropped too.
+each write, so what the board said in a step during which the host flushed is dropped too. The host's
+bytes are dropped from its break until the bridge first writes to it: a host sends nothing before the
+board's hello, and the output flush that stands for a break does not clear what the kernel had already
+passed to the master's line discipline (up to 4 KiB of an earlier host's frames, which the board would
+otherwise take as the new session's). A real serial port has no such leftovers: closing it waits until
+its output has gone out.
 
 Faults, for tests: ``corrupt_byte=N`` flips the low bit of the N-th byte from the host (1 = the first:
 line noise; the link's CRC drops the packet and says so); ``die_after_bytes=N`` ends the process
@@ -123,6 +128,7 @@ class PtyBoard:
         self.received = 0          # bytes from the host
         self._out = bytearray()
         self._muted = True        # until the first break: what the board said before belongs to no session
+        self._stale = True        # until the board's first bytes after a break: the host's bytes are an old session's
         self._chunk = _LEAST_CHUNK  # cycles per step, sized to _CHUNK_S of wall time as the simulation runs
 
     def serve(self, stop=lambda: False) -> None:
@@ -177,9 +183,9 @@ class PtyBoard:
             self.sim.receive()
         if status & termios.TIOCPKT_FLUSHWRITE:  # the host's break (module docstring)
             self.sim.send_break()
-            self._muted = False
+            self._muted, self._stale = False, True
             return True
-        if status != termios.TIOCPKT_DATA:
+        if status != termios.TIOCPKT_DATA or self._stale:
             return True
         if self.corrupt_byte is not None and self.received < self.corrupt_byte <= self.received + len(data):
             data[self.corrupt_byte - self.received - 1] ^= 1
@@ -197,6 +203,7 @@ class PtyBoard:
         except BlockingIOError:
             return
         del self._out[:written]
+        self._stale = self._stale and not written
 
     def close(self) -> None:
         for fd in (self.master, self._slave):

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 
 import numpy as np
@@ -187,6 +188,58 @@ def spark_results(out, frames):
 
 
 @pytest.mark.spark
+def test_a_break_drops_what_an_earlier_host_left_unread():
+    """The output flush that stands for a break on a pty does not clear what the kernel had already passed
+    to the master's line discipline: bytes an earlier host wrote and the bridge had not read yet (a session
+    that timed out with frames in flight, then a retry on the same board, as Spark's are). The bridge drops
+    the host's bytes from a break until it first writes to the host, so the board hears only the new
+    session's."""
+    from sfdf.sw.boardsim import PtyBoard
+
+    class Board:  # a stand-in simulation that says hello after each break and records what it hears
+        pending, leds = 0, 0
+
+        def __init__(self):
+            self.said, self.heard = b"", b""
+
+        def run(self, cycles, until_bytes=None):
+            return cycles
+
+        def receive(self):
+            said, self.said = self.said, b""
+            return said
+
+        def send(self, data):
+            self.heard += data
+
+        def send_break(self):
+            self.said, self.heard = b"hello", b""
+
+        def close(self):
+            pass
+
+    def serve(steps):
+        left = iter(range(steps))
+        board.serve(stop=lambda: next(left, None) is None)
+
+    board = PtyBoard(Board())
+    try:
+        for frames in (b"old frames " * 300, b"new frames"):  # the first host leaves 3,300 bytes unread
+            host = os.open(board.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            termios.tcflush(host, termios.TCIFLUSH)
+            termios.tcflush(host, termios.TCOFLUSH)  # the break
+            serve(5)
+            assert os.read(host, 100) == b"hello"
+            os.write(host, frames)
+            time.sleep(0.2)  # the kernel moves them on to the master's line discipline
+            if frames.startswith(b"new"):
+                serve(5)
+            os.close(host)
+        assert board.sim.heard == b"new frames"
+    finally:
+        board.close()
+
+
 def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     """``run_job(..., device="serial:A")``: three partitions take turns on one board (each holds it while it
     runs), and a byte damaged on the line in the first one's frames makes the board drop that packet, the
