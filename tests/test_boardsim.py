@@ -23,7 +23,7 @@ import pytest
 from sfdf.sw.boardsim import board_process
 from sfdf.sw.datasets import digits, write_frames
 from sfdf.sw.device import open_device
-from sfdf.sw.results import DeviceDied
+from sfdf.sw.results import DeviceDied, FrameTimeout
 
 ROOT = Path(__file__).resolve().parents[1]
 SFDF = [str(Path(sys.executable).with_name("sfdf"))]
@@ -65,6 +65,19 @@ def test_board_sim_over_a_pty_twice(board_dir, build_dir):
         for session in (frames[:80], frames[80:]):
             with open_device(board_dir / "variance.json", backend=f"serial:{path}") as device:
                 check(list(device.stream(iter(session))), session)
+
+
+def test_a_session_after_one_that_timed_out_is_exact(board_dir, build_dir):
+    """A session whose first frame outlives a tiny budget ends with frames unread on the pty; the next
+    session on the same board (a Spark task's retry) answers every frame of its own exactly."""
+    frames = digits()[:90]
+    with board_sim(board_dir, build_dir) as (path, _):
+        for _ in range(3):
+            with pytest.raises(FrameTimeout), open_device(board_dir / "variance.json", backend=f"serial:{path}",
+                                                         timeout_cycles=2000) as device:
+                list(device.stream(iter(frames[:60])))
+            with open_device(board_dir / "variance.json", backend=f"serial:{path}") as device:
+                check(list(device.stream(iter(frames[60:]))), frames[60:])
 
 
 def test_a_host_flush_during_a_chunk_mutes_what_the_chunk_said():
