@@ -200,7 +200,6 @@ def spark_results(out, frames):
     return table
 
 
-@pytest.mark.spark
 def test_a_break_drops_what_an_earlier_host_left_unread():
     """The output flush that stands for a break on a pty does not clear what the kernel had already passed
     to the master's line discipline: bytes an earlier host wrote and the bridge had not read yet (a session
@@ -253,6 +252,7 @@ def test_a_break_drops_what_an_earlier_host_left_unread():
         board.close()
 
 
+@pytest.mark.spark
 def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     """``run_job(..., device="serial:A")``: three partitions take turns on one board (each holds it while it
     runs), and a byte damaged on the line in the first one's frames makes the board drop that packet, the
