@@ -156,7 +156,7 @@ class PtyBoard:
         start = time.monotonic()
         ran = self.sim.run(self._chunk)
         elapsed = time.monotonic() - start
-        if ran and elapsed > 0:
+        if elapsed > 0:
             self._chunk = max(_LEAST_CHUNK, min(_CHUNK, int(ran * _CHUNK_S / elapsed)))
 
     def _host_first(self) -> None:
@@ -203,7 +203,8 @@ class PtyBoard:
         except BlockingIOError:
             return
         del self._out[:written]
-        self._stale = self._stale and not written
+        if written:  # the board answered the break: the host's bytes are its session's
+            self._stale = False
 
     def close(self) -> None:
         for fd in (self.master, self._slave):

@@ -80,6 +80,38 @@ def test_a_session_after_one_that_timed_out_is_exact(board_dir, build_dir):
                 check(list(device.stream(iter(frames[60:]))), frames[60:])
 
 
+class StandInSim:
+    """A stand-in for :class:`sfdf.cosim.boardsim.BoardSim` behind :class:`sfdf.sw.boardsim.PtyBoard`: no RTL,
+    it says what a test puts in ``said`` and records what it hears."""
+
+    pending, leds = 0, 0
+
+    def __init__(self):
+        self.said, self.heard = b"", b""
+
+    def run(self, cycles, until_bytes=0):
+        return cycles
+
+    def receive(self):
+        said, self.said = self.said, b""
+        return said
+
+    def send(self, data):
+        self.heard += data
+
+    def send_break(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def serve_steps(board, steps):
+    """``steps`` turns of the bridge's loop."""
+    left = iter(range(steps))
+    board.serve(stop=lambda: next(left, None) is None)
+
+
 def test_a_host_flush_during_a_chunk_mutes_what_the_chunk_said():
     """The bridge reads the host before writing: bytes the board said in a chunk during which the host
     flushed its input (before a break) never reach the host. A stale hello among them would be taken for
@@ -87,41 +119,55 @@ def test_a_host_flush_during_a_chunk_mutes_what_the_chunk_said():
     saw that on a loaded machine, whose netlist simulation runs long chunks)."""
     from sfdf.sw.boardsim import PtyBoard
 
-    class Board:  # a stand-in simulation: the host flushes while the first chunk runs, which talks
-        pending, leds = 0, 0
+    class Board(StandInSim):  # the host flushes while the first chunk runs, which talks
+        host, chunks = None, 0
 
-        def __init__(self):
-            self.said, self.host, self.chunks = b"", None, 0
-
-        def run(self, cycles, until_bytes=None):
+        def run(self, cycles, until_bytes=0):
             self.chunks += 1
             if self.chunks == 1:
                 termios.tcflush(self.host, termios.TCIFLUSH)
                 self.said = b"stale"
-
-        def receive(self):
-            said, self.said = self.said, b""
-            return said
-
-        def send(self, data):
-            pass
-
-        def send_break(self):
-            pass
-
-        def close(self):
-            pass
+            return cycles
 
     board = PtyBoard(Board())
     board._muted = False  # a session was open
     board.sim.host = os.open(board.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
     try:
-        steps = iter(range(3))
-        board.serve(stop=lambda: next(steps, None) is None)
+        serve_steps(board, 3)
         with pytest.raises(BlockingIOError):
             os.read(board.sim.host, 100)
     finally:
         os.close(board.sim.host)
+        board.close()
+
+
+def test_a_break_drops_what_an_earlier_host_left_unread():
+    """The output flush that stands for a break on a pty does not clear what the kernel had already passed
+    to the master's line discipline: bytes an earlier host wrote and the bridge had not read yet (a session
+    that timed out with frames in flight, then a retry on the same board, as Spark's are). The bridge drops
+    the host's bytes from a break until it first writes to the host, so the board hears only the new
+    session's."""
+    from sfdf.sw.boardsim import PtyBoard
+
+    class Board(StandInSim):  # it says hello after each break
+        def send_break(self):
+            self.said, self.heard = b"hello", b""
+
+    board = PtyBoard(Board())
+    try:
+        for frames in (b"old frames " * 300, b"new frames"):  # the first host leaves 3,300 bytes unread
+            host = os.open(board.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            termios.tcflush(host, termios.TCIFLUSH)
+            termios.tcflush(host, termios.TCOFLUSH)  # the break
+            serve_steps(board, 5)
+            assert os.read(host, 100) == b"hello"
+            os.write(host, frames)
+            time.sleep(0.2)  # the kernel moves them on to the master's line discipline
+            if frames.startswith(b"new"):
+                serve_steps(board, 5)
+            os.close(host)
+        assert board.sim.heard == b"new frames"
+    finally:
         board.close()
 
 
@@ -198,58 +244,6 @@ def spark_results(out, frames):
     for row in table.itertuples():
         assert row.ok and (row.n, row.sum, row.sum_sq) == expected(by_id[row.frame_id])
     return table
-
-
-def test_a_break_drops_what_an_earlier_host_left_unread():
-    """The output flush that stands for a break on a pty does not clear what the kernel had already passed
-    to the master's line discipline: bytes an earlier host wrote and the bridge had not read yet (a session
-    that timed out with frames in flight, then a retry on the same board, as Spark's are). The bridge drops
-    the host's bytes from a break until it first writes to the host, so the board hears only the new
-    session's."""
-    from sfdf.sw.boardsim import PtyBoard
-
-    class Board:  # a stand-in simulation that says hello after each break and records what it hears
-        pending, leds = 0, 0
-
-        def __init__(self):
-            self.said, self.heard = b"", b""
-
-        def run(self, cycles, until_bytes=None):
-            return cycles
-
-        def receive(self):
-            said, self.said = self.said, b""
-            return said
-
-        def send(self, data):
-            self.heard += data
-
-        def send_break(self):
-            self.said, self.heard = b"hello", b""
-
-        def close(self):
-            pass
-
-    def serve(steps):
-        left = iter(range(steps))
-        board.serve(stop=lambda: next(left, None) is None)
-
-    board = PtyBoard(Board())
-    try:
-        for frames in (b"old frames " * 300, b"new frames"):  # the first host leaves 3,300 bytes unread
-            host = os.open(board.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-            termios.tcflush(host, termios.TCIFLUSH)
-            termios.tcflush(host, termios.TCOFLUSH)  # the break
-            serve(5)
-            assert os.read(host, 100) == b"hello"
-            os.write(host, frames)
-            time.sleep(0.2)  # the kernel moves them on to the master's line discipline
-            if frames.startswith(b"new"):
-                serve(5)
-            os.close(host)
-        assert board.sim.heard == b"new frames"
-    finally:
-        board.close()
 
 
 @pytest.mark.spark
