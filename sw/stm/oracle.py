@@ -60,20 +60,22 @@ def reachable_gets(stm: SpaceTimeMemory, depth: int = 3) -> set[tuple[str, int]]
         if key in memo:
             return memo[key]
         found: set = set()
-        if left:
-            for move, apply in _moves(state):
-                after = state.clone()
-                try:
-                    apply(after)
-                except STMError:
-                    continue
-                if move[0] == "get" and (move[1], move[2]) in present:
-                    found.add((move[1], move[2]))
+        for move, apply in _moves(state):
+            if left == 1 and move[0] != "get":
+                continue  # the last move: only a get can add to what is found
+            after = state.clone()
+            try:
+                apply(after)
+            except STMError:
+                continue
+            if move[0] == "get" and (move[1], move[2]) in present:
+                found.add((move[1], move[2]))
+            if left > 1:
                 found |= search(after, left - 1)
         memo[key] = frozenset(found)
         return memo[key]
 
-    return set(search(stm, depth))
+    return set(search(stm, depth)) if depth else set()
 
 
 def open_items(stm: SpaceTimeMemory) -> set[tuple[str, int]]:

@@ -3,22 +3,20 @@
 With and without back-pressure: the variance network with its own kernels on sparse 16-bit frames in
 credit mode and in-band under each dummy algorithm; the diamond and BLAST-like topologies in credit
 mode (random_filter kernels) and in-band under each algorithm, as is 003 Fig. 2 made safe (output
-buffers); 20 random DAGs with undirected cycles, random capacities and filter rates. The unsafe specs
-deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's receiver; with live credit it
-completes), and 003 Fig. 2 under an adversarial flush.
+buffers); random DAGs with undirected cycles, random capacities and filter rates (8 seeds here, 60 in
+bench/cosim.py). The unsafe specs deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's
+receiver; with live credit it completes), and 003 Fig. 2 under an adversarial flush.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import replace
 
 import pytest
 
 from sfdf.cosim.network import run_network
-from sfdf.gen.analysis.cycles import edges_on_cycles
-from sfdf.gen.randomnet import random_dag
+from sfdf.cosim.randomdag import random_credit_network
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.dsp import FamilyOnly
 
@@ -73,7 +71,7 @@ def test_unpipelined_ice40_variance_matches_model(live_credit, examples, verilat
 
 @pytest.mark.parametrize("seed", [2, 7])
 def test_unpipelined_ice40_random_dag_matches_model(seed, verilator_toolchain, cosim_build_root):
-    check(random_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3,
+    check(random_credit_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3,
           platform=FamilyOnly("ice40"))
 
 
@@ -92,26 +90,14 @@ def test_inband_example_matches_model(example, algorithm, pause, examples, veril
           pause=pause)
 
 
-def random_network(seed):
-    rng = random.Random(seed)
-    while True:
-        net = random_dag(rng, rng.randint(3, 7), rng.randint(4, 10), capacities=(1, 8), name=f"rand{seed}")
-        if edges_on_cycles(net) and set(net.sources).isdisjoint(net.sinks):  # no isolated node
-            break
-    # filter rates and LFSR seeds at their bounds too: 0 and 1 (never / always filters), one step inside
-    # each (threshold 1 and 65535), seeds 0 and 2^32 - 1
-    rates = [0.0, 1 / 65536, 0.3, 0.7, 0.95, 65535 / 65536, 1.0]
-    nodes = tuple(replace(n, kernel="random_filter", ii=rng.choice([1, 1, 2]),
-                          params={"rate": rng.choice(rates),
-                                  "seed": rng.choice([0, 1, rng.randrange(1 << 16), (1 << 32) - 1])})
-                  for n in net.nodes)
-    # one in four with 000's receiver as printed (live_credit = false), the rest with live credit
-    return replace(net, nodes=nodes, mode="credit", index_width=rng.choice([8, 16, 32]), live_credit=seed % 4 != 3)
+#: Seeds of the regression here: 8-, 16- and 32-bit indices, 000's receiver as printed (3, 7, 11) and live
+#: credit, up to 7 nodes and 10 edges. ``bench/cosim.py`` sweeps 60 seeds the same way.
+RANDOM_SEEDS = [0, 3, 6, 7, 11, 12, 16, 17]
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", RANDOM_SEEDS)
 def test_random_dag_matches_model(seed, verilator_toolchain, cosim_build_root):
-    check(random_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3)
+    check(random_credit_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3)
 
 
 def test_fig3_completes_with_live_credit(examples, verilator_toolchain, cosim_build_root):
