@@ -31,6 +31,9 @@ TESTS = Path(__file__).with_name("network_tests.py")
 #: Extra Verilator arguments: the regression's simulations are short and its builds are not, and the
 #: C++ compiler at -O0 builds a 10-edge network in 25 s instead of 67 s (measured on 2 cores).
 BUILD_ARGS = ("-CFLAGS", "-O0")
+#: The signals :mod:`sfdf.cosim.network_tests` reads inside the network (besides the top's ports): each
+#: channel's level and held token (the watchdog), and its input stream (003 Fig. 2's flush adversary).
+PUBLIC = ("level", "held", "i_stream__valid", "i_stream__ready", "i_stream__payload")
 
 
 @dataclass
@@ -92,7 +95,7 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
     config_path.write_text(json.dumps(config))
     try:
         return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
-                             extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
+                             public=PUBLIC, extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
     finally:  # read once, when the simulation starts; named after this process, so no other reads it
         config_path.unlink(missing_ok=True)
 

@@ -23,12 +23,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cocotb_tools.runner import get_runner
+from cocotb_tools.runner import Verilator, get_runner
 
 from .cache import BuildCache
 from .toolchain import find_toolchain, fst_support
 
-__all__ = ["BUILD_ARGS", "BuildError", "RunResults", "TestResult", "build_and_run", "design_key"]
+__all__ = ["BUILD_ARGS", "BuildError", "PublicSignalsVerilator", "RunResults", "TestResult", "build_and_run",
+           "design_key"]
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
                   build_dir: str | os.PathLike, parameters: Mapping[str, object] | None = None,
                   extra_env: Mapping[str, str] | None = None, waves: bool = False,
                   timeout_s: float | None = None, *, seed: int | None = None, test_filter: str | None = None,
-                  build_args: Sequence[str] = ()) -> RunResults:
+                  build_args: Sequence[str] = (), public: Sequence[str] | None = None) -> RunResults:
     """Build ``toplevel`` with Verilator (or reuse its build) and run the cocotb tests of ``test_module``.
 
     Parameters
@@ -208,6 +209,10 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
         Regular expression selecting the tests to run.
     build_args : sequence of str
         Verilator arguments added to :data:`BUILD_ARGS`.
+    public : sequence of str or None
+        ``None``: every signal is visible to the tests (cocotb's ``--public-flat-rw``). Otherwise only the
+        top level's ports and the signals of these names in any module (:class:`PublicSignalsVerilator`):
+        a generated network's C++ is a sixth the size, and its build about a third faster.
 
     Returns
     -------
@@ -231,8 +236,9 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
     module, module_dirs = _test_module(test_module)
     wave_format = _wave_format(waves)
     args = [*BUILD_ARGS, *build_args, *(["--trace-fst"] if wave_format == "fst" else [])]
+    key_args = args if public is None else [*args, f"public={','.join(public)}"]
     cache = BuildCache(build_dir)
-    folder = cache.folder(f"{toplevel}-{design_key(sources, toplevel, parameters, args, wave_format)}")
+    folder = cache.folder(f"{toplevel}-{design_key(sources, toplevel, parameters, key_args, wave_format)}")
     run_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", module + (f"-{test_filter}" if test_filter else ""))
     test_dir = folder / f"run-{run_name[:80]}"
     results = RunResults(results_xml=test_dir / "results.xml", build_dir=folder, test_dir=test_dir)
@@ -244,7 +250,11 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
 
     # Two processes building or running the same design (pytest-xdist, two shells) take turns.
     with cache.lock(folder), _environ(env), _sys_path(module_dirs):
-        runner = get_runner("verilator")
+        if public is None:
+            runner = get_runner("verilator")
+        else:
+            runner = PublicSignalsVerilator()
+            args = [*args, str(PublicSignalsVerilator.control_file(folder, toplevel, public))]
         results.built, results.build_s = _build(runner, cache, folder, sources, toplevel, parameters, args,
                                                 bool(wave_format))
         if results.built:  # reusing a build adds nothing to the cache
@@ -271,6 +281,26 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
     if results.timed_out:
         log.error("%s: simulation stopped after %g s (timeout_s)", toplevel, timeout_s)
     return results
+
+
+class PublicSignalsVerilator(Verilator):
+    """cocotb's Verilator runner without ``--public-flat-rw``: only what a Verilator control file names is
+    visible to the tests (:meth:`control_file`). Verilator keeps every other signal private, so it can
+    fold it away: the C++ of a generated 5-node network falls from 10.4 to 1.7 MB, and its build from
+    28-35 s to 17-21 s on 2 cores (measured on the random-DAG regression's seeds 0, 6 and 11)."""
+
+    def _build_command(self):
+        commands = super()._build_command()
+        commands[0] = [arg for arg in commands[0] if arg != "--public-flat-rw"]
+        return commands
+
+    @staticmethod
+    def control_file(folder: Path, toplevel: str, names: Sequence[str]) -> Path:
+        """``folder/public.vlt``: every signal of ``toplevel`` (its ports) and ``names`` in every module."""
+        path = folder / "public.vlt"
+        path.write_text("`verilator_config\n" + f'public_flat_rw -module "{toplevel}" -var "*"\n'
+                        + "".join(f'public_flat_rw -module "*" -var "{name}"\n' for name in names))
+        return path
 
 
 def _build(runner, cache: BuildCache, folder: Path, sources: list[Path], toplevel: str,
