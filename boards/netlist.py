@@ -16,8 +16,12 @@ the board top's PLL and pin buffers, which are not simulated.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from .build import BuildFailed, toolchain_env
@@ -44,7 +48,10 @@ def cell_models(family: str, out_dir: Path) -> tuple[list[Path], Path]:
     end = text.index("endmodule", start) + len("endmodule")
     out_dir.mkdir(parents=True, exist_ok=True)
     patched = out_dir / "cells_sim_ecp5.v"
-    patched.write_text(text[:start] + "// DP16KD: boards/sim/dp16kd.v\n" + text[end:])
+    with tempfile.NamedTemporaryFile("w", dir=out_dir, suffix=".v", delete=False) as scratch:
+        scratch.write(text[:start] + "// DP16KD: boards/sim/dp16kd.v\n" + text[end:])
+    os.chmod(scratch.name, 0o644)
+    os.replace(scratch.name, patched)  # whole, for a process reading it meanwhile
     return [patched, *rtl_models(family)], share
 
 
@@ -75,14 +82,27 @@ def synthesize(core: Path, top: str, family: str, out_dir: Path) -> Path:
     netlist = folder / "netlist.v"
     if netlist.is_file():
         return netlist
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / core.name).write_bytes(core.read_bytes())
-    env = toolchain_env()
-    with open(folder / "yosys.log", "w") as log:
-        run = subprocess.run([env["YOSYS"], "-q", "-p", script], cwd=folder, env=env, stdout=log,
-                             stderr=subprocess.STDOUT, check=False)
-    if run.returncode != 0 or not netlist.is_file():
-        tail = "\n".join((folder / "yosys.log").read_text(errors="replace").splitlines()[-15:])
-        netlist.unlink(missing_ok=True)
-        raise BuildFailed(f"yosys ({SYNTH[family]}) failed on {core} (exit {run.returncode}):\n{tail}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # Yosys writes in a folder of this process's own, renamed into place when done: another process
+    # synthesizing the same core meanwhile (two simulated boards, two test workers) never reads a
+    # netlist half written, and the first to finish is the one kept.
+    scratch = Path(tempfile.mkdtemp(prefix=f"{folder.name}.", dir=out_dir))
+    scratch.chmod(0o755)
+    try:
+        (scratch / core.name).write_bytes(core.read_bytes())
+        env = toolchain_env()
+        with open(scratch / "yosys.log", "w") as log:
+            run = subprocess.run([env["YOSYS"], "-q", "-p", script], cwd=scratch, env=env, stdout=log,
+                                 stderr=subprocess.STDOUT, check=False)
+        if run.returncode != 0 or not (scratch / "netlist.v").is_file():
+            tail = "\n".join((scratch / "yosys.log").read_text(errors="replace").splitlines()[-15:])
+            raise BuildFailed(f"yosys ({SYNTH[family]}) failed on {core} (exit {run.returncode}):\n{tail}")
+        for _ in range(2):
+            with contextlib.suppress(OSError):  # a folder there already: another process's, just as good
+                os.rename(scratch, folder)
+            if netlist.is_file():
+                break
+            shutil.rmtree(folder, ignore_errors=True)  # an earlier version's, cut short (it wrote in place)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return netlist
