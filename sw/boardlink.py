@@ -68,9 +68,13 @@ class BoardLink:
         ``clk_hz``, ``baud`` and ``buffer_words`` (``<name>.board.json``).
     clock : callable
         Seconds, monotonic (tests may pass their own).
+    hello_timeout_s : float
+        How long :meth:`reset` waits for the hello (:data:`HELLO_TIMEOUT_S`; longer for a simulated board,
+        whose process may wait for a loaded machine's CPU).
     """
 
-    def __init__(self, transport: Transport, codec: Codec, board: Mapping, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, transport: Transport, codec: Codec, board: Mapping, clock: Callable[[], float] = time.monotonic,
+                 hello_timeout_s: float = HELLO_TIMEOUT_S):
         self.transport = transport
         self.codec = codec
         self.clk_hz = float(board["clk_hz"])
@@ -89,6 +93,7 @@ class BoardLink:
         self._taken: deque[tuple[float, int]] = deque()                 # (time its last byte is out, source)
         self._line_free = 0.0                                          # when the host's bytes are all out
         self._start = clock()
+        self.hello_timeout_s = hello_timeout_s
         self.reset()
 
     # -- the link's clock ------------------------------------------------------------------------
@@ -96,14 +101,15 @@ class BoardLink:
         return int(((self.clock() if at is None else at) - self._start) * self.clk_hz)
 
     # -- reset -----------------------------------------------------------------------------------
-    def reset(self, timeout_s: float = HELLO_TIMEOUT_S) -> None:
+    def reset(self, timeout_s: float | None = None) -> None:
         """Break, then wait for the board's hello (module docstring).
 
         Raises
         ------
         sfdf.sw.results.DeviceError
-            No hello within ``timeout_s``.
+            No hello within ``timeout_s`` (default: the link's ``hello_timeout_s``).
         """
+        timeout_s = self.hello_timeout_s if timeout_s is None else timeout_s
         self.transport.reset_input_buffer()
         self.transport.send_break(BREAK_S)
         self._rx.clear()

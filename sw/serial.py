@@ -14,7 +14,9 @@ Time. The device API counts cycles; a board's are its clock's, read from the wal
 frame's last byte has left the host (its transmission time at the baud rate included). The default is
 two seconds' worth, because USB serial adapters hold bytes back for up to 16 ms. On a pseudo-terminal (a
 simulated board) it is thirty seconds' worth: the simulation runs 60 (RTL) to 1,300 (netlist) times slower
-than the board's clock, while the link counts the board's cycles by the wall clock.
+than the board's clock, while the link counts the board's cycles by the wall clock. The hello after a
+break is waited for two seconds, or thirty on a pseudo-terminal (a simulated board's process may wait
+for the CPU of a loaded machine).
 
 On a pseudo-terminal (``sfdf board-sim --pty``, a simulated board: :mod:`sfdf.sw.boardsim`) a break also
 flushes the host's output, the one event a pty carries that stands for it.
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from sfdf.boards.facts import read_board_facts
 
-from .boardlink import BoardLink, Transport
+from .boardlink import HELLO_TIMEOUT_S, BoardLink, Transport
 from .codec import Codec
 from .results import DeviceError
 from .session import Device
@@ -121,11 +123,13 @@ def open_board(manifest: str | os.PathLike, port: str, *, timeout_cycles: int | 
     board = read_board_facts(path)
     codec = Codec(facts)
     transport = transport or SerialTransport(port, int(board["baud"]))
+    simulated = getattr(transport, "pseudo_terminal", False)
     try:
-        link = BoardLink(transport, codec, board, clock)
+        # a simulated board's process may wait for a loaded machine's CPU: its hello and frames get longer
+        link = BoardLink(transport, codec, board, clock, SIMULATED_BOARD_TIMEOUT_S if simulated else HELLO_TIMEOUT_S)
     except BaseException:
         transport.close()
         raise
-    seconds = SIMULATED_BOARD_TIMEOUT_S if getattr(transport, "pseudo_terminal", False) else BOARD_TIMEOUT_S
+    seconds = SIMULATED_BOARD_TIMEOUT_S if simulated else BOARD_TIMEOUT_S
     budget = timeout_cycles if timeout_cycles is not None else int(seconds * float(board["clk_hz"]))
     return Device(codec, link, budget)
