@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# test workers (pytest-xdist): CI has two cores; worksteal, as the long modules run first (tests/conftest.py)
+# test workers (pytest-xdist): CI has two cores
 JOBS   ?= 2
 STAMP  := $(VENV)/.installed
 
@@ -34,7 +34,7 @@ demo: install
 test: install
 	$(VENV)/bin/ruff check gen hdl cosim sw boards sfdf tests bench
 	$(VENV)/bin/lint-imports --no-logo
-	$(PY) -m pytest -q -n $(JOBS) --dist worksteal
+	$(PY) -m pytest -q -n $(JOBS)
 
 bench: install
 	$(PY) bench/analysis.py
