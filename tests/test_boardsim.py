@@ -39,11 +39,7 @@ def board_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory):
-    """One build cache for every pytest-xdist worker (the parent of the workers' temporary folders): the
-    netlist is synthesized and compiled once, not once per worker (Yosys and the compiler take turns, and
-    a netlist appears whole, sfdf.boards.netlist)."""
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "boardsim"
+    return tmp_path_factory.mktemp("boardsim")
 
 
 def board_sim(board_dir, build_dir, *flags):
