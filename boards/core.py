@@ -104,7 +104,9 @@ class BoardCore(wiring.Component):
         m.submodules.uart_rx = receiver = UARTReceiver(self.divisor)
         m.d.comb += receiver.rx.eq(self.rx)
 
-        # A break resets everything but the receiver (which is what sees breaks).
+        # A break resets everything but the UART: the receiver is what sees breaks, and the transmitter
+        # finishes the character it is sending (cut short, the host's receiver would take the hello's
+        # start bit for a data or stop bit and lose the framing of the hello and after).
         host_reset = Signal()
         hold = Signal(range(_RESET_CYCLES + 1))
         with m.If(receiver.o_break):
@@ -122,7 +124,7 @@ class BoardCore(wiring.Component):
         registered = pipelined(platform)
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)
                                                                      for p in self.sinks], hold=not registered))
-        m.submodules.uart_tx = transmitter = reset(UARTTransmitter(self.divisor))
+        m.submodules.uart_tx = transmitter = UARTTransmitter(self.divisor)
         m.d.comb += [parser.i_byte.valid.eq(receiver.o_byte.valid), parser.i_byte.payload.eq(receiver.o_byte.payload),
                      self.tx.eq(transmitter.tx)]
         if registered:
