@@ -63,6 +63,10 @@ _CHUNK, _LEAST_CHUNK = 20_000, 64
 _CHUNK_S = 0.02
 #: How long the bridge sleeps on the pty when the board is idle.
 _IDLE_S = 0.01
+#: Cycles the bridge goes on simulating after the board's last byte or the host's last event: the board may
+#: still answer after a silence (a reset after a break, then its hello), and steps are as short as
+#: :data:`_LEAST_CHUNK`, so one silent step must not end the simulation (one step of :data:`_CHUNK` did).
+_QUIET_CYCLES = _CHUNK
 #: LED bit 2: frames in the network (:data:`sfdf.boards.core.LED_MEANINGS`).
 _FRAMES_IN_NETWORK = 1 << 2
 #: Bytes from the board kept for a host that does not read, before the oldest are lost (as on a UART).
@@ -130,20 +134,20 @@ class PtyBoard:
         self._muted = True        # until the first break: what the board said before belongs to no session
         self._stale = True        # until the board's first bytes after a break: the host's bytes are an old session's
         self._chunk = _LEAST_CHUNK  # cycles per step, sized to _CHUNK_S of wall time as the simulation runs
+        self._quiet = 0             # cycles simulated since the board's last byte or the host's last event
 
     def serve(self, stop=lambda: False) -> None:
         """Bridge until ``stop()`` is true (checked every step)."""
-        output = True
         while not stop():
-            busy = output or self.sim.pending or self.sim.leds & _FRAMES_IN_NETWORK
+            busy = self._quiet < _QUIET_CYCLES or self.sim.pending or self.sim.leds & _FRAMES_IN_NETWORK
             wait = [self.master] if self._out else []
             readable, writable, _ = select.select([self.master], wait, [], 0 if busy else _IDLE_S)
             if readable:
                 self._from_host()
-            if busy or readable:
-                self._step()
+            ran = self._step() if busy or readable else 0
             data = self.sim.receive()
             output = bool(data)
+            self._quiet = 0 if output or readable else self._quiet + ran
             if not self._muted:
                 self._out += data
             del self._out[:max(0, len(self._out) - _BACKLOG)]
@@ -151,13 +155,14 @@ class PtyBoard:
                 self._host_first()
                 self._to_host()
 
-    def _step(self) -> None:
-        """Run the simulation for one step of about :data:`_CHUNK_S` seconds."""
+    def _step(self) -> int:
+        """Run the simulation for one step of about :data:`_CHUNK_S` seconds; returns the cycles run."""
         start = time.monotonic()
         ran = self.sim.run(self._chunk)
         elapsed = time.monotonic() - start
         if elapsed > 0:
             self._chunk = max(_LEAST_CHUNK, min(_CHUNK, int(ran * _CHUNK_S / elapsed)))
+        return ran
 
     def _host_first(self) -> None:
         """Read what the host sent while the simulation ran its chunk, before writing to it: a flush the host
