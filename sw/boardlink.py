@@ -101,15 +101,15 @@ class BoardLink:
         return int(((self.clock() if at is None else at) - self._start) * self.clk_hz)
 
     # -- reset -----------------------------------------------------------------------------------
-    def reset(self, timeout_s: float | None = None) -> None:
+    def reset(self) -> None:
         """Break, then wait for the board's hello (module docstring).
 
         Raises
         ------
         sfdf.sw.results.DeviceError
-            No hello within ``timeout_s`` (default: the link's ``hello_timeout_s``).
+            No hello within ``hello_timeout_s``.
         """
-        timeout_s = self.hello_timeout_s if timeout_s is None else timeout_s
+        timeout_s = self.hello_timeout_s
         self.transport.reset_input_buffer()
         self.transport.send_break(BREAK_S)
         self._rx.clear()
