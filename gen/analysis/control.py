@@ -10,8 +10,8 @@
   is not full; one more slot and the data channel always fills first, as Thm. 4.2 assumes. With live
   credit (``sfdf.hdl.counter``) there are no credit messages: while the data channel holds ``d < |q|``
   tokens, the control channel holds what was pushed in the ``d + 1`` gaps around them, at most ``m``
-  user messages and one (coalesced) dummy each, so ``(m + 1) |q| + 1`` slots suffice (the hardware
-  keeps the dummy in its heartbeat register, so it needs fewer still).
+  user messages and one (coalesced) dummy each, so ``(m + 1) |q| + 1`` slots suffice (the hardware and
+  the reference model keep the dummy in a heartbeat register beside the FIFO, so it needs fewer still).
   Unbounded ``m`` needs heartbeat 0 on the node's out-edges (000 Thm. 4.5).
 - Index width: indices are compared by serial-number arithmetic. Without wrap-around, ``w`` bits carry
   ``2^w - 1`` computations per source. For endless streams, serial comparison is exact while every two

@@ -145,6 +145,10 @@ class ControlChannel:
     ----------
     capacity : int
         ``|q'| >= 1``: most messages held; the sender blocks when it is reached.
+    register : bool
+        Live credit: a dummy waits in the edge's heartbeat register beside the FIFO (docs/hardware.md,
+        :mod:`sfdf.hdl.counter`), so it takes no slot and never blocks the sender, and the next token or
+        message pushed clears it (:meth:`clear_dummy`): it is only ever the tail of :attr:`queue`.
 
     Members
     -------
@@ -152,27 +156,29 @@ class ControlChannel:
         Messages ``[kind, credits, value]``, oldest first.
     """
 
-    __slots__ = ("capacity", "queue")
+    __slots__ = ("capacity", "queue", "register")
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, register: bool = False):
         if not isinstance(capacity, int) or capacity < 1:
             raise ValueError(f"Control channel capacity must be a positive integer, not {capacity!r}")
         self.capacity = capacity
+        self.register = register
         self.queue: deque = deque()
 
     @property
     def level(self) -> int:
-        """Messages held."""
-        return len(self.queue)
+        """Slots used: the messages held, but a dummy in the heartbeat register."""
+        queue = self.queue
+        return len(queue) - (self.register and bool(queue) and queue[-1][0] == MSG_DUMMY)
 
     @property
     def full(self) -> bool:
         """Whether pushing a message that does not coalesce would block the sender."""
-        return len(self.queue) >= self.capacity
+        return self.level >= self.capacity
 
     def push_dummy(self, index: int, credits: int = 0) -> int:
         """Push ``dummy(index)`` carrying ``credits``: 2 if it coalesced into a tail dummy, 1 if appended,
-        0 if full.
+        0 if full (never with the heartbeat register).
 
         The tail has not been consumed yet (the receiver consumes from the head and a computation is
         atomic), so raising its index only says more: no token with a lower index will come. Its
@@ -183,7 +189,16 @@ class ControlChannel:
             queue[-1][1] += credits
             queue[-1][2] = index
             return 2
-        if len(queue) >= self.capacity:
+        if not self.register and len(queue) >= self.capacity:
             return 0
         queue.append([MSG_DUMMY, credits, index])
         return 1
+
+    def clear_dummy(self) -> int:
+        """The heartbeat register's dummy is cleared by a later push (the item pushed has a larger index
+        and says more): drop it and return the credits it still carries, which the next message carries
+        instead. 0 without a register or a dummy in it."""
+        queue = self.queue
+        if self.register and queue and queue[-1][0] == MSG_DUMMY:
+            return queue.pop()[1]
+        return 0

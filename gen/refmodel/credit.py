@@ -16,7 +16,9 @@ message, a dummy or EOS carries the credits of the tokens pushed since the previ
 no control message in flight but a dummy with no credits (so every token behind it is newer), the
 data channel holds exactly the sender's ``SCB - borrowed`` uncredited tokens, and nothing can
 precede them: the visible head is offered at once, taking it is ``borrowed += 1`` (and drops the
-obsolete dummy), and the next message's credits are detached as ``credits - borrowed``. The RTL
+obsolete dummy), and the next message's credits are detached as ``credits - borrowed``. A dummy takes
+no control slot: it waits in the heartbeat register, which the next token or message pushed clears
+(:meth:`.channels.ControlChannel.clear_dummy`), as the RTL's does. The RTL
 (:class:`sfdf.hdl.counter.CounterReceiver`) takes the same tokens in the same order; it may offer a
 newer token or message where the model still offers an obsolete dummy, which changes no output.
 
@@ -60,6 +62,7 @@ def _push_data(node, action) -> int:
     if len(q.queue) >= q.capacity:
         return node.block(link, WAIT_DATA_FULL)
     if node.live_credit:  # every token is visible and credited at once: no output buffer
+        link.scb += link.control.clear_dummy()
         link.push_flush((DATA, action[2], action[3], ()))
         link.last_recv = action[2]
     else:
@@ -74,8 +77,9 @@ def _push_credits(node, link, kind: int, value, index=None) -> int:
     """Flush the output buffer and push a message carrying all of ``SCB`` (000 Alg. 2); a user message
     also carries its ``index``, the computation it follows."""
     ctl = link.control
-    if len(ctl.queue) >= ctl.capacity:
+    if ctl.full:
         return node.block(link, WAIT_CONTROL_FULL)
+    link.scb += ctl.clear_dummy()
     link.flush()
     ctl.queue.append([kind, link.scb, value] if index is None else [kind, link.scb, value, index])
     link.scb = 0

@@ -31,6 +31,8 @@ class Link:
         Non-Propagation/Naive (002 Alg. 5): ``LastOutputIndex`` follows what is made visible.
     shift : int
         Where the receiving kernel places this edge's payloads (:func:`sfdf.gen.kernels.input_shift`).
+    live_credit : bool
+        Live credit: the control channel's dummy waits in the heartbeat register (:class:`.channels.ControlChannel`).
 
     Members
     -------
@@ -56,11 +58,12 @@ class Link:
                  "last_recv", "last_output", "interval", "threshold", "track_visible", "bicomp",
                  "flush_oracle", "data_mask", "shift") + COUNTERS
 
-    def __init__(self, edge, position: int, credit: bool, track_visible: bool, shift: int = 0):
+    def __init__(self, edge, position: int, credit: bool, track_visible: bool, shift: int = 0,
+                 live_credit: bool = False):
         self.name = edge.name
         self.position = position
         self.data = DataChannel(edge.capacity, edge.output_buffer)
-        self.control = ControlChannel(edge.control_capacity) if credit else None
+        self.control = ControlChannel(edge.control_capacity, live_credit) if credit else None
         self.src = self.dst = None
         self.scb = self.rcb = self.borrowed = self.last_sent = self.last_recv = self.last_output = 0
         self.interval = edge.interval

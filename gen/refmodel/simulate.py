@@ -202,7 +202,8 @@ def _build(network, sources, sched, filter_oracle, flush_oracle, cycles, depth) 
     propagation = not credit and network.dummy_algorithm == "propagation"
     by_name = network.node_by_name
     links = [Link(e, p, credit, not credit and not propagation,
-                  input_shift(by_name[e.dst].kernel, by_name[e.src].kernel, network.index_width))
+                  input_shift(by_name[e.dst].kernel, by_name[e.src].kernel, network.index_width),
+                  live_credit=credit and network.live_credit)
              for p, e in enumerate(network.edges)]
     if propagation:
         components = cycles.components
