@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from packets import status_packet
 
 from sfdf.boards.facts import read_board_facts
 from sfdf.boards.packets import Status
@@ -111,10 +112,7 @@ class FakeBoard:
 
     # -- the board --------------------------------------------------------------------------------
     def _status(self, status: int) -> bytes:
-        packet = bytearray(self.codec.pack_beats(0, b""))
-        packet[3] = status
-        packet[-4:] = zlib.crc32(bytes(packet[:-4])).to_bytes(4, "little")
-        return bytes(packet)
+        return status_packet(self.codec, status)
 
     def _frame(self, packet: FramePacket) -> None:
         self.packets_seen += 1

@@ -186,7 +186,7 @@ def test_a_break_while_the_board_sends_gets_a_whole_hello(board_dir, build_dir):
     whole. Cut short, the host's receiver took the hello's start bit for a data bit and lost its framing:
     no hello, and the two tests above that reopen a board failed about half the time in the suite. The
     break falls at every few cycles of two characters' time (5 cycles a bit)."""
-    import zlib
+    from packets import status_packet
 
     from sfdf.boards.packets import Status
     from sfdf.sw.boardsim import board_dir as read_board_dir
@@ -195,9 +195,7 @@ def test_a_break_while_the_board_sends_gets_a_whole_hello(board_dir, build_dir):
 
     board = read_board_dir(board_dir)
     codec = Codec(json.loads(board.manifest.read_text()))
-    hello = bytearray(codec.pack_beats(0, b""))
-    hello[3] = Status.HELLO
-    hello[-4:] = zlib.crc32(hello[:-4]).to_bytes(4, "little")
+    hello = status_packet(codec, Status.HELLO)
     frames = digits()[:3]
     tails = 0
     sim = simulated_board(board, build_dir=build_dir)

@@ -13,14 +13,13 @@ pushed, by the counters beside the FIFOs of :mod:`sfdf.hdl.counter` rather than 
 sender pushes no credit messages (``T`` has no effect) and no output buffer hides a token; a user
 message, a dummy or EOS carries the credits of the tokens pushed since the previous message (its
 *stamp*), and ``LastRecvIdx`` is the last token's or dummy's index. The receiver: with ``RCB = 0`` and
-no control message in flight but a dummy with no credits (so every token behind it is newer), the
-data channel holds exactly the sender's ``SCB - borrowed`` uncredited tokens, and nothing can
-precede them: the visible head is offered at once, taking it is ``borrowed += 1`` (and drops the
-obsolete dummy), and the next message's credits are detached as ``credits - borrowed``. A dummy takes
+no control message in flight, the data channel holds exactly the sender's ``SCB - borrowed``
+uncredited tokens, and nothing can precede them: the visible head is offered at once, taking it is
+``borrowed += 1``, and the next message's credits are detached as ``credits - borrowed``. A dummy takes
 no control slot: it waits in the heartbeat register, which the next token or message pushed clears
-(:meth:`.channels.ControlChannel.clear_dummy`), as the RTL's does. The RTL
-(:class:`sfdf.hdl.counter.CounterReceiver`) takes the same tokens in the same order; it may offer a
-newer token or message where the model still offers an obsolete dummy, which changes no output.
+(:meth:`.channels.ControlChannel.clear_dummy`), as the RTL's does; so a dummy is never followed by a
+token, and a token behind a control message is credited by it. The RTL
+(:class:`sfdf.hdl.counter.CounterReceiver`) takes the same tokens in the same order.
 
 Sender without live credit, after computing ``i``, per output edge in spec order (docs/semantics.md,
 000 Alg. 4 with the erratum of the printed ``while`` loop, which never ends when ``i`` was filtered with
@@ -38,7 +37,7 @@ User messages the kernel's barrier releases go out after the computation they ar
 
 from __future__ import annotations
 
-from .channels import DATA, INF, MSG_CREDIT, MSG_DUMMY, MSG_EOS, MSG_USER
+from .channels import DATA, INF, MSG_CREDIT, MSG_EOS, MSG_USER
 from .node import (
     BLOCKED,
     DONE,
@@ -148,12 +147,11 @@ def _push_eos(node, action) -> int:
 def _live(link) -> bool:
     """Live credit: with ``RCB = 0``, may the data head be taken before its credit arrives?
 
-    Only when no control message is in flight but a lone dummy, and a token is visible: then every
-    token in ``q`` is one of the sender's uncredited ``SCB - borrowed`` (see the module docstring).
+    Only when no control message is in flight and a token is visible: then every token in ``q`` is
+    one of the sender's uncredited ``SCB - borrowed`` (see the module docstring).
     """
-    ctl = link.control.queue
     q = link.data
-    return (not ctl or len(ctl) == 1 and ctl[0][0] == MSG_DUMMY and not ctl[0][1]) and len(q.queue) > q.hidden
+    return not link.control.queue and len(q.queue) > q.hidden
 
 
 class CreditNode(NodeSim):
@@ -224,8 +222,6 @@ class CreditNode(NodeSim):
                         link.rcb -= 1
                     else:
                         link.borrowed += 1
-                        if link.control.queue:
-                            link.control.queue.popleft()  # a dummy older than the token: obsolete
                 else:
                     message = link.control.queue.popleft()  # the dummy or the user message with index i
                     if message[0] == MSG_USER:
