@@ -120,9 +120,11 @@ class CommitFIFO(wiring.Component):
         # pipelined (:func:`sfdf.hdl.dsp.pipelined`), for both outcomes of the commit too, so the parser's
         # verdict reaches ``ready`` through one multiplexer, not a comparator (it limited the ULX3S board
         # top at about 142 MHz)
+        # (``(a ^ b).any()``, not ``a != b``: Yosys's alumacc folds a ``!=`` into the subtractor of
+        # ``w_full`` with the same operands, and the carry chain then led to ``ready``)
         if pipelined(platform):
-            next_ready = Mux(self.commit, Mux(take, read1 != written, read != written),
-                             Mux(take, read1 != committed, read != committed))
+            next_ready = Mux(self.commit, Mux(take, (read1 ^ written).any(), (read ^ written).any()),
+                             Mux(take, (read1 ^ committed).any(), (read ^ committed).any()))
         else:
             readable = Mux(self.commit, written, committed)
             next_ready = Mux(take, read1 != readable, read != readable)
