@@ -119,9 +119,8 @@ class CommitFIFO(wiring.Component):
         # whether the next row is committed, compared for both outcomes of the take, which selects last;
         # pipelined (:func:`sfdf.hdl.dsp.pipelined`), for both outcomes of the commit too, so the parser's
         # verdict reaches ``ready`` through one multiplexer, not a comparator (it limited the ULX3S board
-        # top at about 142 MHz)
-        # (``(a ^ b).any()``, not ``a != b``: Yosys's alumacc folds a ``!=`` into the subtractor of
-        # ``w_full`` with the same operands, and the carry chain then led to ``ready``)
+        # top at about 142 MHz). The pointers are compared by XOR, not ``!=``: Yosys's alumacc folds a
+        # ``!=`` into ``w_full``'s subtractor of the same operands, whose carry chain then led to ``ready``
         if pipelined(platform):
             next_ready = Mux(self.commit, Mux(take, (read1 ^ written).any(), (read ^ written).any()),
                              Mux(take, (read1 ^ committed).any(), (read ^ committed).any()))
