@@ -1,15 +1,11 @@
-"""What a board says on its own: the status packets of boards/packets.py, built as the board builds them."""
+"""What a board says on its own: the status packets of boards/packets.py, built from its header layout."""
 
 from __future__ import annotations
 
-import zlib
-
-from sfdf.sw.codec import Codec
+from sfdf.boards import packets
 
 
-def status_packet(codec: Codec, status: int) -> bytes:
+def status_packet(status: int) -> bytes:
     """An empty beats packet for sink 0 with ``status`` in its status byte (:class:`sfdf.boards.packets.Status`)."""
-    packet = bytearray(codec.pack_beats(0, b""))
-    packet[3] = status
-    packet[-4:] = zlib.crc32(bytes(packet[:-4])).to_bytes(4, "little")
-    return bytes(packet)
+    body = packets.BEATS_HEADER.pack(packets.BEATS_MAGIC, packets.VERSION, status, 0, 0)
+    return body + packets.CRC.pack(packets.crc32(body))

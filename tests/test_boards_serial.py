@@ -79,7 +79,7 @@ class FakeBoard:
         self.frames = 0
         self.held.clear()
         if not self.silent:
-            self.out += self.noise + self._status(Status.HELLO)
+            self.out += self.noise + status_packet(Status.HELLO)
 
     def reset_input_buffer(self) -> None:
         self.out.clear()
@@ -91,7 +91,7 @@ class FakeBoard:
             try:
                 packet, used = read_packet(self.rx, self.codec, at)
             except FramingError:  # a damaged packet: dropped and acknowledged so, then the next "SF"
-                self.out += self._status(Status.DROPPED)
+                self.out += status_packet(Status.DROPPED)
                 at = self.rx.find(b"SF", at + 1)
                 at = len(self.rx) if at < 0 else at
                 continue
@@ -111,12 +111,9 @@ class FakeBoard:
         self.closed = True
 
     # -- the board --------------------------------------------------------------------------------
-    def _status(self, status: int) -> bytes:
-        return status_packet(self.codec, status)
-
     def _frame(self, packet: FramePacket) -> None:
         self.packets_seen += 1
-        self.out += self._status(Status.COMMITTED)
+        self.out += status_packet(Status.COMMITTED)
         held = sum(self.held) + packet.count
         self.most_held = max(self.most_held, held)
         assert held <= self.buffer_words, f"the host overran the board's buffer: {held} > {self.buffer_words}"

@@ -195,7 +195,7 @@ def test_a_break_while_the_board_sends_gets_a_whole_hello(board_dir, build_dir):
 
     board = read_board_dir(board_dir)
     codec = Codec(json.loads(board.manifest.read_text()))
-    hello = status_packet(codec, Status.HELLO)
+    hello = status_packet(Status.HELLO)
     frames = digits()[:3]
     tails = 0
     sim = simulated_board(board, build_dir=build_dir)
