@@ -70,7 +70,7 @@ class DataChannel(wiring.Component):
     * ``o_stream.valid`` is exactly ``level != 0``: a token written into an empty channel is offered
       on the next cycle (latency 1), and a reader that is always ready sees one token per cycle.
     * With ``release``, a token the reader has taken still counts against the capacity until the
-      reader releases it: a credit-mode node holds its inputs' offers in registers
+      reader releases it: a node holds its inputs' offers in registers
       (:class:`sfdf.hdl.offer.OfferRegister`, up to two per input), and a token there is still in ``q``
       for the analysis. ``i_stream.ready`` is then exactly ``level + held < capacity``.
 

@@ -38,7 +38,7 @@ def platform_family(platform) -> str:
 
 def pipelined(platform) -> bool:
     """Whether to build the registers that only buy clock on ``platform``: the kernels' pipeline stages
-    and a credit-mode node's offer registers (docs/hardware.md, "Registered offers", "Kernels and
+    and a node's offer registers (docs/hardware.md, "Registered offers", "Kernels and
     widths"), and a board top's skid buffers and copy of each result beat (``sfdf.boards.core``). Not on
     iCE40: a small part at tens of MHz lacks logic cells, not clock, and without them the variance
     network needs 29% fewer (docs/fpga.md). Cycle for cycle the same tokens and messages

@@ -219,7 +219,7 @@ class InbandReceiver(wiring.Component):
     Offers the join the channel's head once it is visible: the receiver's count of popped tokens differs
     from the sender's ``o_flushed``. A data token offers its payload (``is_data``), a dummy its index, a
     token carrying a user message also the message (``is_msg``, delivered in the computation of its
-    index), EOS offers EOS and stays. ``o_head_dummy`` tells the node that the head carries a dummy flag
+    index), EOS offers EOS and stays. ``o_head.dummy`` tells the node that the head carries a dummy flag
     (Propagation, 002 Alg. 2).
 
     Parameters
@@ -239,9 +239,7 @@ class InbandReceiver(wiring.Component):
     i_flushed : In(flushed_width(capacity))
         With ``buffered`` only: the sender's ``o_flushed``.
     o_head : Out(head_layout)
-        The offer to the join.
-    o_head_dummy : Out(1)
-        The offered head is a dummy or carries a dummy flag.
+        The offer to the join; ``dummy``: it is a dummy or carries a dummy flag.
     i_consume : In(1)
         The join takes the head this cycle (ignored for EOS).
     """
@@ -252,7 +250,6 @@ class InbandReceiver(wiring.Component):
         members = {
             "i_token": In(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
             "o_head": Out(head_layout(index_width, data_width, payload_width)),
-            "o_head_dummy": Out(1),
             "i_consume": In(1),
         }
         if self.buffered:
@@ -280,7 +277,7 @@ class InbandReceiver(wiring.Component):
             head.is_msg.eq(offer & token.msg_valid),
             head.msg.eq(token.msg),
             head.eos.eq(offer & token.eos),
-            self.o_head_dummy.eq(offer & token.dummy),
+            head.dummy.eq(offer & token.dummy),
         ]
         with m.If(self.i_consume & offer & ~token.eos):
             m.d.comb += self.i_token.ready.eq(1)

@@ -20,6 +20,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .channels import ControlChannel, DataChannel
+from .dsp import pipelined
 from .inband import flushed_width
 from .offer import SLOTS, release_layout
 from .tokens import (
@@ -138,6 +139,9 @@ class InbandLinkSignature(wiring.Signature):
         ``2 ** flushed_width(capacity)`` (:class:`sfdf.hdl.inband.InbandSender`).
     flush : In(1)
         With ``flush``, flows back: a spontaneous flush of the output buffer (003 Fig. 2).
+    release : In(1)
+        Flows back: the receiver lets go of the oldest token it read and holds (in its offer register,
+        :class:`sfdf.hdl.offer.OfferRegister`); the sender ignores it.
     """
 
     def __init__(self, *, capacity, index_width, data_width, payload_width, buffered=True, flush=False):
@@ -145,6 +149,7 @@ class InbandLinkSignature(wiring.Signature):
         self.payload_width, self.buffered, self.flush = payload_width, buffered, flush
         members = {
             "token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
+            "release": In(1),
         }
         if buffered:
             members["flushed"] = Out(flushed_width(capacity))
@@ -293,7 +298,9 @@ class CreditEdge(wiring.Component):
 
 class InbandEdge(wiring.Component):
     """One in-band edge (002): the channel ``q`` (:class:`sfdf.hdl.channels.DataChannel` of exactly ``|q|``
-    tokens, output buffer included); the sender's visible-token count passes straight through.
+    tokens, output buffer included, counting what the receiver's offer register holds, up to two, until
+    it is released, where the platform is pipelined); the sender's visible-token count passes straight
+    through.
 
     Parameters
     ----------
@@ -328,10 +335,15 @@ class InbandEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
+        # the receiver holds offers only where the platform is pipelined (sfdf.hdl.node.SFDFNode): elsewhere
+        # it releases every token as it pops it, and the channel needs no count of held tokens
+        held = SLOTS if pipelined(platform) else 0
         m.submodules.q = q = DataChannel(inband_token_layout(link.index_width, link.data_width, link.payload_width),
-                                         link.capacity)
+                                         link.capacity, release=held)
         wiring.connect(m, wiring.flipped(self.i_link.token), q.i_stream)
         wiring.connect(m, q.o_stream, wiring.flipped(self.o_link.token))
+        if held:
+            m.d.comb += q.i_release.eq(self.o_link.release)
         if link.buffered:
             m.d.comb += self.o_link.flushed.eq(self.i_link.flushed)
         if link.flush:

@@ -46,6 +46,10 @@ NEXT_TABLE = (0, 1, 2, 2, 3, 3, 3, 3)
 #: candidates, the data head's, the spare's and the late one, named by ``Cat(spare.valid, late)``
 EARLY_HEAD_TABLE = (0, 1, 2, 1)
 
+#: An in-band input's next offer: the receiver's (the channel's head register) or the offer register's
+#: spare, named by ``spare.valid``
+INBAND_TABLE = (0, 1)
+
 
 def heartbeat_in_head_edges(network, platform) -> frozenset:
     """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
@@ -199,11 +203,11 @@ class SFDFNode(wiring.Component):
         """
         n = len(self.in_edges)
         width = max(e.width for e in self.in_edges)
-        # credit mode: the offers are registers (where the platform is pipelined), and so is every
+        # the offers are registers (where the platform is pipelined), and so is every
         # candidate for the next one (the spare slot, the receiver's channel heads and heartbeat), so the
         # join orders them a cycle ahead
         self._early_head = all(e.name in self.heartbeat_in_head for e in self.in_edges)
-        table = EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
+        table = INBAND_TABLE if self.mode == "inband" else EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
         lookahead = max(table) + 1 if self._offers else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead, table=table)
@@ -217,8 +221,7 @@ class SFDFNode(wiring.Component):
                 wiring.connect(m, wiring.flipped(link.token), rx.i_token)
                 if rx.buffered:
                     m.d.comb += rx.i_flushed.eq(link.flushed)
-                self._dummy_heads.append(rx.o_head_dummy & join.o_at[k])
-                m.d.comb += [*_offer(join.i_heads[k], rx.o_head), rx.i_consume.eq(join.o_consume[k])]
+                self._dummy_heads.append(self._inband_offer(m, k, e, rx, link, join).dummy & join.o_at[k])
             else:
                 self._credit_input(m, k, e, link, join)
         msg = Signal(self.pw)
@@ -231,6 +234,39 @@ class SFDFNode(wiring.Component):
             m.d.comb += self.o_position.eq(join.o_current)
         return join.o_ready, join.o_eos, join.o_index, join.o_offset, payloads, join.o_mask, \
             join.o_msg_mask.any(), msg, Const(0), join.i_commit
+
+    def _offer_register(self, m, k, e, rx, join, popped_data, popped_ctrl):
+        """The register that holds input ``k``'s offers for the join (:class:`sfdf.hdl.offer.OfferRegister`;
+        docs/hardware.md, "Registered offers"), between receiver ``rx`` and the join; the caller wires
+        its release and the join's next candidates."""
+        offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
+                                                          payload_width=self.pw)
+        m.d.comb += [
+            *_offer(offer.i_head, rx.o_head),
+            rx.i_consume.eq(offer.o_take),
+            offer.i_popped.data.eq(popped_data),
+            offer.i_popped.ctrl.eq(popped_ctrl),
+            *_offer(join.i_heads[k], offer.o_head),
+            offer.i_consume.eq(join.o_consume[k]),
+        ]
+        return offer
+
+    def _inband_offer(self, m, k, e, rx, link, join):
+        """In-band input ``k``'s offer to the join: its offer register's (where the platform is pipelined,
+        as in credit mode: the join orders the next heads a cycle ahead, :data:`INBAND_TABLE`), or the
+        receiver's straight, each token released as it is popped. Returns the join's head."""
+        popped = link.token.valid & link.token.ready
+        if not self._offers:
+            m.d.comb += [*_offer(join.i_heads[k], rx.o_head), rx.i_consume.eq(join.o_consume[k]),
+                         link.release.eq(popped)]
+            return rx.o_head
+        offer = self._offer_register(m, k, e, rx, join, popped, 0)
+        m.d.comb += link.release.eq(offer.o_release.data)
+        if join.lookahead:
+            spare = offer.o_spare
+            m.d.comb += [join.i_next[k][0].eq(rx.o_head.index), join.i_next[k][1].eq(spare.index),
+                         join.i_next_sel[k].eq(spare.valid)]
+        return offer.o_head
 
     def _credit_input(self, m, k, e, link, join):
         """Credit input ``k``: its receiver, and the register that holds its offer for the join
@@ -256,18 +292,9 @@ class SFDFNode(wiring.Component):
                 link.release.ctrl.eq(ctrl_pop),
             ]
             return
-        offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
-                                                          payload_width=self.pw)
         # a credit message (000's receiver only) is absorbed, never held
         absorbed = ctrl_pop & (link.ctrl.payload.kind == CTRL_CREDIT) if not self.live_credit else Const(0)
-        m.d.comb += [
-            *_offer(offer.i_head, rx.o_head),
-            rx.i_consume.eq(offer.o_take),
-            offer.i_popped.data.eq(data_pop),
-            offer.i_popped.ctrl.eq(ctrl_pop & ~absorbed),
-            *_offer(join.i_heads[k], offer.o_head),
-            offer.i_consume.eq(join.o_consume[k]),
-        ]
+        offer = self._offer_register(m, k, e, rx, join, data_pop, ctrl_pop & ~absorbed)
         if join.lookahead:
             # the next offer: the spare if it holds one, else the receiver's. Every candidate is a register
             # (NEXT_TABLE); the code's low bits are registers too (the receiver's early choice, the spare's
@@ -324,7 +351,7 @@ class SFDFNode(wiring.Component):
         inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
         computation to every output at once."""
         m = Module()
-        self._offers = self.mode == "credit" and pipelined(platform)
+        self._offers = pipelined(platform)
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
         # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)

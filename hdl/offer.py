@@ -1,8 +1,9 @@
-"""Registered offers: the join of a credit-mode node reads each input's head from a two-slot register.
+"""Registered offers: the join of a node reads each input's head from a two-slot register.
 
 A credit receiver's offer (000 Alg. 1, 4) is a function of its counters, the heads of two channels and
-the heartbeat register: three or four LUT levels that, offered to the join combinationally, sat at the
-start of the decide stage's loop (heads -> join -> consumption -> the next heads, docs/hardware.md,
+the heartbeat register (an in-band receiver's, 002 Alg. 2, 5, of its channel's head and the sender's
+flush count): three or four LUT levels that, offered to the join combinationally, sat at the start of
+the decide stage's loop (heads -> join -> consumption -> the next heads, docs/hardware.md,
 "Registered offers"). :class:`OfferRegister` holds up to two offers: the join reads the older one from
 a register, and the receiver's offer is taken whenever the second slot is free, a register too. So the
 join's consumption reaches only the offer register, and the receiver and its channels move on a
@@ -37,7 +38,7 @@ def release_layout() -> data.StructLayout:
 
 
 class OfferRegister(wiring.Component):
-    """One credit-mode input's offers, held in two registers between the receiver and the join.
+    """One input's offers, held in two registers between the receiver and the join.
 
     Parameters
     ----------

@@ -107,9 +107,10 @@ def computation_layout(index_width: int, data_width: int, payload_width: int,
 
 def head_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:
     """What an input edge offers the join at one index: a data token, a user message, both (a message
-    sent after the computation that emitted the token), a dummy index, or EOS (index infinity)."""
+    sent after the computation that emitted the token), a dummy index, or EOS (index infinity).
+    ``dummy``: an in-band head that is a dummy or carries a dummy flag (Propagation, 002 Alg. 2)."""
     return data.StructLayout({"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "is_msg": 1,
-                              "msg": payload_width, "eos": 1})
+                              "msg": payload_width, "eos": 1, "dummy": 1})
 
 
 def inband_token_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:

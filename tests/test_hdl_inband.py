@@ -75,7 +75,7 @@ class Edge(wiring.Component):
             self.o_is_data.eq(join.o_mask[0]),
             self.o_msg.eq(rx.o_head.msg),  # also on EOS, which the join does not present
             self.o_is_msg.eq(rx.o_head.is_msg),
-            self.o_dummy.eq(rx.o_head_dummy),
+            self.o_dummy.eq(rx.o_head.dummy),
             self.o_head_valid.eq(rx.o_head.valid),
         ]
         return m
