@@ -345,6 +345,13 @@ class SFDFNode(wiring.Component):
             fields["dummy_in"] = len(self._dummy_heads)
         return data.StructLayout(fields)
 
+    def _registered_fields(self) -> tuple:
+        """The record fields the emit stage reads from registers of their own (:class:`~sfdf.hdl.decided.DecidedQueue`'s
+        ``registered``): what the commit and the senders' interval tests read; ``delta`` only where an
+        output has an interval to test (a sink, or a node whose outputs have no heartbeat, never reads it)."""
+        tested = any(e.interval is not None for e in self.out_edges)
+        return ("emit", "msg_valid", "eos") + (("delta",) if tested else ())
+
     def elaborate(self, platform):
         """Two stages joined by :data:`DECIDED` decided computations, plus the kernel's latency
         (docs/hardware.md, "The pipelined node"): the *decide* stage chooses a computation from the
@@ -375,7 +382,7 @@ class SFDFNode(wiring.Component):
         # -- decide: one computation per cycle while the emit stage has room for it
         decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
                                                       latency=kernel.latency, depth=DECIDED,
-                                                      registered=("emit", "msg_valid", "eos", "delta"),
+                                                      registered=self._registered_fields(),
                                                       staged=self._staged)
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
