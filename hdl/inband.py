@@ -249,7 +249,7 @@ class InbandReceiver(wiring.Component):
         self.buffered = bool(buffered)
         members = {
             "i_token": In(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
-            "o_head": Out(head_layout(index_width, data_width, payload_width)),
+            "o_head": Out(head_layout(index_width, data_width, payload_width, dummy=True)),
             "i_consume": In(1),
         }
         if self.buffered:

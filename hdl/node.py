@@ -26,7 +26,7 @@ from .kernels import kernel_latency, make_kernel
 from .links import LinksSignature, edge_link
 from .manifest import BeatKind
 from .offer import OfferRegister
-from .tokens import CTRL_CREDIT, head_layout
+from .tokens import CTRL_CREDIT
 
 __all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "heartbeat_in_head_edges", "word_layout"]
 
@@ -88,8 +88,9 @@ def beat_layout(index_width: int, data_width: int) -> data.StructLayout:
 
 
 def _offer(to, head):
-    """Assignments of one head (:func:`sfdf.hdl.tokens.head_layout`) to another of other widths, field by field."""
-    return [getattr(to, f).eq(getattr(head, f)) for f, _ in head_layout(1, 1, 1)]
+    """Assignments of one head (:func:`sfdf.hdl.tokens.head_layout`) to another of other widths, field by
+    field: the fields ``to`` has (a join's heads have no in-band ``dummy`` flag)."""
+    return [getattr(to, f).eq(getattr(head, f)) for f, _ in to.shape()]
 
 
 class SFDFNode(wiring.Component):
@@ -240,7 +241,7 @@ class SFDFNode(wiring.Component):
         docs/hardware.md, "Registered offers"), between receiver ``rx`` and the join; the caller wires
         its release and the join's next candidates."""
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
-                                                          payload_width=self.pw)
+                                                          payload_width=self.pw, dummy=self.mode == "inband")
         m.d.comb += [
             *_offer(offer.i_head, rx.o_head),
             rx.i_consume.eq(offer.o_take),

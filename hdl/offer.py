@@ -43,6 +43,8 @@ class OfferRegister(wiring.Component):
     Parameters
     ----------
     index_width, data_width, payload_width : int
+    dummy : bool
+        The heads carry the in-band ``dummy`` flag (:func:`sfdf.hdl.tokens.head_layout`).
 
     Members
     -------
@@ -65,8 +67,8 @@ class OfferRegister(wiring.Component):
         valid, else by ``i_head`` (:class:`sfdf.hdl.join.SFDFJoin`'s ``lookahead`` orders the candidates).
     """
 
-    def __init__(self, *, index_width, data_width, payload_width):
-        self._layout = layout = head_layout(index_width, data_width, payload_width)
+    def __init__(self, *, index_width, data_width, payload_width, dummy=False):
+        self._layout = layout = head_layout(index_width, data_width, payload_width, dummy=dummy)
         super().__init__({
             "i_head": In(layout),
             "o_take": Out(1),

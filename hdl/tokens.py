@@ -105,12 +105,14 @@ def computation_layout(index_width: int, data_width: int, payload_width: int,
     })
 
 
-def head_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:
+def head_layout(index_width: int, data_width: int, payload_width: int, *, dummy: bool = False) -> data.StructLayout:
     """What an input edge offers the join at one index: a data token, a user message, both (a message
     sent after the computation that emitted the token), a dummy index, or EOS (index infinity).
-    ``dummy``: an in-band head that is a dummy or carries a dummy flag (Propagation, 002 Alg. 2)."""
-    return data.StructLayout({"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "is_msg": 1,
-                              "msg": payload_width, "eos": 1, "dummy": 1})
+    With ``dummy`` (an in-band receiver's offer) a ``dummy`` field: the head is a dummy or carries a
+    dummy flag (Propagation, 002 Alg. 2); a credit head has none, nor does the join read it."""
+    fields = {"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "is_msg": 1,
+              "msg": payload_width, "eos": 1}
+    return data.StructLayout({**fields, "dummy": 1} if dummy else fields)
 
 
 def inband_token_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:
