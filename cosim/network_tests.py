@@ -28,6 +28,11 @@ def _pauses(rng: random.Random, busy: float):
         yield int(rng.random() < busy)
 
 
+def _occupancy(channel) -> int:
+    """Tokens in a channel as the analysis counts them: its ``level`` plus those its reader holds."""
+    return int(channel.level.value) + (int(channel.held.value) if hasattr(channel, "held") else 0)
+
+
 def expected_tokens(events, index_width: int) -> list[Token]:
     """The model's sink log as scoreboard tokens: data (index, payload), frame ends (payload, tlast).
 
@@ -74,16 +79,14 @@ class NetworkBench:
                                          busy=lambda: len(self.finished) < len(self.sinks))
 
     def levels(self) -> dict[str, int]:
-        """Every channel's level (data, control) and the beats through each port. A credit channel's
-        level counts the token its receiver holds in an offer register (hdl/offer.py): it is in the
-        channel for the analysis until the join consumes it."""
+        """Every channel's level (data, control) and the beats through each port. A channel's level
+        counts the tokens its receiver holds in an offer register (hdl/offer.py; a channel built with
+        ``release`` has ``held``): they are in the channel for the analysis until the join consumes them."""
         levels = {f"{port} beats in": s.count for port, s in self.sources.items()}
         for name, (data, control) in self.channels.items():
-            if control is None:
-                levels[f"{name} data"] = int(data.level.value)
-            else:
-                levels[f"{name} data"] = int(data.level.value) + int(data.held.value)
-                levels[f"{name} control"] = int(control.level.value) + int(control.held.value)
+            levels[f"{name} data"] = _occupancy(data)
+            if control is not None:
+                levels[f"{name} control"] = _occupancy(control)
         levels.update({f"{port} beats out": s.count for port, s in self.sinks.items()})
         return levels
 
