@@ -250,6 +250,8 @@ class SFDFNode(wiring.Component):
             *_offer(join.i_heads[k], offer.o_head),
             offer.i_consume.eq(join.o_consume[k]),
         ]
+        if join.lookahead:
+            m.d.comb += join.i_flags[k].eq(offer.o_flags)
         return offer
 
     def _inband_offer(self, m, k, e, rx, link, join):
