@@ -12,7 +12,7 @@ When every head is EOS the node is done.
 import operator
 from functools import reduce
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -121,7 +121,7 @@ class SFDFJoin(wiring.Component):
             least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width,
                                                         base=current)
             unbeaten = [h.index == least for h in heads]
-        ats = [lv & up for lv, up in zip(live, unbeaten, strict=True)]
+        ats = [lv if up is None else lv & up for lv, up in zip(live, unbeaten, strict=True)]
         all_offered = Signal()
         m.d.comb += [
             self.o_current.eq(current),
@@ -157,13 +157,12 @@ class SFDFJoin(wiring.Component):
         else:
             precedes = {(j, k): (heads[j].index - heads[k].index)[w - 1]
                         for j in range(self.inputs) for k in range(self.inputs) if j != k}
-        unbeaten = []  # no live head precedes head k
-        for k in range(self.inputs):
-            beaten = [live[j] & precedes[j, k] for j in range(self.inputs) if j != k]
-            unbeaten.append(~Cat(*beaten).any() if beaten else Const(1))
-        ats = [lv & up for lv, up in zip(live, unbeaten, strict=True)]
         if self.inputs == 1:
-            return heads[0].index, offsets[0], live[0], unbeaten
+            return heads[0].index, offsets[0], live[0], [None]
+        # no live head precedes head k
+        unbeaten = [~Cat(*(live[j] & precedes[j, k] for j in range(self.inputs) if j != k)).any()
+                    for k in range(self.inputs)]
+        ats = [lv & up for lv, up in zip(live, unbeaten, strict=True)]
         # inputs at the least index share it: OR the chosen ones
         least = reduce(operator.or_, [Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
         offset = reduce(operator.or_, [Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])

@@ -241,7 +241,8 @@ class SFDFNode(wiring.Component):
         docs/hardware.md, "Registered offers"), between receiver ``rx`` and the join; the caller wires
         its release and the join's next candidates."""
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
-                                                          payload_width=self.pw, dummy=self.mode == "inband")
+                                                          payload_width=self.pw, dummy=self.mode == "inband",
+                                                          flags=bool(join.lookahead))
         m.d.comb += [
             *_offer(offer.i_head, rx.o_head),
             rx.i_consume.eq(offer.o_take),

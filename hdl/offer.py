@@ -45,6 +45,8 @@ class OfferRegister(wiring.Component):
     index_width, data_width, payload_width : int
     dummy : bool
         The heads carry the in-band ``dummy`` flag (:func:`sfdf.hdl.tokens.head_layout`).
+    flags : bool
+        Keep ``o_flags`` (for a join that reads them, :class:`sfdf.hdl.join.SFDFJoin`'s ``i_flags``).
 
     Members
     -------
@@ -63,14 +65,15 @@ class OfferRegister(wiring.Component):
     o_release : Out(release_layout)
         The channels' tokens the consumed offer held.
     o_flags : Out(head_flags_layout)
-        ``o_head``'s ``live`` and ``live_data``, from registers of their own (registered).
+        With ``flags``: ``o_head``'s ``live`` and ``live_data``, from registers of their own (registered).
     o_spare : Out(head_layout)
         The newer offer (registered): ``o_head`` is replaced by it when the join's slot is free and it is
         valid, else by ``i_head`` (:class:`sfdf.hdl.join.SFDFJoin`'s ``lookahead`` orders the candidates).
     """
 
-    def __init__(self, *, index_width, data_width, payload_width, dummy=False):
+    def __init__(self, *, index_width, data_width, payload_width, dummy=False, flags=False):
         self._layout = layout = head_layout(index_width, data_width, payload_width, dummy=dummy)
+        self._flags_kept = flags
         super().__init__({
             "i_head": In(layout),
             "o_take": Out(1),
@@ -78,7 +81,7 @@ class OfferRegister(wiring.Component):
             "o_head": Out(layout),
             "i_consume": In(1),
             "o_release": Out(release_layout()),
-            "o_flags": Out(head_flags_layout()),
+            **({"o_flags": Out(head_flags_layout())} if flags else {}),
             "o_spare": Out(layout),
         })
 
@@ -106,6 +109,8 @@ class OfferRegister(wiring.Component):
         return m
 
     def _flags(self, head):
-        """Loading ``o_flags`` for ``head``, with ``o_head``."""
+        """Loading ``o_flags`` for ``head``, with ``o_head`` (nothing without ``flags``)."""
+        if not self._flags_kept:
+            return []
         live = head.valid & ~head.eos
         return [self.o_flags.live.eq(live), self.o_flags.live_data.eq(live & head.is_data)]

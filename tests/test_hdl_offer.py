@@ -62,7 +62,7 @@ def test_offers_reach_the_join_in_order_one_per_cycle(seed):
     taken on one cycle is at the join on the next (one per cycle); the flags registers are the head's
     ``live`` and ``live_data`` in every cycle."""
     rng = random.Random(seed)
-    dut = OfferRegister(index_width=8, data_width=8, payload_width=4)
+    dut = OfferRegister(index_width=8, data_width=8, payload_width=4, flags=True)
     taken, seen = [], []
 
     async def bench(ctx):
