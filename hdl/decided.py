@@ -149,32 +149,23 @@ class DecidedQueue(wiring.Component):
             ln.eq(next_taken & Mux(pop, next_slot == after, next_slot == ahead)),
             lg.eq(next_taken & Mux(pop, next_slot == ahead, next_slot == get)),
         ]
-        # the fields the emit stage's commit reads (``registered``) come from two registers each: ``head_``,
-        # the oldest slot's, and ``ahead_``, the next one's, each with what its slot holds after the last
-        # clock edge's write (a slot is written a cycle after its record is taken, from ``staged``, or
-        # at the take; either way by a write that registers name: ``taken[0]``, ``slots[0]`` and the
-        # record taken a cycle ago). The pop only chooses between two such values, one LUT before
-        # ``head_``: no multiplexer over the slots follows it. A slot's record is in before its data, so
-        # ``head_`` is exact whenever ``valid`` is
-        last = staged
-        if last is None:
-            last = Signal(width, name="last", reset_less=True)  # the record taken a cycle ago
-            m.d.sync += last.eq(self.i_record.payload)
+        # the fields the emit stage's commit reads (``registered``) come from registers, a copy of the
+        # oldest slot's a cycle late: a slot's record is in at least a cycle before its data. Staged, it
+        # is in with its data at a latency of 1, so a slot written this cycle is copied from ``staged``;
+        # whether that is the slot after ``get`` or ``get``'s own is known from registers, and the pop
+        # only chooses between the two
+        writing = [taken[0] & (slots[0] == slot) for slot in (ahead, get)] if staged is not None else None
         for name in self.registered:
             field = self.record[name]
             bits = Shape.cast(field.shape).width
             rows = [record[field.offset:field.offset + bits] for record in records]
-            new = last[field.offset:field.offset + bits]
-
-            def fresh(slot, value, new=new):
-                """``value``, or the record written into ``slot`` this cycle (staged) or at the last edge."""
-                return Mux(taken[0] & (slots[0] == slot), new, value)
-
-            head, nxt = Signal(bits, name=f"head_{name}"), Signal(bits, name=f"ahead_{name}")
-            at_get, at_ahead = fresh(get, head), fresh(ahead, nxt)
-            m.d.sync += [head.eq(Mux(pop, at_ahead, at_get)),
-                         nxt.eq(Mux(pop, fresh(after, pick(after, rows)), at_ahead))]
-            m.d.comb += Value.cast(out.payload[name]).eq(head)
+            from_ahead, from_get = pick(ahead, rows), pick(get, rows)
+            if writing is not None:
+                new = staged[field.offset:field.offset + bits]
+                from_ahead, from_get = Mux(writing[0], new, from_ahead), Mux(writing[1], new, from_get)
+            copy = Signal(bits, name=f"head_{name}")
+            m.d.sync += copy.eq(Mux(pop, from_ahead, from_get))
+            m.d.comb += Value.cast(out.payload[name]).eq(copy)
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]
         with m.Elif(pop & ~take):

@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from .select import pick
 from .serial import serial_min_offset
-from .tokens import head_flags_layout, head_layout
+from .tokens import head_layout
 
 __all__ = ["PAIRWISE_MAX", "SFDFJoin"]
 
@@ -69,9 +69,6 @@ class SFDFJoin(wiring.Component):
         heartbeat), so the join orders the next
         cycle's heads pairwise in this cycle, from registers, and keeps the order in registers: no
         subtractor lies between the heads and ``o_consume`` (docs/hardware.md, "Join and emission").
-    i_flags : In(ArrayLayout(head_flags_layout, inputs))
-        With ``lookahead``: each head's ``live`` and ``live_data`` from registers of their own (the offer
-        register's ``o_flags``), which the join reads instead of computing them from the head.
     """
 
     def __init__(self, *, inputs, index_width, data_width, payload_width, lookahead=0, table=None):
@@ -85,7 +82,6 @@ class SFDFJoin(wiring.Component):
         members = {} if not self.lookahead else {
             "i_next": In(data.ArrayLayout(data.ArrayLayout(index_width, self.lookahead), inputs)),
             "i_next_sel": In(data.ArrayLayout(range(len(self.table)), inputs)),
-            "i_flags": In(data.ArrayLayout(head_flags_layout(), inputs)),
         }
         super().__init__({
             **members,
@@ -110,18 +106,13 @@ class SFDFJoin(wiring.Component):
         current = Signal(self.index_width)
         heads = [self.i_heads[k] for k in range(self.inputs)]
         offered = [h.valid for h in heads]
-        if self.lookahead:
-            live = [flags.live for flags in self.i_flags]
-            live_data = [flags.live_data for flags in self.i_flags]
-        else:
-            live, live_data = [h.valid & ~h.eos for h in heads], None
+        live = [h.valid & ~h.eos for h in heads]
         if self.inputs <= PAIRWISE_MAX:
-            least, offset, any_live, unbeaten = self._pairwise(m, heads, live, current)
+            least, offset, any_live, ats = self._pairwise(m, heads, live, current)
         else:
             least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width,
                                                         base=current)
-            unbeaten = [h.index == least for h in heads]
-        ats = [lv if up is None else lv & up for lv, up in zip(live, unbeaten, strict=True)]
+            ats = [live[k] & (h.index == least) for k, h in enumerate(heads)]
         all_offered = Signal()
         m.d.comb += [
             self.o_current.eq(current),
@@ -135,7 +126,7 @@ class SFDFJoin(wiring.Component):
             m.d.comb += [
                 self.o_payloads[k].eq(h.data),
                 self.o_at[k].eq(at_least),
-                self.o_mask[k].eq(at_least & h.is_data if live_data is None else live_data[k] & unbeaten[k]),
+                self.o_mask[k].eq(at_least & h.is_data),
                 self.o_msg_mask[k].eq(at_least & h.is_msg),
                 self.o_msgs[k].eq(h.msg),
                 self.o_consume[k].eq(self.i_commit & self.o_ready & at_least),
@@ -157,16 +148,16 @@ class SFDFJoin(wiring.Component):
         else:
             precedes = {(j, k): (heads[j].index - heads[k].index)[w - 1]
                         for j in range(self.inputs) for k in range(self.inputs) if j != k}
+        ats = []
+        for k in range(self.inputs):
+            beaten = [live[j] & precedes[j, k] for j in range(self.inputs) if j != k]
+            ats.append(live[k] & ~Cat(*beaten).any() if beaten else live[k])
         if self.inputs == 1:
-            return heads[0].index, offsets[0], live[0], [None]
-        # no live head precedes head k
-        unbeaten = [~Cat(*(live[j] & precedes[j, k] for j in range(self.inputs) if j != k)).any()
-                    for k in range(self.inputs)]
-        ats = [lv & up for lv, up in zip(live, unbeaten, strict=True)]
+            return heads[0].index, offsets[0], live[0], ats
         # inputs at the least index share it: OR the chosen ones
         least = reduce(operator.or_, [Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
         offset = reduce(operator.or_, [Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])
-        return least, offset, Cat(*live).any(), unbeaten
+        return least, offset, Cat(*live).any(), ats
 
     def _replaced(self, heads):
         """Heads replaced at the end of this cycle: not offered, or consumed (the offer register's free slot)."""

@@ -241,8 +241,7 @@ class SFDFNode(wiring.Component):
         docs/hardware.md, "Registered offers"), between receiver ``rx`` and the join; the caller wires
         its release and the join's next candidates."""
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
-                                                          payload_width=self.pw, dummy=self.mode == "inband",
-                                                          flags=bool(join.lookahead))
+                                                          payload_width=self.pw, dummy=self.mode == "inband")
         m.d.comb += [
             *_offer(offer.i_head, rx.o_head),
             rx.i_consume.eq(offer.o_take),
@@ -251,8 +250,6 @@ class SFDFNode(wiring.Component):
             *_offer(join.i_heads[k], offer.o_head),
             offer.i_consume.eq(join.o_consume[k]),
         ]
-        if join.lookahead:
-            m.d.comb += join.i_flags[k].eq(offer.o_flags)
         return offer
 
     def _inband_offer(self, m, k, e, rx, link, join):

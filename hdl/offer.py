@@ -22,7 +22,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from .tokens import head_flags_layout, head_layout
+from .tokens import head_layout
 
 __all__ = ["SLOTS", "OfferRegister", "release_layout"]
 
@@ -45,8 +45,6 @@ class OfferRegister(wiring.Component):
     index_width, data_width, payload_width : int
     dummy : bool
         The heads carry the in-band ``dummy`` flag (:func:`sfdf.hdl.tokens.head_layout`).
-    flags : bool
-        Keep ``o_flags`` (for a join that reads them, :class:`sfdf.hdl.join.SFDFJoin`'s ``i_flags``).
 
     Members
     -------
@@ -64,16 +62,13 @@ class OfferRegister(wiring.Component):
         The join consumes ``o_head``.
     o_release : Out(release_layout)
         The channels' tokens the consumed offer held.
-    o_flags : Out(head_flags_layout)
-        With ``flags``: ``o_head``'s ``live`` and ``live_data``, from registers of their own (registered).
     o_spare : Out(head_layout)
         The newer offer (registered): ``o_head`` is replaced by it when the join's slot is free and it is
         valid, else by ``i_head`` (:class:`sfdf.hdl.join.SFDFJoin`'s ``lookahead`` orders the candidates).
     """
 
-    def __init__(self, *, index_width, data_width, payload_width, dummy=False, flags=False):
+    def __init__(self, *, index_width, data_width, payload_width, dummy=False):
         self._layout = layout = head_layout(index_width, data_width, payload_width, dummy=dummy)
-        self._flags_kept = flags
         super().__init__({
             "i_head": In(layout),
             "o_take": Out(1),
@@ -81,7 +76,6 @@ class OfferRegister(wiring.Component):
             "o_head": Out(layout),
             "i_consume": In(1),
             "o_release": Out(release_layout()),
-            **({"o_flags": Out(head_flags_layout())} if flags else {}),
             "o_spare": Out(layout),
         })
 
@@ -99,18 +93,11 @@ class OfferRegister(wiring.Component):
         ]
         with m.If(free):
             with m.If(spare.valid):
-                m.d.sync += [self.o_head.eq(spare), held.eq(spare_held), spare.valid.eq(0), *self._flags(spare)]
+                m.d.sync += [self.o_head.eq(spare), held.eq(spare_held), spare.valid.eq(0)]
             with m.Else():
-                m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped), *self._flags(self.i_head)]
+                m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
         # an empty spare slot loads the receiver's offer whatever the join does, so only its valid bit
         # waits for the consumption: the slot's contents matter only while it is valid
         with m.If(~spare.valid):
             m.d.sync += [spare.eq(self.i_head), spare_held.eq(self.i_popped), spare.valid.eq(self.i_head.valid & ~free)]
         return m
-
-    def _flags(self, head):
-        """Loading ``o_flags`` for ``head``, with ``o_head`` (nothing without ``flags``)."""
-        if not self._flags_kept:
-            return []
-        live = head.valid & ~head.eos
-        return [self.o_flags.live.eq(live), self.o_flags.live_data.eq(live & head.is_data)]

@@ -13,7 +13,6 @@ __all__ = [
     "counter_data_layout",
     "counter_heartbeat_layout",
     "data_layout",
-    "head_flags_layout",
     "head_layout",
     "heartbeat_layout",
     "inband_token_layout",
@@ -114,14 +113,6 @@ def head_layout(index_width: int, data_width: int, payload_width: int, *, dummy:
     fields = {"valid": 1, "index": index_width, "is_data": 1, "data": data_width, "is_msg": 1,
               "msg": payload_width, "eos": 1}
     return data.StructLayout({**fields, "dummy": 1} if dummy else fields)
-
-
-def head_flags_layout() -> data.StructLayout:
-    """A head's ``valid & ~eos`` (``live``: an index the join orders) and ``live & is_data`` (``live_data``),
-    kept in registers of their own beside a registered head (:class:`sfdf.hdl.offer.OfferRegister`), so
-    the join's choice and its kernel's operands start one LUT later from them, and the head's ``valid``
-    fans out less."""
-    return data.StructLayout({"live": 1, "live_data": 1})
 
 
 def inband_token_layout(index_width: int, data_width: int, payload_width: int) -> data.StructLayout:

@@ -61,8 +61,6 @@ class JoinHarness(Elaboratable):
             # an offer register: replaced when not offered or consumed, by the chosen candidate
             held = [Signal(len(f), name=f"head{k}_{i}") for i, f in enumerate(fields)]
             m.d.comb += [f.eq(r) for f, r in zip(fields, held, strict=True)]
-            live = h.valid & ~h.eos  # the offer register's flags of its head
-            m.d.comb += [dut.i_flags[k].live.eq(live), dut.i_flags[k].live_data.eq(live & h.is_data)]
             sel = dut.i_next_sel[k]
             m.d.comb += [dut.i_next[k][c].eq(AnySeq(w)) for c in range(dut.lookahead)]
             m.d.comb += [sel.eq(AnySeq(len(sel))), Assume(sel < len(dut.table), f"head {k}: a candidate")]
