@@ -1,0 +1,36 @@
+"""The cycles the generated hardware takes, for the throughput bound of :mod:`sfdf.gen.analysis.throughput`.
+
+Each figure is the hardware's own, from the modules that build it:
+
+* a token pushed at cycle ``t`` is offered by its channel at ``t + 1`` (:class:`~sfdf.hdl.channels.DataChannel`:
+  ``valid`` is a register) and, where the platform is pipelined, held by the receiving node's offer
+  register (:class:`~sfdf.hdl.offer.OfferRegister`) for the decide stage at ``t + 2``;
+* the room a consumption frees is seen by the writer a cycle later (``ready`` is a register; a token an
+  offer register holds counts until the join releases it);
+* a decided computation waits a cycle in the decided queue, plus its kernel's latency
+  (:class:`~sfdf.hdl.decided.DecidedQueue`, :data:`~sfdf.hdl.node.DECIDED` slots plus the latency).
+"""
+
+from __future__ import annotations
+
+from sfdf.gen.analysis.throughput import StageTiming
+
+from .dsp import pipelined
+from .kernels import kernel_latency
+from .node import DECIDED
+
+__all__ = ["stage_timing"]
+
+#: Cycles from a push to the channel's ``valid``, and from a release to the writer's ``ready``.
+CHANNEL_CYCLES = 1
+RELEASE_CYCLES = 1
+#: Cycles a pipelined node's offer register adds between its channel and its decide stage.
+OFFER_CYCLES = 1
+
+
+def stage_timing(network, platform=None) -> StageTiming:
+    """The :class:`~sfdf.gen.analysis.throughput.StageTiming` of ``network``'s hardware on ``platform``
+    (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
+    deep = pipelined(platform)
+    return StageTiming(hop=CHANNEL_CYCLES + (OFFER_CYCLES if deep else 0), release=RELEASE_CYCLES, decided=DECIDED,
+                       latency={n.name: kernel_latency(n.kernel) if deep else 0 for n in network.nodes})

@@ -1,0 +1,61 @@
+"""The throughput bound of ``sfdf check`` (gen/analysis/throughput.py on hdl/timing.py's cycles) against the
+generated hardware on Verilator: chains whose capacity binds, a residual block and a split-join whose
+reconvergent paths bind, in credit and in-band mode, generic (pipelined, as ECP5) and for iCE40
+(unpipelined). Sinks always ready, no filtering, one frame; the rate is the sink's beats per cycle from
+its first beat to its last."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from sfdf.cosim.rates import run_measurement, steady_rate
+from sfdf.gen.analysis import check
+from sfdf.gen.analysis.throughput import throughput_bound
+from sfdf.gen.model import Edge, Network, Node
+from sfdf.gen.refmodel import random_words
+from sfdf.hdl.dsp import FamilyOnly
+from sfdf.hdl.timing import stage_timing
+
+pytestmark = pytest.mark.cosim
+
+WORDS = 400
+
+
+def network(name, paths, capacity, capacities=None, mode="credit"):
+    pairs = list(dict.fromkeys(p for path in paths for p in itertools.pairwise(path)))
+    names = list(dict.fromkeys(v for path in paths for v in path))
+    edges = tuple(Edge(f"{u}_{v}", u, v, (capacities or {}).get(f"{u}_{v}", capacity)) for u, v in pairs)
+    return Network(name, tuple(Node(v) for v in names), edges, mode=mode)
+
+
+CHAIN = [["n0", "n1", "n2", "n3"]]
+RESIDUAL = [["a", "b1", "b2", "b3", "e"], ["a", "e"]]
+SPLIT = [["a", "b1", "b2", "b3", "e"], ["a", "c1", "e"]]
+
+#: name -> (network, platform family or None, the bound as worked out by hand)
+CASES = {
+    "chain_q1": (network("tb_chain_q1", CHAIN, 1), None, Fraction(1, 3)),
+    "chain_q2": (network("tb_chain_q2", CHAIN, 2), None, Fraction(2, 3)),
+    "residual": (network("tb_residual", RESIDUAL, 16, {"a_e": 4}), None, Fraction(4, 12)),
+    "residual_inband": (network("tb_residual_ib", RESIDUAL, 16, {"a_e": 4}, mode="inband"), None, Fraction(4, 12)),
+    "split": (network("tb_split", SPLIT, 4), None, Fraction(10, 14)),
+    "chain_q1_ice40": (network("tb_chain_q1_i", CHAIN, 1), "ice40", Fraction(1, 2)),
+    "split_ice40": (network("tb_split_i", SPLIT, 2), "ice40", Fraction(6, 10)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_hardware_streams_at_the_bound(case, verilator_toolchain, cosim_build_root):
+    net, family, expected = CASES[case]
+    resolved = check(net).network
+    platform = FamilyOnly(family) if family else None
+    bound = throughput_bound(resolved, stage_timing(resolved, platform))
+    assert bound.rate == expected
+    inputs = {s: [random_words(1, s, WORDS)] for s in resolved.sources}
+    raw, _ = run_measurement(net, inputs, cosim_build_root / "throughput", platform=platform)
+    (sink,) = resolved.sinks
+    assert len(raw["sink_beat_cycles"][sink]) == WORDS  # nothing filtered
+    assert steady_rate(raw["sink_beat_cycles"][sink]) == pytest.approx(float(bound.rate), rel=0.015)

@@ -1,0 +1,145 @@
+"""The throughput bound of the generated hardware (gen/analysis/throughput.py on hdl/timing.py's cycles):
+exact figures on the structures bench/throughput.py measures, the bound against every simple cycle on
+small random networks, the capacities it asks for against a scan, and what ``sfdf check`` prints.
+The bound against Verilator: tests/cosim/test_throughput_bound.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+from fractions import Fraction
+
+import networkx as nx
+import pytest
+from graphs import dags
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sfdf.cli import main
+from sfdf.gen.analysis.throughput import StageTiming, event_graph, full_rate_capacities, throughput_bound
+from sfdf.gen.model import Edge, Network, Node
+from sfdf.hdl.dsp import FamilyOnly
+from sfdf.hdl.timing import stage_timing
+
+PIPELINED = StageTiming(hop=2, release=1, decided=2)
+UNPIPELINED = StageTiming(hop=1, release=1, decided=2)
+
+
+def network(paths, capacity=16, capacities=None, ii=None):
+    """Nodes and edges along ``paths`` (lists of node names), every edge ``capacity`` unless named in
+    ``capacities``; ``ii``: node -> initiation interval."""
+    pairs = list(dict.fromkeys(p for path in paths for p in itertools.pairwise(path)))
+    names = list(dict.fromkeys(v for path in paths for v in path))
+    edges = tuple(Edge(f"{u}_{v}", u, v, (capacities or {}).get(f"{u}_{v}", capacity)) for u, v in pairs)
+    return Network("t", tuple(Node(v, ii=(ii or {}).get(v, 1)) for v in names), edges)
+
+
+def residual(skip, hops=8):
+    branch = ["a"] + [f"b{k}" for k in range(1, hops + 1)] + ["e"]
+    return network([branch, ["a", "e"]], capacities={"a_e": skip})
+
+
+@pytest.mark.parametrize(("skip", "rate"), [(8, Fraction(8, 27)), (16, Fraction(16, 27)), (24, Fraction(8, 9)),
+                                            (27, Fraction(1)), (32, Fraction(1))])
+def test_residual_block_bound_is_the_skip_over_the_branch_latency(skip, rate):
+    """bench/throughput.py measures 0.297, 0.594, 0.889, 1.000 at skip capacity 8, 16, 24, 32 (docs/hardware.md)."""
+    bound = throughput_bound(residual(skip), PIPELINED)
+    assert bound.rate == rate
+    if rate < 1:
+        assert bound.edges == ("a_e",) and (bound.tokens, bound.cycles) == (skip, 27)
+    assert full_rate_capacities(residual(skip), PIPELINED)["a_e"] == 27
+
+
+def test_residual_block_unpipelined_takes_two_cycles_per_hop():
+    assert throughput_bound(residual(16), UNPIPELINED).rate == Fraction(16, 18)
+    assert full_rate_capacities(residual(16), UNPIPELINED)["a_e"] == 18
+
+
+@pytest.mark.parametrize(("capacity", "pipelined", "unpipelined"), [(1, Fraction(1, 3), Fraction(1, 2)),
+                                                                    (2, Fraction(2, 3), Fraction(1)),
+                                                                    (3, Fraction(1), Fraction(1))])
+def test_chain_rate_by_capacity(capacity, pipelined, unpipelined):
+    """A token counts in its channel until the next node decides: capacity 3 streams with offer registers,
+    2 without (measured: tests/cosim/test_throughput_bound.py)."""
+    chain = network([["n0", "n1", "n2", "n3"]], capacity=capacity)
+    assert throughput_bound(chain, PIPELINED).rate == pipelined
+    assert throughput_bound(chain, UNPIPELINED).rate == unpipelined
+
+
+def test_initiation_interval_and_split_join():
+    chain = network([["n0", "n1", "n2"]], ii={"n1": 3})
+    bound = throughput_bound(chain, PIPELINED)
+    assert bound.rate == Fraction(1, 3) and bound.edges == () and "n1" in bound.describe()
+    split = network([["a", "b1", "b2", "b3", "e"], ["a", "c1", "e"]], capacity=4)
+    bound = throughput_bound(split, PIPELINED)
+    # forward 11 cycles along b, back through c's rooms (4 + 2 decided + 4 tokens, 3 cycles)
+    assert (bound.rate, bound.tokens, bound.cycles) == (Fraction(5, 7), 10, 14)
+    assert set(bound.edges) == {"a_c1", "c1_e"}
+
+
+def test_kernel_latency_lengthens_the_branch():
+    split = network([["a", "m", "e"], ["a", "e"]], capacities={"a_e": 4})
+    assert throughput_bound(split, PIPELINED).rate == Fraction(4, 6)
+    assert throughput_bound(split, replace(PIPELINED, latency={"m": 2})).rate == Fraction(4, 8)
+
+
+def test_stage_timing_is_the_hardware_s():
+    variance = Network("v", (Node("u", "variance_source"), Node("v", "variance_mean"), Node("w", "variance_mean_sq"),
+                             Node("x", "variance_join")),
+                       (Edge("uv", "u", "v", 4), Edge("uw", "u", "w", 4), Edge("vx", "v", "x", 4),
+                        Edge("wx", "w", "x", 4)))
+    deep = stage_timing(variance)
+    assert (deep.hop, deep.release, deep.decided) == (2, 1, 2)
+    assert dict(deep.latency) == {"u": 0, "v": 1, "w": 2, "x": 1}
+    small = stage_timing(variance, FamilyOnly("ice40"))
+    assert small.hop == 1 and set(small.latency.values()) == {0}
+    assert stage_timing(variance, FamilyOnly("ecp5")) == deep
+
+
+def brute_force_rate(places):
+    """The least tokens over cycles over every simple cycle of the event graph (places as vertices)."""
+    graph = nx.DiGraph()
+    for k, p in enumerate(places):
+        graph.add_edge(p.src, k)
+        graph.add_edge(k, p.dst)
+    return min(Fraction(sum(places[k].tokens for k in cycle if isinstance(k, int)),
+                        sum(places[k].delay for k in cycle if isinstance(k, int)))
+               for cycle in nx.simple_cycles(graph))
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags(max_nodes=5, max_edges=6, capacities=(1, 6)),
+       st.sampled_from([PIPELINED, UNPIPELINED, replace(PIPELINED, decided=1)]), st.integers(1, 3))
+def test_bound_is_the_least_cycle_ratio(net, timing, ii):
+    net = replace(net, nodes=tuple(replace(n, ii=ii) if k == 0 else n for k, n in enumerate(net.nodes)))
+    bound = throughput_bound(net, timing)
+    assert bound.rate == brute_force_rate(event_graph(net, timing))
+    assert bound.rate == Fraction(bound.tokens, bound.cycles)
+    assert [p.dst for p in bound.cycle] == [p.src for p in bound.cycle[1:] + bound.cycle[:1]]  # a cycle
+
+
+@settings(max_examples=25, deadline=None)
+@given(dags(max_nodes=4, max_edges=5, capacities=(1, 4)), st.sampled_from([PIPELINED, UNPIPELINED]))
+def test_full_rate_capacity_is_the_least_that_reaches_the_unbounded_rate(net, timing):
+    needed = full_rate_capacities(net, timing)
+    for e in net.edges:
+        rates = [throughput_bound(net, timing, {e.name: q}).rate for q in range(1, 40)]
+        assert needed[e.name] == 1 + next(q for q, r in enumerate(rates) if r == rates[-1])
+
+
+def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(tmp_path, capsys):
+    lines = ['[network]\nname = "residual"']
+    lines += [f'[[node]]\nname = "{v}"' for v in ["a", "b1", "b2", "e"]]
+    lines += [f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}' for u, v, q in
+              [("a", "b1", 16), ("b1", "b2", 16), ("b2", "e", 16), ("a", "e", 4)]]
+    spec = tmp_path / "residual.toml"
+    spec.write_text("\n".join(lines) + "\n")
+    assert main(["check", str(spec)]) == 0
+    out = capsys.readouterr().out
+    assert "throughput (the generated hardware with no filtering" in out
+    assert "0.444 tokens per cycle: the room of a_e (4 tokens) against the 9 cycles of latency around it" in out
+    assert out.splitlines()[-1].split() == ["a_e", "4", "9"]
+    assert main(["check", "--json", str(spec)]) == 0
+    rate = json.loads(capsys.readouterr().out)["throughput"]
+    assert (rate["exact"], rate["binding_edges"], rate["full_rate_capacities"]["a_e"]) == ("4/9", ["a_e"], 9)
