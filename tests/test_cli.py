@@ -15,6 +15,7 @@ import pytest
 
 from sfdf.cli import main, read_frames
 from sfdf.gen.errors import InputError
+from sfdf.hdl import timing  # noqa: F401  (the real hardware cycles, imported before the fake analysis below)
 
 SFDF = Path(sys.executable).parent / "sfdf"
 CHECK_KEYS = {"network", "potential_deadlock", "deadlock_free", "violations", "intervals"}
@@ -97,6 +98,7 @@ def calls(monkeypatch):
         return FakeResult(network, kwargs["computations"])
 
     analysis.intervals = intervals
+    analysis.throughput_summary = lambda net, _timing: calls.get("throughput")
     refmodel = types.ModuleType("sfdf.gen.refmodel")
     refmodel.simulate = simulate
     monkeypatch.setitem(sys.modules, "sfdf.gen.analysis", analysis)
@@ -149,6 +151,18 @@ def test_check_repair_table(calls, capsys, examples):
 def test_check_repair_nothing(calls, capsys, examples):
     assert run(capsys, "check", examples / "ob_fig2_safe.toml", "--repair")[:2] == (
         0, "network ob_fig2_safe\nverdict: safe\nrepair: no output buffer needs to change\n")
+
+
+def test_check_throughput_lines(calls, capsys, examples):
+    calls["throughput"] = {"describe": "0.500 tokens per cycle: the room of uw (8 tokens) against 16 cycles",
+                           "full_rate": 1.0, "full_rate_sizing": {"uw": 17}}
+    assert run(capsys, "check", examples / "ob_fig2.toml")[1].splitlines()[2:] == [
+        ('throughput (the generated hardware with no filtering, docs/hardware.md "Latency, and how to size a '
+         'reconvergent path"): 0.500 tokens per cycle: the room of uw (8 tokens) against 16 cycles'),
+        "capacities for the 1.000 tokens per cycle the nodes allow:",
+        "  edge  capacity  sized",
+        "  uw          16     17",
+    ]
 
 
 # -- intervals ------------------------------------------------------------------------------------------

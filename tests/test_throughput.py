@@ -17,7 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sfdf.cli import main
-from sfdf.gen.analysis.throughput import StageTiming, event_graph, full_rate_capacities, throughput_bound
+from sfdf.gen.analysis.throughput import (
+    StageTiming,
+    event_graph,
+    full_rate_rate,
+    full_rate_sizing,
+    throughput_bound,
+)
 from sfdf.gen.model import Edge, Network, Node
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.timing import stage_timing
@@ -48,12 +54,12 @@ def test_residual_block_bound_is_the_skip_over_the_branch_latency(skip, rate):
     assert bound.rate == rate
     if rate < 1:
         assert bound.edges == ("a_e",) and (bound.tokens, bound.cycles) == (skip, 27)
-    assert full_rate_capacities(residual(skip), PIPELINED)["a_e"] == 27
+    assert full_rate_sizing(residual(skip), PIPELINED) == ({"a_e": 27} if rate < 1 else {})
 
 
 def test_residual_block_unpipelined_takes_two_cycles_per_hop():
     assert throughput_bound(residual(16), UNPIPELINED).rate == Fraction(16, 18)
-    assert full_rate_capacities(residual(16), UNPIPELINED)["a_e"] == 18
+    assert full_rate_sizing(residual(16), UNPIPELINED) == {"a_e": 18}
 
 
 @pytest.mark.parametrize(("capacity", "pipelined", "unpipelined"), [(1, Fraction(1, 3), Fraction(1, 2)),
@@ -117,15 +123,45 @@ def test_bound_is_the_least_cycle_ratio(net, timing, ii):
     assert bound.rate == brute_force_rate(event_graph(net, timing))
     assert bound.rate == Fraction(bound.tokens, bound.cycles)
     assert [p.dst for p in bound.cycle] == [p.src for p in bound.cycle[1:] + bound.cycle[:1]]  # a cycle
+    deep = sum(p.delay for p in event_graph(net, timing)) + 1  # rooms no simple cycle can exhaust
+    assert full_rate_rate(net, timing) == throughput_bound(net, timing, {e.name: deep for e in net.edges}).rate
 
 
-@settings(max_examples=25, deadline=None)
-@given(dags(max_nodes=4, max_edges=5, capacities=(1, 4)), st.sampled_from([PIPELINED, UNPIPELINED]))
-def test_full_rate_capacity_is_the_least_that_reaches_the_unbounded_rate(net, timing):
-    needed = full_rate_capacities(net, timing)
-    for e in net.edges:
-        rates = [throughput_bound(net, timing, {e.name: q}).rate for q in range(1, 40)]
-        assert needed[e.name] == 1 + next(q for q, r in enumerate(rates) if r == rates[-1])
+def test_sizing_a_short_branch_of_two_edges_adds_the_least_in_total():
+    split = network([["a", "b1", "b2", "b3", "e"], ["a", "c1", "e"]], capacity=4)
+    sized = full_rate_sizing(split, PIPELINED)  # 4 + 2 + 4 tokens over 14 cycles: 4 more on c's side
+    assert set(sized) <= {"a_c1", "c1_e"} and sum(q - 4 for q in sized.values()) == 4
+    assert throughput_bound(split, PIPELINED, sized).rate == 1
+    slow = network([["a", "b1", "e"], ["a", "e"]], capacities={"a_e": 2}, ii={"b1": 2})
+    assert full_rate_rate(slow, PIPELINED) == Fraction(1, 2)
+    assert throughput_bound(slow, PIPELINED, full_rate_sizing(slow, PIPELINED)).rate == Fraction(1, 2)
+
+
+def least_total_sizing(net, timing, target, most=12):
+    """The least total capacity added to reach ``target``, by trying every assignment (small networks)."""
+    best = None
+    for added in itertools.product(range(most + 1), repeat=len(net.edges)):
+        if best is not None and sum(added) >= best:
+            continue
+        capacities = {e.name: e.capacity + a for e, a in zip(net.edges, added)}
+        if throughput_bound(net, timing, capacities).rate >= target:
+            best = sum(added)
+    return best
+
+
+@settings(max_examples=20, deadline=None)
+@given(dags(max_nodes=4, max_edges=4, capacities=(1, 3)), st.sampled_from([PIPELINED, UNPIPELINED]),
+       st.integers(1, 2))
+def test_sizing_reaches_the_rate_with_the_least_added(net, timing, ii):
+    net = replace(net, nodes=tuple(replace(n, ii=ii) if k == 0 else n for k, n in enumerate(net.nodes)))
+    target = full_rate_rate(net, timing)
+    sized = full_rate_sizing(net, timing)
+    capacities = {e.name: sized.get(e.name, e.capacity) for e in net.edges}
+    assert throughput_bound(net, timing, capacities).rate == target
+    for name in sized:  # none can shrink alone
+        assert throughput_bound(net, timing, {**capacities, name: capacities[name] - 1}).rate < target
+    added = sum(capacities[e.name] - e.capacity for e in net.edges)
+    assert added == least_total_sizing(net, timing, target)
 
 
 def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(tmp_path, capsys):
@@ -139,7 +175,7 @@ def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "throughput (the generated hardware with no filtering" in out
     assert "0.444 tokens per cycle: the room of a_e (4 tokens) against the 9 cycles of latency around it" in out
-    assert out.splitlines()[-1].split() == ["a_e", "4", "9"]
+    assert out.splitlines()[-2:] == ["  edge  capacity  sized", "  a_e          4      9"]
     assert main(["check", "--json", str(spec)]) == 0
     rate = json.loads(capsys.readouterr().out)["throughput"]
-    assert (rate["exact"], rate["binding_edges"], rate["full_rate_capacities"]["a_e"]) == ("4/9", ["a_e"], 9)
+    assert (rate["exact"], rate["binding_edges"], rate["full_rate_sizing"]) == ("4/9", ["a_e"], {"a_e": 9})

@@ -6,7 +6,9 @@ Pure functions over :class:`sfdf.gen.model.Network`. The entry points:
   capacities);
 - :func:`intervals`: one algorithm's intervals, for ``sfdf intervals``;
 - :func:`check`: the safety report of ``sfdf check``;
-- :func:`repair_output_buffers`: the smallest output-buffer reductions that make a spec safe.
+- :func:`repair_output_buffers`: the smallest output-buffer reductions that make a spec safe;
+- :func:`throughput_summary`: the generated hardware's throughput bound and the capacities that reach
+  it, on the cycles the hardware gives (:mod:`.throughput`).
 
 Each derives the network's :class:`~.cycles.CycleStructure` once (or takes the caller's, keyword
 ``cycles``) and hands it to every pass it runs.
@@ -23,9 +25,10 @@ from .cycles import CycleStructure, cycle_structure
 from .dummies import naive_intervals, nonpropagation_intervals, potential_intervals, propagation_intervals
 from .heartbeat import heartbeat_intervals
 from .output_buffers import repair_output_buffers as _repair
+from .throughput import throughput_summary
 
 __all__ = ["ALGORITHMS", "CheckReport", "CycleStructure", "check", "cycle_structure", "intervals", "repair_output_buffers",
-           "resolve"]
+           "resolve", "throughput_summary"]
 
 ALGORITHMS = ("naive", "propagation", "nonpropagation", "potential", "heartbeat")
 

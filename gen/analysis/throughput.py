@@ -21,8 +21,8 @@ cycles, of the tokens on the cycle over the cycles it takes (the cycle-time theo
 graphs, Ramamoorthy and Ho Thm. 1). A reconvergent path gives the binding cycle: forward along the long
 branch, back through the short branch's rooms, so the short branch must hold a token for every cycle of
 the long branch's latency. :func:`throughput_bound` finds the binding cycle exactly (integer
-Dinkelbach steps on Bellman-Ford's negative cycles); :func:`full_rate_capacities` gives each edge the
-least capacity at which it no longer binds. Measured on Verilator, tests/cosim/test_throughput_bound.py.
+Dinkelbach steps on Bellman-Ford's negative cycles); :func:`full_rate_sizing` the capacities that reach
+the rate the nodes allow, by a linear programme over the graph's firing times. Measured on Verilator, tests/cosim/test_throughput_bound.py.
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-__all__ = ["Place", "StageTiming", "ThroughputBound", "event_graph", "full_rate_capacities", "throughput_bound",
-           "throughput_summary"]
+from .mirror import Arc, find_nonpositive_cycle, potentials
+
+__all__ = ["Place", "StageTiming", "ThroughputBound", "event_graph", "full_rate_rate", "full_rate_sizing",
+           "throughput_bound", "throughput_summary"]
 
 
 @dataclass(frozen=True)
@@ -144,65 +146,118 @@ def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int]
         cycle = lower
 
 
-def full_rate_capacities(network, timing: StageTiming) -> dict[str, int]:
-    """Each edge's least capacity at which its room binds no cycle below the rate the network reaches
-    with that edge unbounded (the other capacities as they are): ``{edge: capacity}``."""
-    # a room of as many tokens as all places' cycles together never binds a simple cycle below 1
-    deep = sum(p.delay for p in event_graph(network, timing)) + 1
-    needed = {}
-    for e in network.edges:
-        def rate(capacity, name=e.name):
-            return throughput_bound(network, timing, {name: capacity}).rate
+def full_rate_rate(network, timing: StageTiming) -> Fraction:
+    """The rate the hardware reaches when no channel's capacity limits it. A cycle with no edge's room
+    stays inside one node (every other way back crosses an edge's room), so it is a node's own loop
+    (``1 / ii``) or its two stages' (``decided + L`` tokens over ``1 + L + release`` cycles)."""
+    return min(min(Fraction(1, node.ii), Fraction(timing.decided + lat, 1 + lat + timing.release))
+               for node in network.nodes for lat in [timing.latency.get(node.name, 0)])
 
-        reach, top = rate(deep), 1
-        while rate(top) < reach:
-            top *= 2
-        low = top // 2 + 1 if top > 1 else 1
-        while low < top:  # the least capacity in [low, top] that reaches ``reach``
-            mid = (low + top) // 2
-            low, top = (mid + 1, top) if rate(mid) < reach else (low, mid)
-        needed[e.name] = top
-    return needed
+
+def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None = None) -> dict[str, int]:
+    """Capacities that let the hardware reach :func:`full_rate_rate`: ``{edge: capacity}`` for the edges
+    that must grow (empty when none must), with little added in total and none that can shrink alone.
+
+    Rate ``r`` is reached iff the event graph has firing-time potentials ``t`` with ``t(b) - t(a) >=
+    delay - tokens / r`` on every place ``a -> b`` (the schedule ``t(x) + k / r`` of a timed marked graph);
+    an edge's room gives ``|q| >= r (release + t(C_v) - t(W_u))``. The least total of such ``|q| >=`` the
+    spec's is a linear programme (HiGHS); its capacities, rounded up, reach ``r``, and each is then
+    lowered while the exact bound (:func:`throughput_bound`) stays at ``r``. ``bound``: the network's
+    :func:`throughput_bound`, if the caller has it.
+    """
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    target = full_rate_rate(network, timing)
+    if (bound.rate >= target) if bound is not None else _reaches(network, timing, {}, target):
+        return {}
+    places = event_graph(network, timing)
+    vertices = sorted({p.src for p in places} | {p.dst for p in places})
+    vid = {x: k for k, x in enumerate(vertices)}
+    edges = list(network.edges)
+    eid = {e.name: k for k, e in enumerate(edges)}
+    n, m = len(vertices), len(edges)
+    rows, cols, vals, rhs = [], [], [], []
+    for row, p in enumerate(places):  # t(a) - t(b) [- q_e / r] <= tokens / r - delay
+        rows += [row, row]
+        cols += [vid[p.src], vid[p.dst]]
+        vals += [1.0, -1.0]
+        if p.edge is None:
+            rhs.append(p.tokens / target - p.delay)
+        else:
+            rows.append(row)
+            cols.append(n + eid[p.edge])
+            vals.append(-1.0 / float(target))
+            rhs.append(-p.delay)
+    a_ub = coo_matrix((vals, (rows, cols)), shape=(len(places), n + m)).tocsr()
+    bounds = [(None, None)] * n + [(e.capacity, None) for e in edges]
+    bounds[0] = (0, 0)
+    res = linprog(np.concatenate([np.zeros(n), np.ones(m)]), A_ub=a_ub, b_ub=np.array(rhs), bounds=bounds,
+                  method="highs")
+    if res.status != 0:  # pragma: no cover: the target is what deep rooms reach, so it is feasible
+        raise RuntimeError(f"throughput sizing LP failed: {res.message}")
+    exact = res.x[n:]
+    sized = {e.name: max(e.capacity, int(np.ceil(x - 1e-6))) for e, x in zip(edges, exact)}
+    rounded = [e for e, x in zip(edges, exact) if sized[e.name] > e.capacity and abs(x - round(x)) > 1e-6]
+    for e in rounded:  # rounding up may leave room to spare: lower each while the rate holds
+        low, high = e.capacity, sized[e.name]
+        while low < high:
+            mid = (low + high) // 2
+            if _reaches(network, timing, {**sized, e.name: mid}, target):
+                high = mid
+            else:
+                low = mid + 1
+        sized[e.name] = high
+    # the LP's firing times certify capacities at or above its own; after lowering, Bellman-Ford does
+    assert _schedules(places, vid, res.x[:n], sized, target) if not rounded else _reaches(network, timing, sized, target)
+    return {e.name: sized[e.name] for e in edges if sized[e.name] > e.capacity}
+
+
+def _schedules(places, vid, t, capacities, rate: Fraction) -> bool:
+    """Whether firing times ``t`` satisfy ``t(b) - t(a) >= delay - tokens / rate`` on every place with the
+    rooms at ``capacities``, to within a slack too small to hide a cycle below ``rate`` (round a cycle of
+    ``j`` places the margins add up to ``0``, and a cycle below ``rate`` would need at least ``1 / n``)."""
+    tol = 1 / (2 * rate.numerator * (len(vid) + 1))
+    for p in places:
+        tokens = capacities.get(p.edge, p.tokens) if p.edge is not None else p.tokens
+        if t[vid[p.dst]] - t[vid[p.src]] < p.delay - tokens / float(rate) - tol:
+            return False
+    return True
 
 
 def throughput_summary(network, timing: StageTiming) -> dict | None:
-    """``sfdf check``'s throughput report: the bound, its binding cycle and every edge's capacity for the rate
-    the network reaches without that edge's limit (JSON-ready); None for a network without edges."""
+    """``sfdf check``'s throughput report (JSON-ready): the bound and its binding cycle, the rate the nodes
+    allow, and the capacities that reach it; None for a network without edges."""
     if not network.edges:
         return None
     bound = throughput_bound(network, timing)
+    full = full_rate_rate(network, timing)
     return {"tokens_per_cycle": float(bound.rate), "exact": str(bound.rate), "binding_edges": list(bound.edges),
             "binding_cycle": [p.what for p in bound.cycle], "tokens": bound.tokens, "cycles": bound.cycles,
-            "describe": bound.describe(), "full_rate_capacities": full_rate_capacities(network, timing)}
+            "describe": bound.describe(), "full_rate": float(full), "full_rate_exact": str(full),
+            "full_rate_sizing": full_rate_sizing(network, timing, bound)}
 
 
 def _cycle_below(places, rate: Fraction):
-    """A cycle whose tokens over cycles is below ``rate``, or None: a negative cycle of the weights
-    ``tokens * d - delay * n`` for ``rate = n / d`` (Bellman-Ford from every vertex at once)."""
+    """A cycle whose tokens over cycles is below ``rate``, or None: a negative cycle of the integer weights
+    ``tokens * d - delay * n`` for ``rate = n / d``. Scaled to ``(V + 1) w + 1`` for ``V`` vertices, a simple
+    cycle weighs ``<= 0`` iff it was negative, which :func:`~.mirror.find_nonpositive_cycle` finds
+    (scipy's compiled Bellman-Ford, then a short SPFA only when there is one)."""
+    cycle = find_nonpositive_cycle(_arcs(places, rate))
+    return None if cycle is None else tuple(places[int(a.edge)] for a in cycle)
+
+
+def _arcs(places, rate: Fraction) -> list[Arc]:
+    """The places as arcs whose simple cycles weigh ``<= 0`` exactly when below ``rate`` (:func:`_cycle_below`)."""
     n, d = rate.numerator, rate.denominator
-    vertices = sorted({p.src for p in places} | {p.dst for p in places})
-    dist = dict.fromkeys(vertices, 0)
-    parent: dict[str, Place] = {}
-    changed = None
-    for _ in range(len(vertices)):
-        changed = None
-        for p in places:
-            w = dist[p.src] + p.tokens * d - p.delay * n
-            if w < dist[p.dst]:
-                dist[p.dst], parent[p.dst], changed = w, p, p.dst
-        if changed is None:
-            return None
-    v = changed
-    for _ in range(len(vertices)):  # walk back into the cycle
-        v = parent[v].src
-    cycle, u = [], v
-    while True:
-        p = parent[u]
-        cycle.append(p)
-        u = p.src
-        if u == v:
-            break
-    return tuple(reversed(cycle))
+    scale = len({p.src for p in places} | {p.dst for p in places}) + 1
+    return [Arc(p.src, p.dst, scale * (p.tokens * d - p.delay * n) + 1, str(k), False) for k, p in enumerate(places)]
+
+
+def _reaches(network, timing, capacities, rate: Fraction) -> bool:
+    """Whether ``network`` with ``capacities`` streams at ``rate`` or faster (scipy's Bellman-Ford alone)."""
+    return potentials(_arcs(event_graph(network, timing, capacities), rate)) is not None
 
 
 def _rotated(cycle):

@@ -1,7 +1,7 @@
 """The ``sfdf`` commands: each takes the parsed arguments and returns the exit status.
 
 Each layer is imported by the command that needs it, so ``sfdf check`` starts without loading
-Amaranth, cocotb or Spark.
+cocotb or Spark (it reads the hardware's cycles from :mod:`sfdf.hdl.timing` for the throughput bound).
 """
 
 from __future__ import annotations
@@ -54,22 +54,40 @@ def _load_sfdf(spec: str):
 # -- commands ---------------------------------------------------------------------------------------
 
 def check(args) -> int:
-    from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers
+    from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers, throughput_summary
+    from sfdf.hdl.timing import stage_timing
 
     network = _load_sfdf(args.spec)
     cycles = cycle_structure(network)  # one derivation for the check and the repair
     report = check(network, cycles=cycles)
     repair = repair_output_buffers(network, cycles=cycles) if args.repair else None
+    # the generated hardware's rate with no filtering, on the cycles it takes (generic Verilog and ECP5)
+    rate = throughput_summary(report.network, stage_timing(report.network))
     if args.json:
         data = report.to_json()
+        if rate is not None:
+            data["throughput"] = rate
         if repair is not None:
             data["repair"] = repair
         _print_json(data)
     else:
         print("\n".join(report.summary_lines()))
+        if rate is not None:
+            print(*_throughput_lines(report.network, rate), sep="\n")
         if repair is not None:
             print(*_repair_lines(network, repair), sep="\n")
     return 0 if report.deadlock_free else 1
+
+
+def _throughput_lines(network, rate: dict) -> list[str]:
+    lines = [("throughput (the generated hardware with no filtering, docs/hardware.md \"Latency, and how to "
+              f"size a reconvergent path\"): {rate['describe']}")]
+    edges = network.edge_by_name
+    if rate["full_rate_sizing"]:
+        lines += [f"capacities for the {rate['full_rate']:.3f} tokens per cycle the nodes allow:",
+                  *_table(["edge", "capacity", "sized"],
+                          [[name, edges[name].capacity, q] for name, q in rate["full_rate_sizing"].items()])]
+    return lines
 
 
 def _repair_lines(network, repair: dict[str, int]) -> list[str]:
