@@ -111,7 +111,40 @@ def reconvergent(build_dir, words, capacity=16):
             print(f"{name}: skip |q| = {skip}: {rate:.3f} words/cycle (bound {bound.rate} = {float(bound.rate):.3f})",
                   flush=True)
     (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
+    plot_reconvergent(rows, capacity)
     return rows
+
+
+def plot_reconvergent(rows, capacity=16):
+    """The residual block's measured words per cycle against the skip capacity, with ``sfdf check``'s bound
+    for the generated Verilog (as ECP5) and for iCE40 (no offer registers): bench/out/reconvergent.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sfdf.hdl.dsp import FamilyOnly
+
+    branches = RECONVERGENT["residual"][0]
+    skips = list(range(4, 101, 2))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for family, style, label in ((None, "-", "bound, generic Verilog and ECP5 (3 cycles per hop)"),
+                                 ("ice40", "--", "bound, iCE40 (2 cycles per hop)")):
+        bounds = []
+        for skip in skips:
+            net = check(parse_spec(reconvergent_spec("residual", branches, capacity, skip), "residual.toml")).network
+            bounds.append(float(throughput_bound(net, stage_timing(net, FamilyOnly(family) if family else None)).rate))
+        ax.plot(skips, bounds, style, color="C0" if family is None else "C1", label=label)
+    measured = [r for r in rows if r["structure"] == "residual"]
+    ax.plot([r["skip_capacity"] for r in measured], [r["words_per_cycle"] for r in measured], "o", color="C0",
+            label="measured (Verilator, generic Verilog)")
+    ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="issue 12's 0.98")
+    ax.set_xlabel("skip edge capacity")
+    ax.set_ylabel("words per cycle out of the join")
+    ax.set_title(f"Residual block: skip edge around eight nodes, |q| = {capacity} elsewhere")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(OUT / "reconvergent.png", dpi=120)
 
 
 def sparse_frames(rng, count, zeros, size=32 * 32):
