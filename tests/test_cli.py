@@ -330,6 +330,7 @@ def test_build_without_tools_writes_the_files(capsys, examples, tmp_path):
         assert (tmp_path / name).is_file(), name
     assert "name: sfdf:networks:variance:" in (tmp_path / "variance.core").read_text()
     assert json.loads((tmp_path / "variance.board.json").read_text())["buffer_words"] == 256
+    assert (result["throughput"]["exact"], result["throughput"]["full_rate_sizing"]) == ("1", {})
 
 
 @pytest.mark.board
@@ -487,6 +488,9 @@ def test_build_reports_fmax_and_exit_status(capsys, examples, monkeypatch, fmax,
     got, out, err = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f")
     assert got == status and text in out, out
     assert "building variance for ulx3s-85f (LFE5U-85F) at 25 MHz" in err
+    if fits:
+        assert ("throughput with no filtering: 1.000 tokens per cycle: u's initiation interval (1), no channel limits "
+                "it, 25.0 Mtokens/s at 25 MHz") in out
     got, out, _ = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f", "--json")
     result = json.loads(out)
     assert got == status and {"board", "fmax_mhz", "luts", "ffs", "brams"} <= result.keys()

@@ -389,7 +389,9 @@ def board_sim(args) -> int:
 def build(args) -> int:
     from sfdf.boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
     from sfdf.boards.settings import build_settings
-    from sfdf.gen.analysis import check
+    from sfdf.gen.analysis import check, throughput_summary
+    from sfdf.hdl.dsp import FamilyOnly
+    from sfdf.hdl.timing import stage_timing
 
     settings = build_settings(args.spec, args.board, args.clock, args.baud, args.buffer_words)
     board, clock_hz = settings.board, settings.clock_hz
@@ -413,6 +415,8 @@ def build(args) -> int:
     path = result.pop("critical_path", [])
     if path:
         result["critical_path_summary"] = critical_path_summary(path)
+    # the rate the board's hardware allows with no filtering (its family's cycles: iCE40 has no offer registers)
+    result["throughput"] = throughput_summary(report.network, stage_timing(report.network, FamilyOnly(board.family)))
     ok = not result["built"] or (result["fits"] and result["timing_met"] and result.get("programmed", True))
     if args.json:
         _print_json(result)
@@ -431,6 +435,10 @@ def build(args) -> int:
           + "".join(f"; {cell} {u}/{a}" for cell, (u, a) in used.items() if u and cell not in ("TRELLIS_IO", "SB_IO")))
     if not result["timing_met"]:
         print(f"critical path: {result['critical_path_summary']}")
+    rate = result["throughput"]
+    if rate is not None:
+        print(f"throughput with no filtering: {rate['describe']}, {rate['tokens_per_cycle'] * result['clock_mhz']:.1f} "
+              f"Mtokens/s at {result['clock_mhz']:g} MHz (docs/hardware.md, \"Latency, and how to size a reconvergent path\")")
     print(f"bitstream: {result['bitstream']}; nextpnr report: {args.report or result['report']}")
     if "programmed" in result:
         print("programmed" if result["programmed"] else f"programming failed: {result['program_error']}")
