@@ -4,6 +4,7 @@ Credit mode with auto heartbeats (potential LP + Bellman-Ford certificate), in-b
 dummy intervals (the same LP, gen.analysis.dummies.potential_intervals; 002's Non-Propagation below
 CYCLE_BUDGET cycles), and the 003 output-buffer check, against the papers' cycle-enumerating method
 (000 Sec. 4.2, 003 Sec. 4.2 "enumerate all undirected cycles") on the sizes it finishes within a budget.
+The throughput bound and sizing of ``sfdf check`` (gen.analysis.throughput) on the same networks.
 Quality of the in-band intervals on small random DAGs: the LP's total, 002 Alg. 6's, auto's, against
 the exact optimum found by trying every interval vector (bench/out/analysis_quality.json). Prints tables,
 writes bench/out/analysis.json and bench/out/analysis.png. Targets: credit 10,000 edges in under 2 s,
@@ -23,10 +24,11 @@ import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
-from sfdf.gen.analysis import check, resolve
+from sfdf.gen.analysis import check, resolve, throughput_summary
 from sfdf.gen.analysis.cycles import edges_on_cycles, undirected_cycles
 from sfdf.gen.analysis.dummies import nonpropagation_intervals, potential_intervals
 from sfdf.gen.randomnet import layered_dag, random_dag
+from sfdf.hdl.timing import stage_timing
 
 OUT = Path(__file__).parent / "out"
 
@@ -126,6 +128,7 @@ def main(argv=None):
         ob_report, ob_sec, ob_mem = timed(check, obs, args.repeat)
         inband = replace(net, mode="inband", dummy_algorithm="nonpropagation")
         ib_report, ib_sec, ib_mem = timed(check, inband, args.repeat)
+        rate, rate_sec, _ = timed(lambda n: throughput_summary(n, stage_timing(n)), report.network, args.repeat)
         enum_ok, cycles, enum_sec = enumerate_check(credit, report.intervals, args.enum_budget)
         row = {
             "edges": n_edges, "nodes": len(net.nodes),
@@ -135,6 +138,7 @@ def main(argv=None):
             "ob_check_s": round(ob_sec, 4), "ob_peak_mib": round(ob_mem, 1), "ob_safe": ob_report.deadlock_free,
             "inband_check_s": round(ib_sec, 4), "inband_peak_mib": round(ib_mem, 1),
             "inband_deadlock_free": ib_report.deadlock_free,
+            "throughput_s": round(rate_sec, 4), "throughput": rate["exact"], "sized_edges": len(rate["full_rate_sizing"]),
             "enumeration_finished": enum_ok is not None, "enumeration_cycles_seen": cycles,
             "enumeration_s": round(enum_sec, 3),
             "ratio_enum_over_lp": round(enum_sec / sec, 1) if enum_ok is not None else None,
@@ -143,7 +147,8 @@ def main(argv=None):
             assert enum_ok == report.deadlock_free, "enumeration disagrees with the mirror check"
         rows.append(row)
         print(f"{n_edges:>6} edges {len(net.nodes):>5} nodes | credit check {sec:7.3f} s peak {mem:6.1f} MiB"
-              f" | in-band check {ib_sec:7.3f} s | OB check {ob_sec:7.3f} s | enumeration "
+              f" | in-band check {ib_sec:7.3f} s | OB check {ob_sec:7.3f} s"
+              f" | throughput {rate['exact']} and sizing ({row['sized_edges']} edges) {rate_sec:6.3f} s | enumeration "
               + (f"{enum_sec:8.2f} s over {cycles} cycles (x{row['ratio_enum_over_lp']})" if enum_ok is not None
                  else f"gave up after {enum_sec:.0f} s, {cycles}+ cycles"))
     (OUT / "analysis.json").write_text(json.dumps(rows, indent=2))
