@@ -179,3 +179,14 @@ def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(tmp_path, capsys)
     assert main(["check", "--json", str(spec)]) == 0
     rate = json.loads(capsys.readouterr().out)["throughput"]
     assert (rate["exact"], rate["binding_edges"], rate["full_rate_sizing"]) == ("4/9", ["a_e"], {"a_e": 9})
+
+
+@settings(max_examples=40, deadline=None)
+@given(dags(max_nodes=5, max_edges=6, capacities=(1, 6)), st.sampled_from([PIPELINED, UNPIPELINED]), st.data())
+def test_throughput_never_falls_as_a_capacity_grows(net, timing, data):
+    """Issue 12: a capacity is the tokens of one place, and a cycle's ratio only grows with its tokens."""
+    if not net.edges:
+        return
+    e = data.draw(st.sampled_from(net.edges))
+    rates = [throughput_bound(net, timing, {e.name: q}).rate for q in range(1, 30)]
+    assert rates == sorted(rates)
