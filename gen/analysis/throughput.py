@@ -22,17 +22,16 @@ cycles, of the tokens on the cycle over the cycles it takes (the cycle-time theo
 graphs, Ramamoorthy and Ho Thm. 1). A reconvergent path gives the binding cycle: forward along the long
 branch, back through the short branch's rooms, so the short branch must hold a token for every cycle of
 the long branch's latency. :func:`throughput_bound` finds the binding cycle exactly (integer
-Dinkelbach steps on Bellman-Ford's negative cycles); :func:`full_rate_sizing` the capacities that reach
+Dinkelbach steps on negative cycles, found by SPFA from the as-soon-as-possible schedule); :func:`full_rate_sizing` the capacities that reach
 the rate the nodes allow, by a linear programme over the graph's firing times. Measured on Verilator, tests/cosim/test_throughput_bound.py.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-
-from .mirror import Arc, find_nonpositive_cycle, potentials
 
 __all__ = ["Place", "StageTiming", "ThroughputBound", "event_graph", "full_rate_rate", "full_rate_sizing",
            "throughput_bound", "throughput_summary"]
@@ -210,7 +209,7 @@ def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None
             else:
                 low = mid + 1
         sized[e.name] = high
-    # the LP's firing times certify capacities at or above its own; after lowering, Bellman-Ford does
+    # the LP's firing times certify capacities at or above its own; after lowering, the SPFA does
     assert _schedules(places, vid, res.x[:n], sized, target) if not rounded else _reaches(network, timing, sized, target)
     return {e.name: sized[e.name] for e in edges if sized[e.name] > e.capacity}
 
@@ -245,23 +244,88 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
 
 def _cycle_below(places, rate: Fraction):
     """A cycle whose tokens over cycles is below ``rate``, or None: a negative cycle of the integer weights
-    ``tokens * d - delay * n`` for ``rate = n / d``. Scaled to ``(V + 1) w + 1`` for ``V`` vertices, a simple
-    cycle weighs ``<= 0`` iff it was negative, which :func:`~.mirror.find_nonpositive_cycle` finds
-    (scipy's compiled Bellman-Ford, then a short SPFA only when there is one)."""
-    cycle = find_nonpositive_cycle(_arcs(places, rate))
-    return None if cycle is None else tuple(places[int(a.edge)] for a in cycle)
+    ``w = tokens * d - delay * n`` for ``rate = n / d``.
 
-
-def _arcs(places, rate: Fraction) -> list[Arc]:
-    """The places as arcs whose simple cycles weigh ``<= 0`` exactly when below ``rate`` (:func:`_cycle_below`)."""
+    Shortest paths by SPFA from the potentials of the as-soon-as-possible schedule (:func:`_asap`, which
+    satisfies every place without tokens, so few arcs are relaxed); a negative cycle is found by walking
+    the parents every ``V`` relaxations and whenever a path reaches ``V`` arcs.
+    """
     n, d = rate.numerator, rate.denominator
-    scale = len({p.src for p in places} | {p.dst for p in places}) + 1
-    return [Arc(p.src, p.dst, scale * (p.tokens * d - p.delay * n) + 1, str(k), False) for k, p in enumerate(places)]
+    out: dict[str, list[tuple[str, int, Place]]] = {}
+    for p in places:
+        out.setdefault(p.src, []).append((p.dst, p.tokens * d - p.delay * n, p))
+    vertices = sorted({p.src for p in places} | {p.dst for p in places})
+    start = _asap(places)
+    dist = {v: -n * start.get(v, 0) for v in vertices}
+    parent: dict[str, Place] = {}
+    length = dict.fromkeys(vertices, 0)
+    queue, queued = deque(vertices), set(vertices)
+    relaxations = 0
+    while queue:
+        u = queue.popleft()
+        queued.discard(u)
+        for v, w, p in out.get(u, ()):
+            if dist[u] + w < dist[v]:
+                dist[v], parent[v], length[v] = dist[u] + w, p, length[u] + 1
+                relaxations += 1
+                # a path of V arcs runs round a cycle; and every V relaxations the parents are looked at
+                # (a short negative cycle shows there long before a path is V arcs long)
+                if length[v] >= len(vertices) or relaxations % len(vertices) == 0:
+                    cycle = _parent_cycle(parent, v)
+                    if cycle is not None:
+                        return cycle
+                if v not in queued:
+                    queued.add(v)
+                    queue.append(v)
+    return None
+
+
+def _parent_cycle(parent, v):
+    """The cycle of parent places that ``v``'s path runs round, in order (negative: every cycle of parents
+    closed by a relaxation is), or None if the path now starts at a root."""
+    seen = set()
+    while v in parent and v not in seen:
+        seen.add(v)
+        v = parent[v].src
+    if v not in parent:
+        return None
+    cycle, u = [], v
+    while True:
+        p = parent[u]
+        cycle.append(p)
+        u = p.src
+        if u == v:
+            return tuple(reversed(cycle))
+
+
+def _asap(places) -> dict[str, int]:
+    """Each stage's earliest firing time over the places without tokens (the forward places: a DAG for a
+    network without directed cycles; stages on a cycle of them keep 0)."""
+    forward = [p for p in places if p.tokens == 0 and p.src != p.dst]
+    preds: dict[str, list[Place]] = {}
+    indegree: dict[str, int] = {}
+    for p in forward:
+        preds.setdefault(p.dst, []).append(p)
+        indegree[p.dst] = indegree.get(p.dst, 0) + 1
+        indegree.setdefault(p.src, 0)
+    succs: dict[str, list[Place]] = {}
+    for p in forward:
+        succs.setdefault(p.src, []).append(p)
+    time = dict.fromkeys(indegree, 0)
+    ready = deque(v for v, k in indegree.items() if k == 0)
+    while ready:
+        u = ready.popleft()
+        for p in succs.get(u, ()):
+            time[p.dst] = max(time[p.dst], time[u] + p.delay)
+            indegree[p.dst] -= 1
+            if indegree[p.dst] == 0:
+                ready.append(p.dst)
+    return time
 
 
 def _reaches(network, timing, capacities, rate: Fraction) -> bool:
-    """Whether ``network`` with ``capacities`` streams at ``rate`` or faster (scipy's Bellman-Ford alone)."""
-    return potentials(_arcs(event_graph(network, timing, capacities), rate)) is not None
+    """Whether ``network`` with ``capacities`` streams at ``rate`` or faster."""
+    return _cycle_below(event_graph(network, timing, capacities), rate) is None
 
 
 def _rotated(cycle):
