@@ -1,5 +1,6 @@
 """cocotb measurement of a generated network: cycles per data beat at every sink, control messages per
-edge, and simulated cycles per second. Used by bench/throughput.py (not a pass/fail regression).
+edge, and simulated cycles per second. Run by :func:`sfdf.cosim.rates.run_measurement` for bench/throughput.py
+and tests/cosim/test_throughput_bound.py (the figures; the test compares them with the bound).
 
 ``SFDF_COSIM_CONFIG`` names the JSON of :func:`sfdf.cosim.network.run_network`-style configuration plus
 ``result_path``, where the figures are written.

@@ -20,8 +20,8 @@ from sfdf.cli import main
 from sfdf.gen.analysis.throughput import (
     StageTiming,
     event_graph,
-    full_rate_rate,
     full_rate_sizing,
+    nodes_rate,
     throughput_bound,
 )
 from sfdf.gen.model import Edge, Network, Node
@@ -124,7 +124,7 @@ def test_bound_is_the_least_cycle_ratio(net, timing, ii):
     assert bound.rate == Fraction(bound.tokens, bound.cycles)
     assert [p.dst for p in bound.cycle] == [p.src for p in bound.cycle[1:] + bound.cycle[:1]]  # a cycle
     deep = sum(p.delay for p in event_graph(net, timing)) + 1  # rooms no simple cycle can exhaust
-    assert full_rate_rate(net, timing) == throughput_bound(net, timing, {e.name: deep for e in net.edges}).rate
+    assert nodes_rate(net, timing) == throughput_bound(net, timing, {e.name: deep for e in net.edges}).rate
 
 
 def test_sizing_a_short_branch_of_two_edges_adds_the_least_in_total():
@@ -133,7 +133,7 @@ def test_sizing_a_short_branch_of_two_edges_adds_the_least_in_total():
     assert set(sized) <= {"a_c1", "c1_e"} and sum(q - 4 for q in sized.values()) == 4
     assert throughput_bound(split, PIPELINED, sized).rate == 1
     slow = network([["a", "b1", "e"], ["a", "e"]], capacities={"a_e": 2}, ii={"b1": 2})
-    assert full_rate_rate(slow, PIPELINED) == Fraction(1, 2)
+    assert nodes_rate(slow, PIPELINED) == Fraction(1, 2)
     assert throughput_bound(slow, PIPELINED, full_rate_sizing(slow, PIPELINED)).rate == Fraction(1, 2)
 
 
@@ -154,7 +154,7 @@ def least_total_sizing(net, timing, target, most=12):
        st.integers(1, 2))
 def test_sizing_reaches_the_rate_with_the_least_added(net, timing, ii):
     net = replace(net, nodes=tuple(replace(n, ii=ii) if k == 0 else n for k, n in enumerate(net.nodes)))
-    target = full_rate_rate(net, timing)
+    target = nodes_rate(net, timing)
     sized = full_rate_sizing(net, timing)
     capacities = {e.name: sized.get(e.name, e.capacity) for e in net.edges}
     assert throughput_bound(net, timing, capacities).rate == target

@@ -22,8 +22,9 @@ cycles, of the tokens on the cycle over the cycles it takes (the cycle-time theo
 graphs, Ramamoorthy and Ho Thm. 1). A reconvergent path gives the binding cycle: forward along the long
 branch, back through the short branch's rooms, so the short branch must hold a token for every cycle of
 the long branch's latency. :func:`throughput_bound` finds the binding cycle exactly (integer
-Dinkelbach steps on negative cycles, found by SPFA from the as-soon-as-possible schedule); :func:`full_rate_sizing` the capacities that reach
-the rate the nodes allow, by a linear programme over the graph's firing times. Measured on Verilator, tests/cosim/test_throughput_bound.py.
+Dinkelbach steps on negative cycles, found by SPFA from the as-soon-as-possible schedule);
+:func:`full_rate_sizing` gives the capacities that reach the rate the nodes allow (:func:`nodes_rate`), by
+a linear programme over the graph's firing times. Measured on Verilator: tests/cosim/test_throughput_bound.py.
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-__all__ = ["Place", "StageTiming", "ThroughputBound", "event_graph", "full_rate_rate", "full_rate_sizing",
-           "throughput_bound", "throughput_summary"]
+__all__ = [
+    "Place",
+    "StageTiming",
+    "ThroughputBound",
+    "event_graph",
+    "full_rate_sizing",
+    "nodes_rate",
+    "throughput_bound",
+    "throughput_summary",
+]
 
 
 @dataclass(frozen=True)
@@ -146,7 +155,7 @@ def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int]
         cycle = lower
 
 
-def full_rate_rate(network, timing: StageTiming) -> Fraction:
+def nodes_rate(network, timing: StageTiming) -> Fraction:
     """The rate the hardware reaches when no channel's capacity limits it. A cycle with no edge's room
     stays inside one node (every other way back crosses an edge's room), so it is a node's own loop
     (``1 / ii``) or its two stages' (``decided + L`` tokens over ``1 + L + release`` cycles)."""
@@ -155,7 +164,7 @@ def full_rate_rate(network, timing: StageTiming) -> Fraction:
 
 
 def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None = None) -> dict[str, int]:
-    """Capacities that let the hardware reach :func:`full_rate_rate`: ``{edge: capacity}`` for the edges
+    """Capacities that let the hardware reach :func:`nodes_rate`: ``{edge: capacity}`` for the edges
     that must grow (empty when none must), with little added in total and none that can shrink alone.
 
     Rate ``r`` is reached iff the event graph has firing-time potentials ``t`` with ``t(b) - t(a) >=
@@ -169,7 +178,7 @@ def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
-    target = full_rate_rate(network, timing)
+    target = nodes_rate(network, timing)
     if (bound.rate >= target) if bound is not None else _reaches(network, timing, {}, target):
         return {}
     places = event_graph(network, timing)
@@ -232,7 +241,7 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
     if not network.edges:
         return None
     bound = throughput_bound(network, timing)
-    full = full_rate_rate(network, timing)
+    full = nodes_rate(network, timing)
     # an output buffer (003) hides its tokens until a flush, which only delays them: the bound stays a bound
     hidden = [e.name for e in network.edges if e.output_buffer > 1]
     describe = bound.describe() + (f" (at most: output buffers on {', '.join(hidden)} are not modelled)" if hidden else "")
@@ -301,16 +310,13 @@ def _parent_cycle(parent, v):
 def _asap(places) -> dict[str, int]:
     """Each stage's earliest firing time over the places without tokens (the forward places: a DAG for a
     network without directed cycles; stages on a cycle of them keep 0)."""
-    forward = [p for p in places if p.tokens == 0 and p.src != p.dst]
-    preds: dict[str, list[Place]] = {}
     indegree: dict[str, int] = {}
-    for p in forward:
-        preds.setdefault(p.dst, []).append(p)
-        indegree[p.dst] = indegree.get(p.dst, 0) + 1
-        indegree.setdefault(p.src, 0)
     succs: dict[str, list[Place]] = {}
-    for p in forward:
-        succs.setdefault(p.src, []).append(p)
+    for p in places:
+        if p.tokens == 0 and p.src != p.dst:
+            indegree[p.dst] = indegree.get(p.dst, 0) + 1
+            indegree.setdefault(p.src, 0)
+            succs.setdefault(p.src, []).append(p)
     time = dict.fromkeys(indegree, 0)
     ready = deque(v for v, k in indegree.items() if k == 0)
     while ready:
