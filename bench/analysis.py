@@ -169,6 +169,7 @@ def plot(rows):
     ax.loglog(x, [r["credit_check_s"] for r in rows], "o-", label="sfdf check, credit (LP + Bellman-Ford)")
     ax.loglog(x, [r["ob_check_s"] for r in rows], "s-", label="sfdf check, output buffers (003)")
     ax.loglog(x, [r["inband_check_s"] for r in rows], "d-", label="sfdf check, in-band (auto intervals: LP)")
+    ax.loglog(x, [r["throughput_s"] for r in rows], "v-", label="sfdf check, throughput bound and sizing")
     fin = [r for r in rows if r["enumeration_finished"]]
     if fin:
         ax.loglog([r["edges"] for r in fin], [r["enumeration_s"] for r in fin], "x--",

@@ -32,5 +32,6 @@ def stage_timing(network, platform=None) -> StageTiming:
     """The :class:`~sfdf.gen.analysis.throughput.StageTiming` of ``network``'s hardware on ``platform``
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
     deep = pipelined(platform)
+    latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
     return StageTiming(hop=CHANNEL_CYCLES + (OFFER_CYCLES if deep else 0), release=RELEASE_CYCLES, decided=DECIDED,
-                       latency={n.name: kernel_latency(n.kernel) if deep else 0 for n in network.nodes})
+                       latency={n.name: latency[n.kernel] for n in network.nodes})
