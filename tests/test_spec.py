@@ -614,7 +614,8 @@ def test_load_spec_names_the_file(write_file):
         load_spec(path)
 
 
-EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr"]
+EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr",
+                 "residual"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

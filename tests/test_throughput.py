@@ -164,21 +164,16 @@ def test_sizing_reaches_the_rate_with_the_least_added(net, timing, ii):
     assert added == least_total_sizing(net, timing, target)
 
 
-def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(tmp_path, capsys):
-    lines = ['[network]\nname = "residual"']
-    lines += [f'[[node]]\nname = "{v}"' for v in ["a", "b1", "b2", "e"]]
-    lines += [f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}' for u, v, q in
-              [("a", "b1", 16), ("b1", "b2", 16), ("b2", "e", 16), ("a", "e", 4)]]
-    spec = tmp_path / "residual.toml"
-    spec.write_text("\n".join(lines) + "\n")
-    assert main(["check", str(spec)]) == 0
+def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(examples, capsys):
+    """examples/residual.toml: issue 12's residual block at capacity 16 (docs/hardware.md's example)."""
+    assert main(["check", str(examples / "residual.toml")]) == 0
     out = capsys.readouterr().out
     assert "throughput (the generated hardware with no filtering" in out
-    assert "0.444 tokens per cycle: the room of a_e (4 tokens) against the 9 cycles of latency around it" in out
-    assert out.splitlines()[-2:] == ["  edge  capacity  sized", "  a_e          4      9"]
-    assert main(["check", "--json", str(spec)]) == 0
+    assert "0.593 tokens per cycle: the room of a_e (16 tokens) against the 27 cycles of latency around it" in out
+    assert out.splitlines()[-2:] == ["  edge  capacity  sized", "  a_e         16     27"]
+    assert main(["check", "--json", str(examples / "residual.toml")]) == 0
     rate = json.loads(capsys.readouterr().out)["throughput"]
-    assert (rate["exact"], rate["binding_edges"], rate["full_rate_sizing"]) == ("4/9", ["a_e"], {"a_e": 9})
+    assert (rate["exact"], rate["binding_edges"], rate["full_rate_sizing"]) == ("16/27", ["a_e"], {"a_e": 27})
 
 
 @settings(max_examples=40, deadline=None)
