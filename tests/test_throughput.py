@@ -23,6 +23,7 @@ from sfdf.gen.analysis.throughput import (
     full_rate_sizing,
     nodes_rate,
     throughput_bound,
+    throughput_summary,
 )
 from sfdf.gen.model import Edge, Network, Node
 from sfdf.hdl.dsp import FamilyOnly
@@ -185,3 +186,17 @@ def test_throughput_never_falls_as_a_capacity_grows(net, timing, data):
     e = data.draw(st.sampled_from(net.edges))
     rates = [throughput_bound(net, timing, {e.name: q}).rate for q in range(1, 30)]
     assert rates == sorted(rates)
+
+
+def test_what_the_bound_does_not_model_makes_it_an_upper_one():
+    """Output buffers (003) and 000's batched credits only delay tokens: the summary says "at most"
+    (measured below the bound: tests/cosim/test_throughput_bound.py, and bench/throughput.py's T = 15
+    at |q| = 16, 0.890 against 1)."""
+    chain = network([["u", "v", "x"]], capacity=16)
+    assert throughput_summary(chain, PIPELINED)["unmodelled"] == []
+    buffered = replace(chain, mode="inband").with_edges(replace(e, output_buffer=4) if e.name == "v_x" else e
+                                                        for e in chain.edges)
+    summary = throughput_summary(buffered, PIPELINED)
+    assert summary["unmodelled"] == ["output buffers on v_x"] and "(at most: output buffers on v_x" in summary["describe"]
+    batched = replace(chain, live_credit=False)
+    assert throughput_summary(batched, PIPELINED)["unmodelled"] == ["credits batched by T (live_credit = false)"]

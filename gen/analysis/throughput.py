@@ -2,7 +2,8 @@
 and how to size a reconvergent path").
 
 When every computation emits a token on every output and no control message travels (no filtering),
-and no edge has an output buffer (003's hidden tokens wait for a flush: the bound is then an upper one),
+and no token waits for a flush (003's output buffers) or a batched credit (000's receiver as printed,
+``live_credit = false``): the bound is then an upper one, as ``sfdf check`` says),
 the hardware of :mod:`sfdf.hdl` is a *timed marked graph* (Commoner, Holt, Even and Pnueli, "Marked
 directed graphs", 1971; Ramamoorthy and Ho, "Performance evaluation of asynchronous concurrent systems
 using Petri nets", 1980): each node is two transitions, its decide stage ``C`` (consumes one token of
@@ -242,12 +243,16 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
         return None
     bound = throughput_bound(network, timing)
     full = nodes_rate(network, timing)
-    # an output buffer (003) hides its tokens until a flush, which only delays them: the bound stays a bound
+    # an output buffer (003) hides its tokens until a flush, and 000's receiver as printed takes a token
+    # only against a credit message, batched by T: both only delay tokens, so the bound stays a bound
     hidden = [e.name for e in network.edges if e.output_buffer > 1]
-    describe = bound.describe() + (f" (at most: output buffers on {', '.join(hidden)} are not modelled)" if hidden else "")
+    batched = network.mode == "credit" and not network.live_credit
+    unmodelled = ([f"output buffers on {', '.join(hidden)}"] if hidden else []) + \
+        (["credits batched by T (live_credit = false)"] if batched else [])
+    describe = bound.describe() + (f" (at most: {' and '.join(unmodelled)} not modelled)" if unmodelled else "")
     return {"tokens_per_cycle": float(bound.rate), "exact": str(bound.rate), "binding_edges": list(bound.edges),
             "binding_cycle": [p.what for p in bound.cycle], "tokens": bound.tokens, "cycles": bound.cycles,
-            "describe": describe, "unmodelled_output_buffers": hidden, "full_rate": float(full),
+            "describe": describe, "unmodelled": unmodelled, "full_rate": float(full),
             "full_rate_exact": str(full), "full_rate_sizing": full_rate_sizing(network, timing, bound)}
 
 
