@@ -1,6 +1,6 @@
 """The throughput bound of the generated hardware (gen/analysis/throughput.py on hdl/timing.py's cycles):
 exact figures on the structures bench/throughput.py measures, the bound against every simple cycle on
-small random networks, the capacities it asks for against a scan, and what ``sfdf check`` prints.
+small random networks, the sizing against trying every assignment, and what ``sfdf check`` prints.
 The bound against Verilator: tests/cosim/test_throughput_bound.py."""
 
 from __future__ import annotations
