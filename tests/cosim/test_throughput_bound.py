@@ -1,5 +1,6 @@
 """The throughput bound of ``sfdf check`` (gen/analysis/throughput.py on hdl/timing.py's cycles) against the
-generated hardware on Verilator: chains whose capacity binds, a residual block and a split-join whose
+generated hardware on Verilator: chains whose capacity or a node's initiation interval binds, a
+residual block and a split-join whose
 reconvergent paths bind, in credit and in-band mode, generic (pipelined, as ECP5) and for iCE40
 (unpipelined). Sinks always ready, no filtering, one frame; the rate is the sink's beats per cycle from
 its first beat to its last."""
@@ -24,12 +25,12 @@ pytestmark = pytest.mark.cosim
 WORDS = 400
 
 
-def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None):
+def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None, ii=None):
     pairs = list(dict.fromkeys(p for path in paths for p in itertools.pairwise(path)))
     names = list(dict.fromkeys(v for path in paths for v in path))
     edges = tuple(Edge(f"{u}_{v}", u, v, (capacities or {}).get(f"{u}_{v}", capacity),
                        output_buffer=(output_buffers or {}).get(f"{u}_{v}", 0)) for u, v in pairs)
-    return Network(name, tuple(Node(v) for v in names), edges, mode=mode)
+    return Network(name, tuple(Node(v, ii=(ii or {}).get(v, 1)) for v in names), edges, mode=mode)
 
 
 CHAIN = [["n0", "n1", "n2", "n3"]]
@@ -40,6 +41,7 @@ SPLIT = [["a", "b1", "b2", "b3", "e"], ["a", "c1", "e"]]
 CASES = {
     "chain_q1": (network("tb_chain_q1", CHAIN, 1), None, Fraction(1, 3)),
     "chain_q2": (network("tb_chain_q2", CHAIN, 2), None, Fraction(2, 3)),
+    "chain_ii3": (network("tb_chain_ii3", CHAIN, 4, ii={"n2": 3}), None, Fraction(1, 3)),
     "residual": (network("tb_residual", RESIDUAL, 16, {"a_e": 4}), None, Fraction(4, 12)),
     "residual_inband": (network("tb_residual_ib", RESIDUAL, 16, {"a_e": 4}, mode="inband"), None, Fraction(4, 12)),
     "split": (network("tb_split", SPLIT, 4), None, Fraction(10, 14)),
