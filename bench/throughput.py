@@ -53,10 +53,13 @@ def pair(q: int, t: int | None) -> str:
     return PAIR.format(tag=f"t{t}", network="live_credit = false", q=q, edge=f"threshold = {t}")
 
 
-def measure(network, words, build_dir):
-    """Run ``network`` with one frame of ``words`` words per source; return the throughput figures."""
-    resolved = check(network).network
-    raw, _ = run_measurement(network, {s: [random_words(1, s, words)] for s in resolved.sources}, build_dir)
+def measure(network, words, build_dir, report=None):
+    """Run ``network`` with one frame of ``words`` words per source; return the throughput figures.
+    ``report``: its :func:`check` report, when the caller has it."""
+    report = report or check(network)
+    resolved = report.network
+    raw, _ = run_measurement(network, {s: [random_words(1, s, words)] for s in resolved.sources}, build_dir,
+                             report=report)
     rates = {sink: steady_rate(cycles) for sink, cycles in raw["sink_beat_cycles"].items()}
     return {
         "network": resolved.name, "thresholds": {e.name: e.threshold for e in resolved.edges},
@@ -102,9 +105,10 @@ def reconvergent(build_dir, words, capacity=16):
             tag = f"{name}_s{skip}"
             spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity)
             network = parse_spec(spec, f"{tag}.toml")
-            row = measure(network, words, build_dir)
+            report = check(network)
+            row = measure(network, words, build_dir, report)
             rate = row["sink_tokens_per_cycle"]["e"]
-            resolved = check(network).network
+            resolved = report.network
             bound = throughput_bound(resolved, stage_timing(resolved))  # sfdf check's figure
             rows.append({"structure": name, "skip_capacity": skip, "words_per_cycle": rate,
                          "bound": float(bound.rate), "bound_exact": str(bound.rate)})

@@ -16,10 +16,11 @@ __all__ = ["TESTS", "run_measurement", "steady_rate"]
 TESTS = Path(__file__).with_name("throughput_tests.py")
 
 
-def run_measurement(network, inputs, build_dir, folder_name=None, platform=None):
+def run_measurement(network, inputs, build_dir, folder_name=None, platform=None, report=None):
     """Run ``network`` (generated for ``platform``; None: generic Verilog) on ``inputs`` (frames per source)
-    with sinks always ready; returns the figures :mod:`sfdf.cosim.throughput_tests` writes and the Verilog's path."""
-    report = check(network)
+    with sinks always ready; returns the figures :mod:`sfdf.cosim.throughput_tests` writes and the Verilog's path.
+    ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already."""
+    report = report or check(network)
     resolved = report.network
     folder = Path(build_dir) / (folder_name or resolved.name)
     v_path, j_path = generated(folder, network, report=report, platform=platform)

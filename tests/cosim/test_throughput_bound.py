@@ -52,12 +52,13 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_hardware_streams_at_the_bound(case, verilator_toolchain, cosim_build_root):
     net, family, expected = CASES[case]
-    resolved = check(net).network
+    report = check(net)
+    resolved = report.network
     platform = FamilyOnly(family) if family else None
     bound = throughput_bound(resolved, stage_timing(resolved, platform))
     assert bound.rate == expected
     inputs = {s: [random_words(1, s, WORDS)] for s in resolved.sources}
-    raw, _ = run_measurement(net, inputs, cosim_build_root / "throughput", platform=platform)
+    raw, _ = run_measurement(net, inputs, cosim_build_root / "throughput", platform=platform, report=report)
     (sink,) = resolved.sinks
     assert len(raw["sink_beat_cycles"][sink]) == WORDS  # nothing filtered
     assert steady_rate(raw["sink_beat_cycles"][sink]) == pytest.approx(float(bound.rate), rel=0.015)
@@ -67,8 +68,8 @@ def test_output_buffers_only_slow_the_hardware_below_the_bound(verilator_toolcha
     """In-band output buffers (003) hide tokens until a flush, which the bound does not model: the long
     branch's buffers of 4 slow the residual block below its 2/3 (measured 0.576)."""
     net = network("tb_residual_ob", RESIDUAL, 16, {"a_e": 8}, mode="inband", output_buffers={"a_b1": 4, "b1_b2": 4})
-    resolved = check(net).network
-    bound = throughput_bound(resolved, stage_timing(resolved))
+    report = check(net)
+    bound = throughput_bound(report.network, stage_timing(report.network))
     assert bound.rate == Fraction(2, 3)
-    raw, _ = run_measurement(net, {"a": [random_words(1, "a", WORDS)]}, cosim_build_root / "throughput")
+    raw, _ = run_measurement(net, {"a": [random_words(1, "a", WORDS)]}, cosim_build_root / "throughput", report=report)
     assert steady_rate(raw["sink_beat_cycles"]["e"]) < 0.95 * float(bound.rate)
