@@ -230,7 +230,7 @@ def _schedules(places, vid, t, capacities, rate: Fraction) -> bool:
     ``j`` places the margins add up to ``0``, and a cycle below ``rate`` would need at least ``1 / n``)."""
     tol = 1 / (2 * rate.numerator * (len(vid) + 1))
     for p in places:
-        tokens = capacities.get(p.edge, p.tokens) if p.edge is not None else p.tokens
+        tokens = capacities.get(p.edge, p.tokens)  # an edge's room at its capacity; other places as they are
         if t[vid[p.dst]] - t[vid[p.src]] < p.delay - tokens / float(rate) - tol:
             return False
     return True
