@@ -33,14 +33,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["CACHE_GB", "BuildCache"]
+__all__ = ["CACHE_GB", "INTERMEDIATES", "BuildCache"]
 
 log = logging.getLogger(__name__)
 
 #: The cache keeps at most this many GiB of finished builds (``SFDF_COSIM_CACHE_GB`` overrides), dropping
-#: the least recently used: every change of the generated Verilog makes new folders, and at some 170 MB
-#: a cocotb build they would otherwise fill the disk.
-CACHE_GB = 10
+#: the least recently used: every change of the generated Verilog makes new folders, which would
+#: otherwise fill the disk (a finished cocotb build of a generated network is some 2 to 10 MB).
+CACHE_GB = 4
+
+#: What a finished build no longer needs, deleted by :meth:`BuildCache.finish`: a simulator runs from its
+#: executable or shared library alone, and Verilator's precompiled headers (two of 70 MB for a generated
+#: network), objects and archives were some 140 of a cocotb build's 147 MB. A later build of the same
+#: design is a new folder, so nothing incremental is lost.
+INTERMEDIATES = ("*.gch", "*.o", "*.a")
 
 #: The folders this process holds (:meth:`BuildCache.hold`) and their open, shared-locked lock files.
 _HELD: dict[Path, IO] = {}
@@ -126,7 +132,11 @@ class BuildCache:
         (folder / self.STAMP).unlink(missing_ok=True)
 
     def finish(self, folder: Path, note: str = "") -> None:
-        """After building in a locked ``folder``: the stamp says it is finished (``note``: what, how long)."""
+        """After building in a locked ``folder``: the compiler's intermediates go (:data:`INTERMEDIATES`),
+        then the stamp says it is finished (``note``: what, how long)."""
+        for pattern in INTERMEDIATES:
+            for path in folder.rglob(pattern):
+                path.unlink(missing_ok=True)
         (folder / self.STAMP).write_text(f"{note}\n")
 
     def held_build(self, key: str, product: str, make: Callable[[Path], None], what: str = "build") -> Path:

@@ -22,6 +22,7 @@ overwrite mode: a replayed batch rewrites its own directory, so it changes nothi
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -427,9 +428,11 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
         (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         storage.put(work / "summary.json", storage.join(output_dir, "summary.json"), spark)
     finally:
-        if own:  # a shared session may still serve the archive to executors it starts later
+        if own:
             spark.stop()
             shutil.rmtree(work, ignore_errors=True)
+        else:  # a shared session may still serve the archive to executors it starts later
+            atexit.register(shutil.rmtree, work, ignore_errors=True)
     return summary
 
 

@@ -16,7 +16,7 @@ pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make
 
 from sfdf.cosim import fastbuild, runner, toolchain
 from sfdf.cosim.axis import AxisBeat
-from sfdf.cosim.cache import BuildCache, _flock
+from sfdf.cosim.cache import CACHE_GB, BuildCache, _flock
 from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token
 from sfdf.cosim.watchdog import DeadlockWatchdog, format_levels
 
@@ -178,6 +178,19 @@ def finished(cache: BuildCache, key: str, size: int, age: float) -> Path:
     return folder
 
 
+def test_build_cache_finish_drops_the_compilers_intermediates(tmp_path):
+    """A finished build keeps its products and sources; precompiled headers, objects and archives go."""
+    cache = BuildCache(tmp_path)
+    with cache.lock(cache.folder("k")) as folder:
+        for name in ("top", "Vtop.cpp", "build.log", "Vtop__pch.h.fast.gch", "Vtop.o", "obj/Vtop__ALL.a",
+                     "obj/verilated.o"):
+            (folder / name).parent.mkdir(exist_ok=True)
+            (folder / name).write_text(name)
+        cache.finish(folder)
+    left = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    assert left == [BuildCache.STAMP, BuildCache.LOCK, "Vtop.cpp", "build.log", "top"]
+
+
 def test_build_cache_spares_folders_locked_or_held(tmp_path):
     """A folder another user has locked (a build, a cocotb run) or holds (a loaded library) is not pruned;
     once let go, it is."""
@@ -194,7 +207,7 @@ def test_build_cache_spares_folders_locked_or_held(tmp_path):
 
 def test_build_cache_limit_reads_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("SFDF_COSIM_CACHE_GB", raising=False)
-    assert BuildCache(tmp_path).limit == 10 * 2**30
+    assert BuildCache(tmp_path).limit == CACHE_GB * 2**30
     monkeypatch.setenv("SFDF_COSIM_CACHE_GB", "0.5")
     assert BuildCache(tmp_path).limit == 2**29
     assert BuildCache(tmp_path, limit_gb=2).limit == 2 * 2**30
