@@ -2,8 +2,8 @@
 
 Each input offers a head (:func:`sfdf.hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
 every input offers one, the join picks the least index in serial-number order (every ordered pair of
-heads compared side by side for up to three inputs, a tree of :func:`sfdf.hdl.serial.serial_min_offset`
-relative to the node's current index beyond; both exact while the pending indices lie within
+heads compared side by side for up to three inputs, or up to five whose order is kept in registers; a
+tree of :func:`sfdf.hdl.serial.serial_min_offset` relative to the node's current index beyond; both exact while the pending indices lie within
 ``2^(w-1)`` after the current one, as docs/semantics.md's index-width rule guarantees), presents the
 payloads of the data heads with that index, and on ``i_commit`` consumes every head with that index.
 When every head is EOS the node is done.
@@ -20,11 +20,17 @@ from .select import pick
 from .serial import serial_min_offset
 from .tokens import head_layout
 
-__all__ = ["PAIRWISE_MAX", "SFDFJoin"]
+__all__ = ["LOOKAHEAD_MAX", "PAIRWISE_MAX", "SFDFJoin"]
 
 #: Joins of up to this many inputs compare every ordered pair of offsets side by side (``n (n - 1)``
 #: comparators); wider ones use a tree (:func:`sfdf.hdl.serial.serial_min_offset`).
 PAIRWISE_MAX = 3
+#: Joins of up to this many inputs keep their pairwise order in registers, computed a cycle ahead, when
+#: their heads are registered offers (``lookahead``). The order costs ``n (n - 1)`` registers and
+#: ``(C + 1)^2 - 1`` subtractors per ordered pair of inputs (``C`` candidates), about 3,800 LUT4 for five
+#: credit inputs; the tree it replaces sat on the decide loop of random20-credit's five-input nodes, at
+#: 38.8 MHz (docs/fpga.md, "Wide joins").
+LOOKAHEAD_MAX = 5
 
 
 class SFDFJoin(wiring.Component):
@@ -75,7 +81,7 @@ class SFDFJoin(wiring.Component):
         if inputs < 1:
             raise ValueError(f"A join needs at least one input, not {inputs}")
         self.inputs, self.index_width = inputs, index_width
-        self.lookahead = lookahead if 1 < inputs <= PAIRWISE_MAX else 0
+        self.lookahead = lookahead if 1 < inputs <= LOOKAHEAD_MAX else 0
         self.table = tuple(range(self.lookahead) if table is None else table)
         if self.lookahead and not all(0 <= c < self.lookahead for c in self.table):
             raise ValueError(f"Candidate table {self.table} names candidates beyond {self.lookahead}")
@@ -107,7 +113,7 @@ class SFDFJoin(wiring.Component):
         heads = [self.i_heads[k] for k in range(self.inputs)]
         offered = [h.valid for h in heads]
         live = [h.valid & ~h.eos for h in heads]
-        if self.inputs <= PAIRWISE_MAX:
+        if self.inputs <= PAIRWISE_MAX or self.lookahead:
             least, offset, any_live, ats = self._pairwise(m, heads, live, current)
         else:
             least, offset, any_live = serial_min_offset([h.index for h in heads], live, self.index_width,

@@ -21,7 +21,7 @@ from .decided import DecidedQueue
 from .dsp import pipelined
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
-from .join import PAIRWISE_MAX, SFDFJoin
+from .join import LOOKAHEAD_MAX, SFDFJoin
 from .kernels import kernel_latency, make_kernel
 from .links import LinksSignature, edge_link
 from .manifest import BeatKind
@@ -54,7 +54,7 @@ INBAND_TABLE = (0, 1)
 def heartbeat_in_head_edges(network, platform) -> frozenset:
     """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
     :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
-    its next heads a cycle ahead (registered offers, 2 to :data:`~sfdf.hdl.join.PAIRWISE_MAX` inputs),
+    its next heads a cycle ahead (registered offers, 2 to :data:`~sfdf.hdl.join.LOOKAHEAD_MAX` inputs),
     when each of those inputs' data channels reloads its head register with the write data in every
     cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`), and so does its control
     channel (whose next head's ``quiet`` the receiver's ``due`` reads a cycle ahead)."""
@@ -63,7 +63,7 @@ def heartbeat_in_head_edges(network, platform) -> frozenset:
     edges = set()
     for node in network.nodes:
         ins = network.in_edges(node.name)
-        if 1 < len(ins) <= PAIRWISE_MAX and all(head_reloads_while_empty(e.capacity, platform)
+        if 1 < len(ins) <= LOOKAHEAD_MAX and all(head_reloads_while_empty(e.capacity, platform)
                                                 and head_reloads_while_empty(e.control_capacity, platform)
                                                 for e in ins):
             edges.update(e.name for e in ins)

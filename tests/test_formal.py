@@ -208,7 +208,7 @@ def test_join_consumes_only_the_least_offered(build, inputs):
     _passes(JoinHarness(inputs=inputs, index_width=4), build, f"join{inputs}", depth=2)
 
 
-@pytest.mark.parametrize("inputs", [2, 3])
+@pytest.mark.parametrize("inputs", [2, 3, 4])
 def test_registered_order_join_consumes_only_the_least_offered(build, inputs):
     """Credit mode: heads held in offer registers, their pairwise order computed a cycle ahead from the
     candidates for the next heads, named by codes as the node names them (hdl.node: the receiver's two early

@@ -169,15 +169,16 @@ def test_variance_network_matches_model(examples, mode, filter_zeros):
     assert [e[0] for e in got["x"]] == ["data", "control"] * len(inputs["u"])  # one result per frame
 
 
-@pytest.mark.parametrize(("seed", "capacities", "candidates"), [
-    (0, (1, 6), None), (1, (1, 6), None), (2, (1, 6), None), (3, (1, 1), 4), (0, (2, 6), 3), (1, (2, 6), 3)])
-def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, candidates):
-    """Credit joins of 2-3 inputs order their heads a cycle ahead (hdl.join, ``lookahead``): in every cycle
+@pytest.mark.parametrize(("seed", "capacities", "candidates", "widths"), [
+    (0, (1, 6), None, (2, 3)), (1, (1, 6), None, (2, 3)), (2, (1, 6), None, (2, 3)), (3, (1, 1), 4, (2, 3)),
+    (0, (2, 6), 3, (2, 3)), (1, (2, 6), 3, (2, 3)), (0, (1, 6), None, (4, 5)), (1, (2, 6), 3, (4, 5))])
+def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, candidates, widths):
+    """Credit joins of 2-5 inputs order their heads a cycle ahead (hdl.join, ``lookahead``): in every cycle
     of a whole network under back-pressure, each order register equals the order of the live heads, so
     the node offers the join the candidates it assumes (the spare slot, the receiver's indices). With
     every channel of capacity 2 up the heartbeat's index rides in the data channel's head
     (hdl.node.heartbeat_in_head_edges): three candidates; with capacity-1 channels, four; capacities
-    1-6 mix both."""
+    1-6 mix both. ``widths``: the network has a join of that many inputs (4-5: hdl.join.LOOKAHEAD_MAX)."""
     joins = []
     elaborate = SFDFJoin.elaborate
 
@@ -190,8 +191,8 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, 
     monkeypatch.setattr(SFDFJoin, "elaborate", collecting)
     rng = random.Random(300 + seed)
     while True:  # filtering nodes ahead of joins: heads at different indices, dummies among them
-        net = random_dag(rng, rng.randint(4, 6), rng.randint(5, 8), capacities=capacities)
-        if len(net.sources) != 1 or not any(len(net.in_edges(n.name)) in (2, 3) for n in net.nodes):
+        net = random_dag(rng, rng.randint(4, 6), rng.randint(5, 8) + 3 * (widths[0] > 3), capacities=capacities)
+        if len(net.sources) != 1 or not any(len(net.in_edges(n.name)) in widths for n in net.nodes):
             continue
         nodes = tuple(replace(n, kernel="random_filter", params={"rate": rng.choice([0.3, 0.6, 0.9]),
                                                                  "seed": rng.randrange(1000)}) for n in net.nodes)
@@ -203,7 +204,7 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, 
     differing = []
 
     def extra(sim):
-        assert joins, "no join orders its heads a cycle ahead"
+        assert any(join.inputs in widths for join in joins), [join.inputs for join in joins]
         assert candidates is None or all(join.lookahead == candidates for join in joins), \
             [join.lookahead for join in joins]
 
@@ -227,7 +228,7 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, 
 
 def test_heartbeat_in_head_edges(examples):
     """The heartbeat's index rides in the data head on the inputs of lookahead joins only: live credit,
-    a pipelined platform, 2-3 inputs, every input's channel reloading its head while empty."""
+    a pipelined platform, 2-5 inputs, every input's channel reloading its head while empty."""
     from types import SimpleNamespace
 
     from sfdf.hdl.node import heartbeat_in_head_edges
