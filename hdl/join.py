@@ -3,10 +3,10 @@
 Each input offers a head (:func:`sfdf.hdl.tokens.head_layout`): a data token, a dummy index, or EOS. Once
 every input offers one, the join picks the least index in serial-number order (every ordered pair of
 heads compared side by side for up to three inputs, or up to five whose order is kept in registers; a
-tree of :func:`sfdf.hdl.serial.serial_min_offset` relative to the node's current index beyond; both exact while the pending indices lie within
-``2^(w-1)`` after the current one, as docs/semantics.md's index-width rule guarantees), presents the
-payloads of the data heads with that index, and on ``i_commit`` consumes every head with that index.
-When every head is EOS the node is done.
+tree of :func:`sfdf.hdl.serial.serial_min_offset` relative to the node's current index beyond; both
+exact while the pending indices lie within ``2^(w-1)`` after the current one, as docs/semantics.md's
+index-width rule guarantees), presents the payloads of the data heads with that index, and on
+``i_commit`` consumes every head with that index. When every head is EOS the node is done.
 """
 
 import operator
