@@ -397,7 +397,11 @@ def run_job(spec, input_dir, output_dir, *, master: str = DEFAULT_MASTER, stream
         Path(output_dir).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="sfdf-job-"))  # the driver's own: the generated design, its archive
-    job = prepare(spec, work, build_dir, timeout_cycles, kill_after, choice, board_dir)
+    try:
+        job = prepare(spec, work, build_dir, timeout_cycles, kill_after, choice, board_dir)
+    except BaseException:  # a bad spec or board: nothing was shipped, so nothing needs the folder
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     prepared = time.perf_counter()
     own = spark is None
     spark = spark or spark_session(master, conf={**_resource_conf(choice), **(conf or {})})
