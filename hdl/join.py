@@ -26,10 +26,10 @@ __all__ = ["LOOKAHEAD_MAX", "PAIRWISE_MAX", "SFDFJoin"]
 #: comparators); wider ones use a tree (:func:`sfdf.hdl.serial.serial_min_offset`).
 PAIRWISE_MAX = 3
 #: Joins of up to this many inputs keep their pairwise order in registers, computed a cycle ahead, when
-#: their heads are registered offers (``lookahead``). The order costs ``n (n - 1)`` registers and
-#: ``(C + 1)^2 - 1`` subtractors per ordered pair of inputs (``C`` candidates), about 3,800 LUT4 for five
-#: credit inputs; the tree it replaces sat on the decide loop of random20-credit's five-input nodes, at
-#: 38.8 MHz (docs/fpga.md, "Wide joins").
+#: their heads are registered offers (``lookahead``). The order costs ``n (n - 1)`` registers and, per
+#: ordered pair of inputs, ``(C + 1)^2 - 1`` subtractors (``C`` candidates) up to :data:`PAIRWISE_MAX`
+#: inputs, three beyond (``SFDFJoin._narrowed_order``); the tree it replaces sat on the decide loop of
+#: random20-credit's five-input nodes, at 38.8 MHz (docs/fpga.md, "Wide joins").
 LOOKAHEAD_MAX = 5
 
 
@@ -180,9 +180,12 @@ class SFDFJoin(wiring.Component):
         ``load`` (the join's consumption), so the consumption is one multiplexer away from the registers."""
         w, n, c = self.index_width, self.inputs, self.lookahead
         load = self._replaced(heads)
+        order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
+        self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
+        if n > PAIRWISE_MAX:
+            return self._narrowed_order(m, heads, load, order)
         # candidates of each input: 0 = the present head, then the next ones
         cands = [[h.index] + [self.i_next[k][i] for i in range(c)] for k, h in enumerate(heads)]
-        order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
 
         def pick2(sel_a, sel_b, table):
             """``table[sel_a][sel_b]``, choosing by the low bits of both selections first, so the high bits
@@ -218,7 +221,38 @@ class SFDFJoin(wiring.Component):
                     only_j.eq(pick(sel_j, [sign[a, 0] for a in nexts])),
                     only_k.eq(pick(sel_k, [sign[0, b] for b in nexts])),
                 ]
-                reg = order[j, k]
-                m.d.sync += reg.eq(Mux(load[j], Mux(load[k], both, only_j), Mux(load[k], only_k, reg)))
-        self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
+                _update(m, order[j, k], load[j], load[k], both, only_j, only_k)
         return order
+
+    def _narrowed_order(self, m, heads, load, order):
+        """The registered order of a wide join (more than :data:`PAIRWISE_MAX` inputs): each input's next
+        index is picked first (``i_next[k][table[i_next_sel[k]]]``), so an ordered pair of inputs needs
+        three subtractors (both next, next against the present head, present against next), not
+        ``(C + 1)^2 - 1`` (15 for three candidates). A wide join's subtractors cost area more than depth:
+        five-input joins took 3,800 LUT4 each on random20-credit (docs/fpga.md, "Wide joins"). The code's
+        bits then drive a multiplexer in front of the subtractors, a fan-out that cost the two-input join
+        of variance-credit 7.6 MHz (docs/fpga.md), so narrower joins choose after their subtractors."""
+        w, n = self.index_width, self.inputs
+        nexts = []
+        for k in range(n):
+            index = Signal(w, name=f"next_{k}")
+            m.d.comb += index.eq(pick(self.i_next_sel[k], [self.i_next[k][t] for t in self.table]))
+            nexts.append(index)
+
+        def sign(name, a, b):
+            d = Signal(w, name=name)
+            m.d.comb += d.eq(a - b)
+            return d[w - 1]
+
+        for (j, k), reg in order.items():
+            both = sign(f"diff_{j}_{k}_nn", nexts[j], nexts[k])
+            only_j = sign(f"diff_{j}_{k}_nh", nexts[j], heads[k].index)
+            only_k = sign(f"diff_{j}_{k}_hn", heads[j].index, nexts[k])
+            _update(m, reg, load[j], load[k], both, only_j, only_k)
+        return order
+
+
+def _update(m, reg, load_j, load_k, both, only_j, only_k):
+    """``precedes_j_k`` for the next cycle: the order of whichever heads the inputs hold then (each is
+    replaced by its next one where ``load``), or the register itself where neither is."""
+    m.d.sync += reg.eq(Mux(load_j, Mux(load_k, both, only_j), Mux(load_k, only_k, reg)))
