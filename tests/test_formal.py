@@ -217,9 +217,12 @@ def test_registered_order_join_consumes_only_the_least_offered(build, inputs):
             depth=2)
 
 
-def test_join_with_a_late_order_fails(build):
-    _fails(JoinHarness(inputs=2, join=mutants.LateOrderJoin, lookahead=2), build, "late_order", depth=3,
-           violated="the registered order")
+@pytest.mark.parametrize("inputs", [2, 4])
+def test_join_with_a_late_order_fails(build, inputs):
+    """Two inputs order every pair of candidates; four pick each input's next index first (hdl.join,
+    ``_narrowed_order``): the proof fails on either when an offer arriving in an empty slot is not ordered."""
+    _fails(JoinHarness(inputs=inputs, join=mutants.LateOrderJoin, lookahead=2), build, f"late_order{inputs}",
+           depth=3, violated="the registered order")
 
 
 def test_join_consuming_while_not_ready_fails(build):
