@@ -20,17 +20,21 @@ from .select import pick
 from .serial import serial_min_offset
 from .tokens import head_layout
 
-__all__ = ["LOOKAHEAD_MAX", "PAIRWISE_MAX", "SFDFJoin"]
+__all__ = ["LOOKAHEAD_MAX", "PAIRWISE_MAX", "PICK_FIRST_CANDIDATES", "SFDFJoin"]
 
 #: Joins of up to this many inputs compare every ordered pair of offsets side by side (``n (n - 1)``
 #: comparators); wider ones use a tree (:func:`sfdf.hdl.serial.serial_min_offset`).
 PAIRWISE_MAX = 3
 #: Joins of up to this many inputs keep their pairwise order in registers, computed a cycle ahead, when
-#: their heads are registered offers (``lookahead``). The order costs ``n (n - 1)`` registers and, per
-#: ordered pair of inputs, ``(C + 1)^2 - 1`` subtractors (``C`` candidates) up to :data:`PAIRWISE_MAX`
-#: inputs, three beyond (``SFDFJoin._narrowed_order``); the tree it replaces sat on the decide loop of
-#: random20-credit's five-input nodes, at 38.8 MHz (docs/fpga.md, "Wide joins").
+#: their heads are registered offers (``lookahead``): ``n (n - 1)`` registers; the tree it replaces sat
+#: on the decide loop of random20-credit's five-input nodes, at 38.8 MHz (docs/fpga.md, "Wide joins").
 LOOKAHEAD_MAX = 5
+#: Joins ordering inputs of at least this many candidates (credit inputs, ``hdl.node.NEXT_TABLE`` and
+#: ``EARLY_HEAD_TABLE``), or of more than :data:`PAIRWISE_MAX` inputs, pick each input's next index before
+#: ordering it: three subtractors per ordered pair of inputs (``SFDFJoin._narrowed_order``). Narrower
+#: ones (an in-band input's two) compare every pair of candidates, ``(C + 1)^2 - 1`` subtractors with the
+#: choice after them (docs/fpga.md, "The next index picked first": each form where it placed faster).
+PICK_FIRST_CANDIDATES = 3
 
 
 class SFDFJoin(wiring.Component):
@@ -173,7 +177,8 @@ class SFDFJoin(wiring.Component):
         """``precedes_j_k`` registers: head ``j`` precedes head ``k``, for the heads of this cycle.
 
         Head ``k`` is replaced when it is not offered or is consumed (``load``), by candidate
-        ``table[i_next_sel[k]]``. Every pair of candidates (the present head or a next one, on either side) is
+        ``table[i_next_sel[k]]``. Where the join picks the next index first (:meth:`_narrowed_order`), see
+        there; else every pair of candidates (the present head or a next one, on either side) is
         compared from registers, each order by its own subtractor's sign (no zero test after the carry
         chain). The choice among the candidates (a multiplexer tree on the binary choices, low bits
         first: ``i_next_sel``'s high bits, the receivers' late choices, come last) comes before the one by
@@ -182,7 +187,7 @@ class SFDFJoin(wiring.Component):
         load = self._replaced(heads)
         order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
         self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
-        if n > PAIRWISE_MAX:
+        if n > PAIRWISE_MAX or c >= PICK_FIRST_CANDIDATES:
             return self._narrowed_order(m, heads, load, order)
         # candidates of each input: 0 = the present head, then the next ones
         cands = [[h.index] + [self.i_next[k][i] for i in range(c)] for k, h in enumerate(heads)]
@@ -225,13 +230,13 @@ class SFDFJoin(wiring.Component):
         return order
 
     def _narrowed_order(self, m, heads, load, order):
-        """The registered order of a wide join (more than :data:`PAIRWISE_MAX` inputs): each input's next
-        index is picked first (``i_next[k][table[i_next_sel[k]]]``), so an ordered pair of inputs needs
-        three subtractors (both next, next against the present head, present against next), not
-        ``(C + 1)^2 - 1`` (15 for three candidates). A wide join's subtractors cost area more than depth:
-        five-input joins took 3,800 LUT4 each on random20-credit (docs/fpga.md, "Wide joins"). The code's
-        bits then drive a multiplexer in front of the subtractors, a fan-out that cost the two-input join
-        of variance-credit 7.6 MHz (docs/fpga.md), so narrower joins choose after their subtractors."""
+        """The registered order with each input's next index picked first (:data:`PICK_FIRST_CANDIDATES`):
+        ``i_next[k][table[i_next_sel[k]]]``, a multiplexer whose select bits are registers or a gate after
+        them, so an ordered pair of inputs needs three subtractors (both next, next against the present
+        head, present against next), not ``(C + 1)^2 - 1`` (15 for three candidates). Comparing every pair
+        cost five-input joins 3,800 LUT4 each on random20-credit, and placed the variance network's
+        two-input credit join 4.8 MHz slower over seven seeds (docs/fpga.md, "The next index picked
+        first"); with two candidates (in-band) the choice after the subtractors placed faster."""
         w, n = self.index_width, self.inputs
         nexts = []
         for k in range(n):

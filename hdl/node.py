@@ -299,8 +299,8 @@ class SFDFNode(wiring.Component):
         if join.lookahead:
             # the next offer: the spare if it holds one, else the receiver's. Every candidate is a register
             # (NEXT_TABLE); the code's low bits are registers too (the receiver's early choice, the spare's
-            # valid) and its high bit the receiver's late choice, so the join's multiplexers after its
-            # subtractors take the late bit last
+            # valid) and its high bit the receiver's late choice (a gate after registers with the heartbeat
+            # in the data head, two without), last in the join's multiplexer
             spare = offer.o_spare
             late = ~spare.valid & rx.o_choice
             if self._early_head:  # the heartbeat's index is the data head's (EARLY_HEAD_TABLE)

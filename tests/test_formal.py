@@ -19,7 +19,7 @@ from sfdf.cosim.formal.join import JoinHarness
 from sfdf.cosim.formal.sby import prove
 from sfdf.cosim.formal.trace import read_trace
 from sfdf.hdl.channels import ControlChannel, DataChannel
-from sfdf.hdl.node import NEXT_TABLE
+from sfdf.hdl.node import INBAND_TABLE, NEXT_TABLE
 from sfdf.hdl.tokens import control_layout
 
 
@@ -208,13 +208,15 @@ def test_join_consumes_only_the_least_offered(build, inputs):
     _passes(JoinHarness(inputs=inputs, index_width=4), build, f"join{inputs}", depth=2)
 
 
-@pytest.mark.parametrize("inputs", [2, 3, 4])
-def test_registered_order_join_consumes_only_the_least_offered(build, inputs):
-    """Credit mode: heads held in offer registers, their pairwise order computed a cycle ahead from the
-    candidates for the next heads, named by codes as the node names them (hdl.node: the receiver's two early
-    index sources, the spare slot, the receiver's late one)."""
-    _passes(JoinHarness(inputs=inputs, index_width=4, lookahead=4, table=NEXT_TABLE), build, f"lookahead{inputs}",
-            depth=2)
+@pytest.mark.parametrize(("inputs", "table"), [(2, NEXT_TABLE), (3, NEXT_TABLE), (4, NEXT_TABLE),
+                                                (2, INBAND_TABLE), (3, INBAND_TABLE)])
+def test_registered_order_join_consumes_only_the_least_offered(build, inputs, table):
+    """Heads held in offer registers, their pairwise order computed a cycle ahead from the candidates for
+    the next heads, named by codes as the node names them: credit (hdl.node: the receiver's two early index
+    sources, the spare slot, the receiver's late one; each input's next index picked first) and in-band
+    (the receiver's head or the spare; every pair of candidates compared up to three inputs)."""
+    _passes(JoinHarness(inputs=inputs, index_width=4, lookahead=max(table) + 1, table=table), build,
+            f"lookahead{inputs}_{max(table) + 1}", depth=2)
 
 
 @pytest.mark.parametrize("inputs", [2, 4])
