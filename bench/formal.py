@@ -26,6 +26,7 @@ from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
 from sfdf.cosim.formal.join import JoinHarness
 from sfdf.cosim.formal.sby import FormalError, prove
 from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.join import PICK_FIRST_CANDIDATES
 from sfdf.hdl.tokens import control_layout
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,10 +85,14 @@ def _cases():
     for inputs, width in [(3, 8), (4, 8), (6, 6)]:
         cases.append((f"join-n{inputs}-w{width}", f"SFDFJoin inputs {inputs}, w = {width}", JOIN, 2, "PASS",
                       lambda n=inputs, w=width: JoinHarness(inputs=n, index_width=w)))
-    for inputs, width in [(2, 8), (3, 6)]:  # credit mode: the order of the next heads kept in registers
-        cases.append((f"join-order-n{inputs}-w{width}", f"SFDFJoin inputs {inputs}, w = {width}, registered order (3 candidates)",
+    # the order of the next heads kept in registers: credit joins (3 candidates) pick each input's next index
+    # first, in-band joins (2) compare every pair of candidates (hdl.join.PICK_FIRST_CANDIDATES)
+    for inputs, width, candidates in [(2, 8, 3), (3, 6, 3), (2, 8, 2), (3, 6, 2)]:
+        form = "next index picked first" if candidates >= PICK_FIRST_CANDIDATES else "every pair"
+        cases.append((f"join-order-n{inputs}-w{width}-c{candidates}",
+                      f"SFDFJoin inputs {inputs}, w = {width}, registered order ({candidates} candidates, {form})",
                       JOIN, 2, "PASS",
-                      lambda n=inputs, w=width: JoinHarness(inputs=n, index_width=w, lookahead=3)))
+                      lambda n=inputs, w=width, c=candidates: JoinHarness(inputs=n, index_width=w, lookahead=c)))
     broken = [
         ("broken-greedy-channel", "GreedyChannel |q| = 4 (ready ignores the capacity)", CHANNEL, 6,
          lambda: ChannelHarness(mutants.GreedyChannel(4, 4))),
