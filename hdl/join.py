@@ -183,7 +183,7 @@ class SFDFJoin(wiring.Component):
         chain). The choice among the candidates (a multiplexer tree on the binary choices, low bits
         first: ``i_next_sel``'s high bits, the receivers' late choices, come last) comes before the one by
         ``load`` (the join's consumption), so the consumption is one multiplexer away from the registers."""
-        w, n, c = self.index_width, self.inputs, self.lookahead
+        n, c = self.inputs, self.lookahead
         load = self._replaced(heads)
         order = {(j, k): Signal(name=f"precedes_{j}_{k}") for j in range(n) for k in range(n) if j != k}
         self.order = order  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
@@ -215,9 +215,7 @@ class SFDFJoin(wiring.Component):
                 for a, x in enumerate(cands[j]):
                     for b, y in enumerate(cands[k]):
                         if (a, b) != (0, 0):
-                            d = Signal(w, name=f"diff_{j}_{k}_{a}_{b}")
-                            m.d.comb += d.eq(x - y)
-                            sign[a, b] = d[w - 1]
+                            sign[a, b] = _precedes(m, f"diff_{j}_{k}_{a}_{b}", x, y)
                 sel_j, sel_k = self.i_next_sel[j], self.i_next_sel[k]
                 nexts = [1 + candidate for candidate in self.table]  # the candidate each code names
                 both, only_j, only_k = (Signal(name=f"precedes_{j}_{k}_{t}") for t in ("nn", "nh", "hn"))
@@ -237,24 +235,25 @@ class SFDFJoin(wiring.Component):
         cost five-input joins 3,800 LUT4 each on random20-credit, and placed the variance network's
         two-input credit join 4.8 MHz slower over seven seeds (docs/fpga.md, "The next index picked
         first"); with two candidates (in-band) the choice after the subtractors placed faster."""
-        w, n = self.index_width, self.inputs
         nexts = []
-        for k in range(n):
-            index = Signal(w, name=f"next_{k}")
+        for k in range(self.inputs):
+            index = Signal(self.index_width, name=f"next_{k}")
             m.d.comb += index.eq(pick(self.i_next_sel[k], [self.i_next[k][t] for t in self.table]))
             nexts.append(index)
-
-        def sign(name, a, b):
-            d = Signal(w, name=name)
-            m.d.comb += d.eq(a - b)
-            return d[w - 1]
-
         for (j, k), reg in order.items():
-            both = sign(f"diff_{j}_{k}_nn", nexts[j], nexts[k])
-            only_j = sign(f"diff_{j}_{k}_nh", nexts[j], heads[k].index)
-            only_k = sign(f"diff_{j}_{k}_hn", heads[j].index, nexts[k])
+            both = _precedes(m, f"diff_{j}_{k}_nn", nexts[j], nexts[k])
+            only_j = _precedes(m, f"diff_{j}_{k}_nh", nexts[j], heads[k].index)
+            only_k = _precedes(m, f"diff_{j}_{k}_hn", heads[j].index, nexts[k])
             _update(m, reg, load[j], load[k], both, only_j, only_k)
         return order
+
+
+def _precedes(m, name, a, b):
+    """``a`` precedes ``b`` in serial-number order: the sign of ``(a - b) mod 2^w``, from a subtractor
+    named ``name`` (no zero test: equal indices are not ordered)."""
+    d = Signal(len(a), name=name)
+    m.d.comb += d.eq(a - b)
+    return d[-1]
 
 
 def _update(m, reg, load_j, load_k, both, only_j, only_k):
