@@ -14,7 +14,7 @@ LEDs (``leds`` bit: meaning; boards with fewer LEDs combine them, see each board
 Bits 3-5 stay on until the next reset (a break from the host, or power).
 """
 
-from amaranth import Cat, Module, ResetInserter, Signal
+from amaranth import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, ResetInserter, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -114,14 +114,24 @@ class BoardCore(wiring.Component):
         with m.Elif(hold != 0):
             m.d.sync += hold.eq(hold - 1)
         # registered: the reset that fans out to every block starts at a flip-flop
-        m.d.sync += host_reset.eq((hold > 1) | receiver.o_break)
+        breaking = (hold > 1) | receiver.o_break
+        m.d.sync += host_reset.eq(breaking)
         reset = ResetInserter(host_reset)
+        # the skid buffers and the serializer's copy of each beat buy clock; an iCE40 lacks cells instead
+        registered = pipelined(platform)
+        if registered:
+            # Every block but the UART runs in ``core``: the same clock, and one flip-flop for its reset,
+            # the domain's and the host's together. Joined by a gate instead, the two resets reached
+            # thousands of flip-flops' reset inputs through it (it limited the ULX3S board top, docs/fpga.md).
+            core_reset = Signal(init=1, reset_less=True)
+            m.d.sync += core_reset.eq(ResetSignal() | breaking)
+            m.domains.core = ClockDomain("core", local=True)
+            m.d.comb += [ClockSignal("core").eq(ClockSignal()), ResetSignal("core").eq(core_reset)]
+            reset = DomainRenamer("core")
 
         parser = FrameParser([p.tdata_width for p in self.sources], self.buffer_words)
         m.submodules.parser = parser = reset(parser)
         m.submodules.network = reset(self.network)
-        # the skid buffers and the serializer's copy of each beat buy clock; an iCE40 lacks cells instead
-        registered = pipelined(platform)
         m.submodules.serializer = serializer = reset(BeatSerializer([(p.tdata_width, p.tuser_width)
                                                                      for p in self.sinks], hold=not registered))
         m.submodules.uart_tx = transmitter = UARTTransmitter(self.divisor)

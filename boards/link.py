@@ -389,8 +389,8 @@ class BeatSerializer(wiring.Component):
     Members
     -------
     i_sink<j> : In(AxisSignature(tdata_width, tuser_width))
-        Beats of sink ``j`` (``tready`` while the serializer captures it, or with ``hold`` in the cycle
-        its packet's last byte goes).
+        Beats of sink ``j`` (``tready`` in the cycle after the serializer captures it, or with ``hold`` in
+        the cycle its packet's last byte goes).
     i_ack : In(stream.Signature(1))
         One per frame packet: 1 committed, 0 dropped.
     o_byte : Out(stream.Signature(8))
@@ -467,10 +467,21 @@ class BeatSerializer(wiring.Component):
 
         # While idle the shift register (with ``hold``: what chooses the bytes) and the count load the
         # packet that would go next (a hello, an acknowledgement, or the beat of the sink whose turn it
-        # is) whether or not it goes: only ``sending`` says so. Their load enable is then ``~sending``, a
-        # register, and no sink's ``tvalid`` fans out to the packet's flip-flops.
+        # is) whether or not it goes: only ``sending`` says so. Their load enable is then ``~sending`` (and
+        # no beat being taken), registers, and no sink's ``tvalid`` fans out to the packet's flip-flops.
         status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
-        with m.If(~sending):
+        idle = ~sending
+        if not self.hold:
+            # A sink's beat is loaded in one cycle and taken in the next, by ``tready`` from a flip-flop of
+            # its own: no acknowledgement's ``valid`` or turn logic lies between a register and the sink's
+            # skid buffer (it limited the ULX3S board top at 124 MHz, docs/fpga.md)
+            taking = Signal(count)
+            for j in range(count):
+                m.d.comb += getattr(self, f"i_sink{j}").tready.eq(taking[j])
+            with m.If(taking.any()):
+                m.d.sync += [taking.eq(0), sending.eq(1)]
+            idle = ~sending & ~taking.any()
+        with m.If(idle):
             m.d.comb += generator.start.eq(1)
             if self.hold:
                 m.d.sync += pos.eq(0)
@@ -489,11 +500,8 @@ class BeatSerializer(wiring.Component):
                 m.d.sync += left.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn])
                 for j in range(count):
                     sink = getattr(self, f"i_sink{j}")
-                    with m.If(turn == j):
-                        if not self.hold:
-                            m.d.comb += sink.tready.eq(1)
-                        with m.If(sink.tvalid):
-                            m.d.sync += sending.eq(1)
+                    with m.If(turn == j), m.If(sink.tvalid):
+                        m.d.sync += sending.eq(1) if self.hold else taking[j].eq(1)
                 m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
         return m
 
