@@ -392,7 +392,8 @@ class BeatSerializer(wiring.Component):
         Beats of sink ``j`` (``tready`` in the cycle after the serializer captures it, or with ``hold`` in
         the cycle its packet's last byte goes).
     i_ack : In(stream.Signature(1))
-        One per frame packet: 1 committed, 0 dropped.
+        One per frame packet: 1 committed, 0 dropped (``ready`` in the cycle after the serializer loads
+        its status, or with ``hold`` in the cycle it does).
     o_byte : Out(stream.Signature(8))
         To the UART.
     """
@@ -471,13 +472,23 @@ class BeatSerializer(wiring.Component):
         # no beat being taken), registers, and no sink's ``tvalid`` fans out to the packet's flip-flops.
         status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
         idle = ~sending
+        sinks = [getattr(self, f"i_sink{j}") for j in range(count)]
+        ack_valid, offered = self.i_ack.valid, [sink.tvalid for sink in sinks]
         if not self.hold:
-            # A sink's beat is loaded in one cycle and taken in the next, by ``tready`` from a flip-flop of
-            # its own: no acknowledgement's ``valid`` or turn logic lies between a register and the sink's
-            # skid buffer (it limited the ULX3S board top at 124 MHz, docs/fpga.md)
-            taking = Signal(count)
-            for j in range(count):
-                m.d.comb += getattr(self, f"i_sink{j}").tready.eq(taking[j])
+            # The choice of the next packet reads its own registers only, so none of the acknowledgement
+            # FIFO's, the sinks' or the UART's logic lies before it (it limited the ULX3S board top,
+            # docs/fpga.md "The board top's own paths"):
+            # - registered copies of the acknowledgements' and the sinks' ``valid``, a cycle old. A
+            #   ``valid`` stays high until its transfer (a FIFO's, and AXI-Stream's rule), and every
+            #   transfer starts a packet, which keeps the serializer busy for more than a cycle: the copy
+            #   it reads when it next chooses was made after the transfer. A copy is only ever late;
+            # - an acknowledgement or a sink's beat is loaded in one cycle and taken in the next, its
+            #   ``ready`` a flip-flop (``taking``: one bit per sink, then the acknowledgements').
+            taking, valid_copy, ack_copy = Signal(count + 1), Signal(count), Signal()
+            m.d.sync += [valid_copy.eq(Cat(*offered)), ack_copy.eq(ack_valid)]
+            ack_valid, offered = ack_copy, list(valid_copy)
+            m.d.comb += [sink.tready.eq(taking[j]) for j, sink in enumerate(sinks)]
+            m.d.comb += self.i_ack.ready.eq(taking[count])
             with m.If(taking.any()):
                 m.d.sync += [taking.eq(0), sending.eq(1)]
             idle = ~sending & ~taking.any()
@@ -490,17 +501,17 @@ class BeatSerializer(wiring.Component):
                 m.d.sync += ([held_status.eq(hello_status), status_packet.eq(1)] if self.hold
                              else [shift.eq(_header(hello_status, 0, 0))])
                 m.d.sync += [left.eq(BEATS_HEADER), hello.eq(0), sending.eq(1)]
-            with m.Elif(self.i_ack.valid):
-                m.d.comb += self.i_ack.ready.eq(1)
+            with m.Elif(ack_valid):
+                if self.hold:
+                    m.d.comb += self.i_ack.ready.eq(1)
                 m.d.sync += ([held_status.eq(status), status_packet.eq(1)] if self.hold
                              else [shift.eq(_header(status, 0, 0))])
-                m.d.sync += [left.eq(BEATS_HEADER), sending.eq(1)]
+                m.d.sync += [left.eq(BEATS_HEADER), sending.eq(1) if self.hold else taking[count].eq(1)]
             with m.Else():
                 m.d.sync += [status_packet.eq(0), sel.eq(turn)] if self.hold else [shift.eq(Array(beats)[turn])]
                 m.d.sync += left.eq(Array(Const(BEATS_HEADER + self.body_bytes(j)) for j in range(count))[turn])
                 for j in range(count):
-                    sink = getattr(self, f"i_sink{j}")
-                    with m.If(turn == j), m.If(sink.tvalid):
+                    with m.If(turn == j), m.If(offered[j]):
                         m.d.sync += sending.eq(1) if self.hold else taking[j].eq(1)
                 m.d.sync += turn.eq(Mux(turn == count - 1, 0, turn + 1))
         return m

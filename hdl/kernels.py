@@ -226,8 +226,8 @@ class VarianceJoin(wiring.Component):
     so the sum of its inputs is their OR (no carry chain across the fields), and the kernel puts ``n``
     on top: the distance from the previous result's index (indices count words,
     so ``n`` counts every pixel, zeros included), the sum of the offsets of the computations since.
-    Two stages (``latency = 1``): the present payloads, the offset and whether the computation stepped
-    (with data) are registered, then added; the running sum ``since`` advances in the second stage,
+    Two stages (``latency = 1``): the payloads, the mask, the offset and whether the computation stepped
+    (with data) are registered, then masked and added; the running sum ``since`` advances in the second stage,
     from registers, so the commit drives no clock enable here (it stays off the node's decide path).
 
     Parameters
@@ -248,10 +248,19 @@ class VarianceJoin(wiring.Component):
         m = Module()
         n_lsb = self.fields["n"][0]
         since = Signal.like(self.i_offset)  # indices from the previous result to the last computation
-        present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]  # stage 1
         offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
-        stage1 = m.d.sync if self.latency else m.d.comb  # unpipelined: both stages in one cycle
-        stage1 += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
+        if self.latency:
+            # the payloads and the mask are registered apart and the payloads masked in stage 2, so the
+            # decide stage's mask drives two flip-flops, not the reset of every payload bit's
+            payload = [Signal(n_lsb, name=f"payload{k}") for k in range(2)]
+            mask = Signal(2)
+            m.d.sync += [*(payload[k].eq(self.i_payloads[k][:n_lsb]) for k in range(2)), mask.eq(self.i_mask)]
+            present = [payload[k] & mask[k].replicate(n_lsb) for k in range(2)]
+            stage1 = m.d.sync
+        else:  # unpipelined: both stages in one cycle
+            present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]
+            stage1 = m.d.comb
+            stage1 += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
         stage1 += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
         n = (since + offset)[:len(since)]
         m.d.comb += [
