@@ -469,7 +469,7 @@ class BeatSerializer(wiring.Component):
         # While idle the shift register (with ``hold``: what chooses the bytes) and the count load the
         # packet that would go next (a hello, an acknowledgement, or the beat of the sink whose turn it
         # is) whether or not it goes: only ``sending`` says so. Their load enable is then ``~sending`` (and
-        # no beat being taken), registers, and no sink's ``tvalid`` fans out to the packet's flip-flops.
+        # nothing being taken), registers, and no sink's ``tvalid`` fans out to the packet's flip-flops.
         status = Mux(self.i_ack.payload, Const(Status.COMMITTED, 8), Const(Status.DROPPED, 8))
         idle = ~sending
         sinks = [getattr(self, f"i_sink{j}") for j in range(count)]
