@@ -113,13 +113,14 @@ class BoardCore(wiring.Component):
             m.d.sync += hold.eq(_RESET_CYCLES)
         with m.Elif(hold != 0):
             m.d.sync += hold.eq(hold - 1)
-        # registered: the reset that fans out to every block starts at a flip-flop
         breaking = (hold > 1) | receiver.o_break
         m.d.sync += host_reset.eq(breaking)
-        reset = ResetInserter(host_reset)
         # the skid buffers and the serializer's copy of each beat buy clock; an iCE40 lacks cells instead
         registered = pipelined(platform)
-        if registered:
+        if not registered:
+            # registered: the reset that fans out to every block starts at a flip-flop
+            reset = ResetInserter(host_reset)
+        else:
             # Every block but the UART runs in ``core``: the same clock, and one flip-flop for its reset,
             # the domain's and the host's together. Joined by a gate instead, the two resets reached
             # thousands of flip-flops' reset inputs through it (it limited the ULX3S board top, docs/fpga.md).
