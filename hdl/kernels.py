@@ -249,19 +249,14 @@ class VarianceJoin(wiring.Component):
         n_lsb = self.fields["n"][0]
         since = Signal.like(self.i_offset)  # indices from the previous result to the last computation
         offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
-        if self.latency:
-            # the payloads and the mask are registered apart and the payloads masked in stage 2, so the
-            # decide stage's mask drives two flip-flops, not the reset of every payload bit's
-            payload = [Signal(n_lsb, name=f"payload{k}") for k in range(2)]
-            mask = Signal(2)
-            m.d.sync += [*(payload[k].eq(self.i_payloads[k][:n_lsb]) for k in range(2)), mask.eq(self.i_mask)]
-            present = [payload[k] & mask[k].replicate(n_lsb) for k in range(2)]
-            stage1 = m.d.sync
-        else:  # unpipelined: both stages in one cycle
-            present = [Signal(n_lsb, name=f"present{k}") for k in range(2)]
-            stage1 = m.d.comb
-            stage1 += [present[k].eq(self.i_payloads[k][:n_lsb] & self.i_mask[k].replicate(n_lsb)) for k in range(2)]
-        stage1 += [offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
+        # stage 1 (registers when pipelined, wires when not): the payloads and the mask apart, so the decide
+        # stage's mask drives two flip-flops, not the reset of every payload bit's; stage 2 masks them
+        stage1 = m.d.sync if self.latency else m.d.comb
+        payload = [Signal(n_lsb, name=f"payload{k}") for k in range(2)]
+        mask = Signal(2)
+        stage1 += [*(payload[k].eq(self.i_payloads[k][:n_lsb]) for k in range(2)), mask.eq(self.i_mask),
+                   offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
+        present = [payload[k] & mask[k].replicate(n_lsb) for k in range(2)]
         n = (since + offset)[:len(since)]
         m.d.comb += [
             self.o_data.eq(Cat(present[0] | present[1], n)),  # stage 2: disjoint fields, so OR is their sum
