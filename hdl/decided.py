@@ -44,6 +44,10 @@ class DecidedQueue(wiring.Component):
         register that loads ``i_record.payload`` in every cycle, so the decide stage's logic ends at
         that one register (for a join that compares its heads in the decide cycle); ignored with a
         latency of 0.
+    ahead : sequence of str
+        Fields of ``registered`` (any record field with a latency of 0) whose next cycle's values ``o_next``
+        gives, for a reader that registers something derived from them (an in-band sender's interval
+        test, :class:`sfdf.hdl.gap.GapCounter`).
 
     Members
     -------
@@ -53,13 +57,18 @@ class DecidedQueue(wiring.Component):
         The kernel's result, ``latency`` cycles after its computation's record was taken.
     o_comp : Out(stream.Signature(record + data))
         The oldest computation whose data has arrived.
+    o_next : Out(StructLayout of the ``ahead`` fields)
+        What those fields of ``o_comp.payload`` are in the next cycle (when ``o_comp.valid`` will be set).
     """
 
-    def __init__(self, record, *, data_width, latency=0, depth=2, registered=(), staged=False):
+    def __init__(self, record, *, data_width, latency=0, depth=2, registered=(), staged=False, ahead=()):
         if latency < 0 or depth < 1:
             raise ValueError(f"Latency must be >= 0 and depth >= 1, not {latency} and {depth}")
         self.record, self.data_width, self.latency, self.depth = record, data_width, latency, depth
         self.registered = tuple(registered)
+        self.ahead = tuple(ahead)
+        if latency and not set(self.ahead) <= set(self.registered):
+            raise ValueError(f"Fields ahead must be registered, not {sorted(set(self.ahead) - set(self.registered))}")
         self.staged = bool(staged) and latency > 0
         # the record's fields, then data: a computation's bits are its record's followed by its data
         self.comp = data.StructLayout({**{name: field.shape for name, field in record}, "data": data_width})
@@ -67,6 +76,8 @@ class DecidedQueue(wiring.Component):
             "i_record": In(stream.Signature(record)),
             "i_data": In(data_width),
             "o_comp": Out(stream.Signature(self.comp)),
+            **({"o_next": Out(data.StructLayout({name: record[name].shape for name in self.ahead}))}
+               if self.ahead else {}),
         })
 
     def elaborate(self, platform):
@@ -74,8 +85,9 @@ class DecidedQueue(wiring.Component):
         capacity = self.depth + self.latency
         out = self.o_comp
         if self.latency == 0:
-            m.submodules.queue = queue = DataChannel(self.comp, capacity)
+            m.submodules.queue = queue = DataChannel(self.comp, capacity, ahead=self.ahead or None)
             wiring.connect(m, queue.o_stream, wiring.flipped(out))
+            m.d.comb += [Value.cast(self.o_next[name]).eq(queue.o_ahead[name]) for name in self.ahead]
             m.d.comb += [
                 queue.i_stream.valid.eq(self.i_record.valid),
                 self.i_record.ready.eq(queue.i_stream.ready),
@@ -166,6 +178,8 @@ class DecidedQueue(wiring.Component):
             copy = Signal(bits, name=f"head_{name}")
             m.d.sync += copy.eq(Mux(pop, from_ahead, from_get))
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
+            if name in self.ahead:
+                m.d.comb += Value.cast(self.o_next[name]).eq(Mux(pop, from_ahead, from_get))
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]
         with m.Elif(pop & ~take):

@@ -10,6 +10,12 @@ the node's critical path. Only the comparison matters, so each edge keeps a *bud
 distance exceeds ``limit`` exactly when that is negative: one subtraction of ``bits(limit) + 1`` bits
 per edge, its sign bit the test. A budget once negative is clamped at -1 (still exceeded), so it never
 wraps.
+
+Given next cycle's ``delta`` (a node's decided queue knows it: ``DecidedQueue``'s ``o_next``), what is left,
+``budget - delta``, can be a register instead, computed a cycle ahead from the budget's next value
+(:meth:`GapCounter.update`), and the test is its sign bit. The subtraction then ends at flip-flops and no
+longer starts the sender's push, its ``ready`` and the channel's write enable (in-band mode,
+docs/hardware.md); it is still one subtraction per edge.
 """
 
 from amaranth.hdl import Mux, Signal, signed
@@ -32,23 +38,40 @@ class GapCounter:
     delta : Value
         The computation's step from the previous one, saturated by the node above ``limit``.
     name : str
+    delta_next : Value or None
+        ``delta`` of the next cycle (of whatever computation is offered then): ``left`` is then a register,
+        which :meth:`update` computes a cycle ahead. Its reset value, ``limit``, is right for a ``delta``
+        of 0, so the first cycle after a reset must offer no computation or one of ``delta = 0``.
 
     Attributes
     ----------
     budget : Signal
         The register, relative to the previous computation.
+    left : Value
+        ``budget - delta``, what is left at this computation (a register with ``delta_next``).
     exceeded : Value
         At this computation: ``i - last > limit``.
     """
 
-    def __init__(self, limit, delta, *, name):
+    def __init__(self, limit, delta, *, name, delta_next=None):
         self.limit = limit
         width = max(limit.bit_length(), len(delta)) + 1
         self.budget = Signal(signed(width), init=limit, name=f"{name}_budget")
-        self._left = self.budget - delta  # the budget left at this computation
-        self.exceeded = self._left[-1]
+        self._delta_next = delta_next
+        self._next = Signal.like(self.budget, name=f"{name}_next")
+        self.left = self.budget - delta  # the budget left at this computation
+        if delta_next is not None:
+            self.left = Signal(self.left.shape(), init=limit, name=f"{name}_left")
+        self.exceeded = self.left[-1]
 
     def advanced(self, reset):
         """The budget relative to this computation: ``limit`` if ``last`` becomes ``i`` (``reset``), else
         what is left, clamped at -1."""
-        return Mux(reset, self.limit, Mux(self.exceeded, -1, self._left))
+        return Mux(reset, self.limit, Mux(self.exceeded, -1, self.left))
+
+    def update(self, m, budget):
+        """The register's next value ``budget`` (every cycle), and with ``delta_next`` what is left then."""
+        m.d.comb += self._next.eq(budget)
+        m.d.sync += self.budget.eq(self._next)
+        if self._delta_next is not None:
+            m.d.sync += self.left.eq(self._next - self._delta_next)

@@ -62,6 +62,10 @@ class InbandSender(wiring.Component):
     channel takes that token: ``i_comp.ready`` depends on the request, the state and ``o_token.ready``,
     never on ``i_comp.valid``.
 
+    ``gap`` is a register (:class:`sfdf.hdl.gap.GapCounter` with ``delta_next``), computed a cycle ahead
+    from ``i_delta_next``, so the subtraction it needs is not on the path from the request to the push,
+    ``ready`` and the channel's write enable.
+
     Parameters
     ----------
     capacity : int
@@ -90,6 +94,9 @@ class InbandSender(wiring.Component):
         One computation's request for this channel.
     i_dummy_in : In(inputs)
         Propagation: the token consumed at this index on input ``k`` carried a dummy flag.
+    i_delta_next : In(delta_width)
+        With an interval: ``i_comp.payload.delta`` of the next cycle (a node's decided queue's ``o_next``);
+        the first cycle after a reset offers no computation.
     o_token : Out(stream.Signature(inband_token_layout))
         To the channel.
     o_flushed : Out(flushed_width(capacity))
@@ -128,6 +135,8 @@ class InbandSender(wiring.Component):
             "i_dummy_in": In(inputs),
             "o_token": Out(stream.Signature(inband_token_layout(index_width, data_width, payload_width))),
         }
+        if interval is not None:
+            members["i_delta_next"] = In(delta_width)
         if output_buffer > 1:
             members["o_flushed"] = Out(flushed_width(capacity))
         if self.flushable:
@@ -138,7 +147,8 @@ class InbandSender(wiring.Component):
         m = Module()
         comp = self.i_comp.payload
         # i - LastOutputIndex_q, saturated (hdl.gap); None: no interval rule
-        last = None if self.interval is None else GapCounter(self.interval - 1, comp.delta, name="last")
+        last = None if self.interval is None else GapCounter(self.interval - 1, comp.delta, name="last",
+                                                             delta_next=self.i_delta_next)
         ob = self.output_buffer
         hidden = Signal(range(ob)) if ob > 1 else Const(0)  # a push reaching |q|_o hidden flushes
 
@@ -188,28 +198,30 @@ class InbandSender(wiring.Component):
                     m.d.sync += [self.o_flushed.eq(self.o_flushed + hidden + 1), hidden.eq(0)]
                 with m.Elif(push):
                     m.d.sync += hidden.eq(hidden + 1)
-            if last is not None:
-                m.d.sync += last.budget.eq(last.advanced(set_last))
+        budget = None if last is None else Mux(commit, last.advanced(set_last), last.budget)
         if self.flushable:
-            self._spontaneous_flush(m, commit, commit & push, commit & push & flush, hidden, last)
+            budget = self._spontaneous_flush(m, commit, commit & push, commit & push & flush, hidden, last, budget)
+        if last is not None:
+            last.update(m, budget)
         return m
 
-    def _spontaneous_flush(self, m, commit, pushed, flushed, hidden, last):
+    def _spontaneous_flush(self, m, commit, pushed, flushed, hidden, last, budget):
         """``i_flush``: the tokens hidden before this cycle become visible; one pushed now stays hidden.
 
         Non-Propagation and Naive track visibility (``LastOutputIndex_q`` = the newest visible index),
         so the sender keeps the distance to its newest push (hdl.gap), as it keeps ``LastOutputIndex_q``.
+        Returns ``last``'s next budget, given ``budget`` without the flush.
         """
         flush = self.i_flush & ~flushed & (hidden != 0)
         with m.If(flush):
             m.d.sync += [self.o_flushed.eq(self.o_flushed + hidden), hidden.eq(pushed)]
         if self.algorithm == "propagation" or last is None:
-            return
+            return budget
         newest = GapCounter(last.limit, self.i_comp.payload.delta, name="newest")  # budget since the newest push
         with m.If(commit):
             m.d.sync += newest.budget.eq(newest.advanced(pushed))
-        with m.If(flush):  # LastOutputIndex_q := the newest push before this cycle
-            m.d.sync += last.budget.eq(Mux(commit, newest.advanced(0), newest.budget))
+        # on a flush LastOutputIndex_q := the newest push before this cycle
+        return Mux(flush, Mux(commit, newest.advanced(0), newest.budget), budget)
 
 
 class InbandReceiver(wiring.Component):

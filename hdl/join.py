@@ -79,13 +79,15 @@ class SFDFJoin(wiring.Component):
         heartbeat), so the join orders the next
         cycle's heads pairwise in this cycle, from registers, and keeps the order in registers: no
         subtractor lies between the heads and ``o_consume`` (docs/hardware.md, "Join and emission").
+        A join of one input has no order; it keeps ``o_offset`` in a register so, computed a cycle ahead
+        from the same candidates (:meth:`_offset_ahead`).
     """
 
     def __init__(self, *, inputs, index_width, data_width, payload_width, lookahead=0, table=None):
         if inputs < 1:
             raise ValueError(f"A join needs at least one input, not {inputs}")
         self.inputs, self.index_width = inputs, index_width
-        self.lookahead = lookahead if 1 < inputs <= LOOKAHEAD_MAX else 0
+        self.lookahead = lookahead if inputs <= LOOKAHEAD_MAX else 0
         self.table = tuple(range(self.lookahead) if table is None else table)
         if self.lookahead and not all(0 <= c < self.lookahead for c in self.table):
             raise ValueError(f"Candidate table {self.table} names candidates beyond {self.lookahead}")
@@ -163,11 +165,27 @@ class SFDFJoin(wiring.Component):
             beaten = [live[j] & precedes[j, k] for j in range(self.inputs) if j != k]
             ats.append(live[k] & ~Cat(*beaten).any() if beaten else live[k])
         if self.inputs == 1:
-            return heads[0].index, offsets[0], live[0], ats
+            offset = self._offset_ahead(m, heads[0], current) if self.lookahead else offsets[0]
+            return heads[0].index, offset, live[0], ats
         # inputs at the least index share it: OR the chosen ones
         least = reduce(operator.or_, [Mux(at, h.index, 0) for at, h in zip(ats, heads, strict=True)])
         offset = reduce(operator.or_, [Mux(at, off, 0) for at, off in zip(ats, offsets, strict=True)])
         return least, offset, Cat(*live).any(), ats
+
+    def _offset_ahead(self, m, head, current):
+        """A one-input join's ``o_offset`` from a register, computed a cycle ahead: the head's index less
+        ``current`` in the next cycle. A consumed head is replaced by the next candidate and ``current``
+        becomes its index; a head not offered is replaced and ``current`` stays; else both stay. Each case's
+        subtractor reads registers only (the head, ``current``, the candidates), and the consumption
+        chooses among them, so no subtractor lies between the head and the decided record."""
+        w = self.index_width
+        following = Signal(w, name="next_0")
+        m.d.comb += following.eq(pick(self.i_next_sel[0], [self.i_next[0][t] for t in self.table]))
+        offset = Signal(w, name="offset")
+        self.offset = offset  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
+        m.d.sync += offset.eq(Mux(self.o_consume[0], following - head.index,
+                                  Mux(head.valid, head.index - current, following - current)))
+        return offset
 
     def _replaced(self, heads):
         """Heads replaced at the end of this cycle: not offered, or consumed (the offer register's free slot)."""

@@ -209,7 +209,8 @@ class SFDFNode(wiring.Component):
         # join orders them a cycle ahead
         self._early_head = all(e.name in self.heartbeat_in_head for e in self.in_edges)
         table = INBAND_TABLE if self.mode == "inband" else EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
-        lookahead = max(table) + 1 if self._offers else 0
+        # a one-input join keeps its offset a cycle ahead in in-band mode (hdl.join, ``_offset_ahead``)
+        lookahead = max(table) + 1 if self._offers and (n > 1 or self.mode == "inband") else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead, table=table)
         if n > 1 and not join.lookahead:  # the join compares its heads in the decide cycle
@@ -350,8 +351,7 @@ class SFDFNode(wiring.Component):
         """The record fields the emit stage reads from registers of their own (:class:`~sfdf.hdl.decided.DecidedQueue`'s
         ``registered``): what the commit and the senders' interval tests read; ``delta`` only where an
         output has an interval to test (a sink, or a node whose outputs have no heartbeat, never reads it)."""
-        tested = any(e.interval is not None for e in self.out_edges)
-        return ("emit", "msg_valid", "eos") + (("delta",) if tested else ())
+        return ("emit", "msg_valid", "eos") + (("delta",) if self._tested else ())
 
     def elaborate(self, platform):
         """Two stages joined by :data:`DECIDED` decided computations, plus the kernel's latency
@@ -381,10 +381,13 @@ class SFDFNode(wiring.Component):
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
         # -- decide: one computation per cycle while the emit stage has room for it
+        # in-band senders test their intervals a cycle ahead, from the next head's ``delta`` (hdl.gap)
+        self._tested = any(e.interval is not None for e in self.out_edges)
         decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
                                                       latency=kernel.latency, depth=DECIDED,
                                                       registered=self._registered_fields(),
-                                                      staged=self._staged)
+                                                      staged=self._staged,
+                                                      ahead=("delta",) if self._tested and self.mode == "inband" else ())
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         word_go = Signal()
@@ -439,6 +442,8 @@ class SFDFNode(wiring.Component):
             readies = []
             for j, e in enumerate(self.out_edges):
                 tx = self._sender(m, j, e)
+                if self.mode == "inband" and e.interval is not None:
+                    m.d.comb += tx.i_delta_next.eq(decided.o_next.delta)
                 m.d.comb += [
                     tx.i_comp.payload.index.eq(head.index),
                     tx.i_comp.payload.delta.eq(head.delta),

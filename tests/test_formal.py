@@ -196,6 +196,11 @@ def test_inband_edge(build, config):
     _passes(InbandEdgeHarness(index_width=4, **config), build, "inband", depth=3)
 
 
+def test_stale_interval_test_fails(build):
+    _fails(InbandEdgeHarness(capacity=2, interval=2, sender=mutants.StaleIntervalInbandSender), build, "stale",
+           depth=4, violated="the interval test's register")
+
+
 def test_receiver_offering_hidden_tokens_fails(build):
     _fails(InbandEdgeHarness(capacity=2, output_buffer=2, receiver=mutants.PeekingInbandReceiver), build,
            "peek", depth=6, violated="the receiver never offers a hidden token")
@@ -209,12 +214,13 @@ def test_join_consumes_only_the_least_offered(build, inputs):
 
 
 @pytest.mark.parametrize(("inputs", "table"), [(2, NEXT_TABLE), (3, NEXT_TABLE), (4, NEXT_TABLE),
-                                                (2, INBAND_TABLE), (3, INBAND_TABLE)])
+                                                (1, INBAND_TABLE), (2, INBAND_TABLE), (3, INBAND_TABLE)])
 def test_registered_order_join_consumes_only_the_least_offered(build, inputs, table):
     """Heads held in offer registers, their pairwise order computed a cycle ahead from the candidates for
     the next heads, named by codes as the node names them: credit (hdl.node: the receiver's two early index
     sources, the spare slot, the receiver's late one; each input's next index picked first) and in-band
-    (the receiver's head or the spare; every pair of candidates compared up to three inputs)."""
+    (the receiver's head or the spare; every pair of candidates compared up to three inputs; one input
+    keeps its offset in a register, computed a cycle ahead: ``o_offset = o_index - current``)."""
     _passes(JoinHarness(inputs=inputs, index_width=4, lookahead=max(table) + 1, table=table), build,
             f"lookahead{inputs}_{max(table) + 1}", depth=2)
 
@@ -225,6 +231,11 @@ def test_join_with_a_late_order_fails(build, inputs):
     ``_narrowed_order``): the proof fails on either when an offer arriving in an empty slot is not ordered."""
     _fails(JoinHarness(inputs=inputs, join=mutants.LateOrderJoin, lookahead=2), build, f"late_order{inputs}",
            depth=3, violated="the registered order")
+
+
+def test_one_input_join_with_a_stale_offset_fails(build):
+    _fails(JoinHarness(inputs=1, join=mutants.StayingOffsetJoin, lookahead=2, table=INBAND_TABLE), build,
+           "staying_offset", depth=3, violated="o_offset = o_index - current")
 
 
 def test_join_consuming_while_not_ready_fails(build):

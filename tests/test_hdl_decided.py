@@ -21,8 +21,10 @@ def test_each_computation_leaves_with_its_own_data(latency, busy, registered, st
     leaves once, in order, with its data; with an always-ready reader and a record every cycle, one
     leaves every cycle (the queue's depth covers the latency). Fields given from registers of their own
     (``registered``) are the same, and so is every field when records go into their slots a cycle after
-    the take (``staged``)."""
-    dut = DecidedQueue(RECORD, data_width=16, latency=latency, registered=registered, staged=staged)
+    the take (``staged``). ``o_next`` (``ahead``, the registered fields) is, in every cycle, what those fields
+    are in the next when a computation is offered then."""
+    dut = DecidedQueue(RECORD, data_width=16, latency=latency, registered=registered, staged=staged,
+                       ahead=registered)
     rng = random.Random(latency)
     count = 60
     taken, left = [], []
@@ -58,12 +60,24 @@ def test_each_computation_leaves_with_its_own_data(latency, busy, registered, st
                 left.append((payload.index, payload.emit, payload.data, cycles))
             cycles += 1
 
+    checked = []
+
+    async def lookahead(ctx):
+        previous = None
+        async for _, _, valid, payload, ahead in ctx.tick().sample(
+                dut.o_comp.valid, dut.o_comp.payload, dut.o_next if registered else dut.o_comp.valid):
+            if valid and previous is not None:
+                checked.append(all(getattr(payload, name) == getattr(previous, name) for name in registered))
+            previous = ahead
+
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(writer)
     sim.add_testbench(reader)
+    sim.add_process(lookahead)
     sim.run()
     assert [(i, e, d) for i, e, d, _ in left] == [(i, i & 1, i * 7 + 3) for i in range(count)]
+    assert all(checked) and len(checked) >= count
     if not busy:
         cycles = [c for *_, c in left]
         assert cycles == list(range(cycles[0], cycles[0] + count)), "one computation per cycle"

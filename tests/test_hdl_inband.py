@@ -8,7 +8,7 @@ import types
 import warnings
 
 import pytest
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
@@ -37,6 +37,7 @@ class Edge(wiring.Component):
                         "propagate_mask": mask, "delta_width": self.delta_width}
         super().__init__({
             "i_comp": In(stream.Signature(computation_layout(iw, DW, PW, self.delta_width))),
+            "i_delta_after": In(self.delta_width),  # the next computation's delta, once this one commits
             "i_dummy_in": In(inputs),
             "o_flushed": Out(flushed_width(q)),
             "i_commit": In(1),
@@ -59,6 +60,9 @@ class Edge(wiring.Component):
                                               buffered=self.buffered)
         join = m.submodules.join = SFDFJoin(inputs=1, index_width=self.iw, data_width=DW, payload_width=PW)
         wiring.connect(m, wiring.flipped(self.i_comp), tx.i_comp)
+        if self.tx_args["interval"] is not None:  # next cycle's delta, as a node's decided queue gives it
+            commit = self.i_comp.valid & tx.i_comp.ready
+            m.d.comb += tx.i_delta_next.eq(Mux(commit, self.i_delta_after, self.i_comp.payload.delta))
         wiring.connect(m, tx.o_token, fifo.i_stream)
         wiring.connect(m, fifo.o_stream, rx.i_token)
         if self.buffered:  # without an output buffer no count is kept: o_flushed stays 0
@@ -136,19 +140,23 @@ def run_edge(plan, *, q, ob, interval, algorithm, iw, inputs, mask, consume_rate
     rec = {"commit_tick": [], "flushed": [], "seen": [], "first_seen": [], "ready_ignores_valid": True}
     limit = 20 * len(plan) + 200
 
+    top = (1 << dut.delta_width) - 1
+    indices = [0] + [i for i, *_ in plan if i is not None]
+    # the step ``delta`` of each computation from the node's previous one (unwrapped), saturated; EOS's is 1
+    deltas = [min(b - a, top) for a, b in zip(indices, indices[1:])] + [1]
+
     async def producer(ctx):
         tick = 0
-        previous = 0  # the node's previous computation index (unwrapped), for the step ``delta``
-        for i, emit, value, msg, bits in plan:
-            while rng.random() < idle_rate:
+        for k, (i, emit, value, msg, bits) in enumerate(plan):
+            ctx.set(dut.i_comp.payload, {"index": 0 if i is None else i % (1 << iw), "delta": deltas[k],
+                                         "emit": emit, "data": value, "msg_valid": msg is not None,
+                                         "msg": msg or 0, "eos": i is None})
+            ctx.set(dut.i_delta_after, deltas[min(k + 1, len(plan) - 1)])
+            # as a node's decided queue, nothing is offered in the first cycle after the reset
+            while tick == 0 or rng.random() < idle_rate:
                 ctx.set(dut.i_comp.valid, 0)
                 await ctx.tick()
                 tick += 1
-            delta = 1 if i is None else min(i - previous, (1 << dut.delta_width) - 1)
-            previous = previous if i is None else i
-            ctx.set(dut.i_comp.payload, {"index": 0 if i is None else i % (1 << iw), "delta": delta, "emit": emit,
-                                         "data": value, "msg_valid": msg is not None, "msg": msg or 0,
-                                         "eos": i is None})
             ctx.set(dut.i_dummy_in, bits)
             while True:
                 ctx.set(dut.i_comp.valid, 0)
@@ -220,7 +228,7 @@ def check_edge(*, n=150, q=4, ob=0, interval=None, algorithm="nonpropagation", i
         if consume_rate == 1.0:
             assert first == max(due, rec["first_seen"][k - 1] + 1 if k else 0), (k, tokens[k])
     if idle_rate == 0:  # a computation that pushes nothing commits at once, even into a full channel
-        ticks = [0, *rec["commit_tick"]]
+        ticks = [1, *rec["commit_tick"]]  # the first computation is offered in the second cycle
         silent = [k for k in range(len(plan)) if pushed[k] == (pushed[k - 1] if k else 0)]
         assert all(ticks[k + 1] == ticks[k] + 1 for k in silent)
     return types.SimpleNamespace(plan=plan, tokens=tokens, visible=visible, rec=rec)

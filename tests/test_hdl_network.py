@@ -226,6 +226,53 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, 
     assert sum(differing) > 20, sum(differing)  # pairs of live heads at different indices checked
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_one_input_offset_register_matches_the_head(monkeypatch, seed):
+    """In-band one-input joins keep their offset a cycle ahead (hdl.join, ``_offset_ahead``): in every cycle
+    of a whole network under back-pressure, with filtering nodes ahead (heads far from ``current``, dummies
+    among them) and 8-bit indices that wrap, the register equals the live head's index less ``current``."""
+    joins = []
+    elaborate = SFDFJoin.elaborate
+
+    def collecting(self, platform):
+        module = elaborate(self, platform)
+        if self.inputs == 1 and self.lookahead:
+            joins.append(self)
+        return module
+
+    monkeypatch.setattr(SFDFJoin, "elaborate", collecting)
+    rng = random.Random(400 + seed)
+    while True:
+        net = random_dag(rng, rng.randint(4, 6), rng.randint(4, 7), capacities=(1, 6))
+        if len(net.sources) == 1 and sum(len(net.in_edges(n.name)) == 1 for n in net.nodes) >= 2:
+            break
+    nodes = tuple(replace(n, kernel="random_filter", params={"rate": rng.choice([0.3, 0.6, 0.9]),
+                                                             "seed": rng.randrange(1000)}) for n in net.nodes)
+    network = resolve(replace(net, nodes=nodes, mode="inband", index_width=8).with_edges(
+        replace(e, interval="auto") for e in net.edges))
+    inputs = frames_for(random.Random(seed), network.sources, 25)
+    expected = simulate(network, inputs=inputs, seed=seed)
+    checked = []
+
+    def extra(sim):
+        assert len(joins) >= 2, len(joins)
+
+        async def check(ctx):
+            async for _ in ctx.tick():
+                for join in joins:
+                    head = join.i_heads[0]
+                    if ctx.get(head.valid) and not ctx.get(head.eos):
+                        index, current = ctx.get(head.index), ctx.get(join.o_current)
+                        assert ctx.get(join.offset) == (index - current) % (1 << join.index_width), (index, current)
+                        checked.append(index - current != 1)
+        sim.add_testbench(check, background=True)
+
+    got = run_rtl(network, inputs, seed=seed, source_idle=0.2, sink_stall=0.4, extra=extra)
+    for sink in network.sinks:
+        assert got[sink] == expected.outputs[sink], sink
+    assert sum(checked) > 20, sum(checked)  # heads more than one index ahead of current checked
+
+
 def test_heartbeat_in_head_edges(examples):
     """The heartbeat's index rides in the data head on the inputs of lookahead joins only: live credit,
     a pipelined platform, 2-5 inputs, every input's channel reloading its head while empty."""

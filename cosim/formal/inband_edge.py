@@ -7,7 +7,9 @@ The environment, free where the protocol lets it be:
   ``ready`` does not look at ``valid`` and its registers move only on a commit, so no valid stability is
   needed). Assumed of *committed* requests, as a node makes them (hdl/node.py): indices grow without
   wrapping (at most ``2 ** index_width - 1`` computations), ``delta`` is the saturated step from the
-  previous committed index, an EOS computation emits no token and no message, nothing follows EOS;
+  previous committed index, an EOS computation emits no token and no message, nothing follows EOS.
+  ``delta`` comes from a register of an ``AnySeq`` chosen a cycle earlier (reset to 0), which is the
+  sender's ``i_delta_next``, as a node's decided queue gives it;
 * ``i_dummy_in`` (Propagation's dummy flags from the node's inputs) and, with an output buffer of two or
   more, the verification-only spontaneous flush ``i_flush`` are ``AnySeq``: any input may carry a flag
   at any index, a flush may come in any cycle;
@@ -25,7 +27,9 @@ buffer the sender keeps no count and ``visible`` is the channel's level:
 * a dummy, a user message and EOS are never hidden (002 Alg. 2, 5: they flush), and at most
   ``|q|_o - 1`` tokens are hidden (003: an output buffer of ``|q|_o``);
 * the receiver offers tokens in strictly increasing index order (one token per index), pops only a
-  token it offered and the join consumed, pops every such token except EOS, and never pops EOS.
+  token it offered and the join consumed, pops every such token except EOS, and never pops EOS;
+* what the sender's interval test reads, a register computed a cycle ahead (:class:`sfdf.hdl.gap.GapCounter`),
+  is in every cycle its budget less this cycle's ``delta``, whose sign is 002 Alg. 5's test.
 
 Strengthening invariants (``invariant:``) tie the receiver's pop count and the sender's hidden count to
 the harness' counts, and the tokens' indices to the sender's last index.
@@ -114,10 +118,16 @@ class InbandEdgeHarness(Elaboratable):
 
         # the environment
         comp = snd.i_comp.payload
+        delta = Signal(dw)  # this cycle's delta, chosen a cycle ahead (the sender's i_delta_next)
+        delta_next = Signal(dw)
+        m.d.sync += delta.eq(delta_next)
+        if self.interval is not None:
+            m.d.comb += snd.i_delta_next.eq(delta_next)
         m.d.comb += [
+            delta_next.eq(AnySeq(dw)),
             snd.i_comp.valid.eq(AnySeq(1)),
             comp.index.eq(AnySeq(w)),
-            comp.delta.eq(AnySeq(dw)),
+            comp.delta.eq(delta),
             comp.emit.eq(AnySeq(1)),
             comp.data.eq(AnySeq(1)),
             comp.msg_valid.eq(AnySeq(1)),
@@ -152,6 +162,12 @@ class InbandEdgeHarness(Elaboratable):
             Assert(~t_out | (rcv.i_consume & head.valid & ~head.eos), "a token is popped only when consumed as offered"),
             Assert(~(rcv.i_consume & head.valid & ~head.eos) | t_out, "a consumed offer is popped"),
         ]
+        if self.interval is not None:
+            budget, left = sender_names.get("last_budget"), sender_names.get("last_left")
+            if budget is None or left is None:
+                raise FormalError("InbandSender's last_budget / last_left not found; "
+                                  "update cosim/formal/inband_edge.py")
+            m.d.comb += Assert(left == budget - comp.delta, "the interval test's register = budget - delta")
         for k, entry in enumerate(entries):
             with m.If((k < level) & (entry.dummy | entry.msg_valid | entry.eos)):
                 m.d.comb += Assert(k < visible, f"a dummy, message or EOS is never hidden (token {k})")

@@ -13,7 +13,7 @@ from amaranth.lib import wiring
 from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.credit import CreditReceiver, CreditSender
-from sfdf.hdl.inband import InbandReceiver
+from sfdf.hdl.inband import InbandReceiver, InbandSender
 from sfdf.hdl.join import SFDFJoin
 
 from .channel import driven_signals
@@ -185,6 +185,31 @@ class PeekingInbandReceiver(InbandReceiver):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         m.d.comb += driven_signals(m)["offer"].eq(self.i_token.valid)
+        return m
+
+
+class StaleIntervalInbandSender(InbandSender):
+    """An in-band sender whose interval test's register is computed from this cycle's ``delta``, not the next
+    cycle's: after a commit it tests the next computation with the step of the one before."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        names = driven_signals(m)
+        m.d.sync += names["last_left"].eq(names["last_next"] - self.i_comp.payload.delta)
+        return m
+
+
+class StayingOffsetJoin(SFDFJoin):
+    """A one-input join whose offset register, computed a cycle ahead, forgets that a consumed head's
+    successor is measured from the consumed head's index, not from the old ``current``."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        names = driven_signals(m)
+        following = names["next_0"]
+        m.d.sync += names["offset"].eq(following - names["current"])
+        with m.If(self.i_heads[0].valid & ~self.o_consume[0]):
+            m.d.sync += names["offset"].eq(self.i_heads[0].index - names["current"])
         return m
 
 
