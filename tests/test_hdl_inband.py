@@ -143,7 +143,7 @@ def run_edge(plan, *, q, ob, interval, algorithm, iw, inputs, mask, consume_rate
     top = (1 << dut.delta_width) - 1
     indices = [0] + [i for i, *_ in plan if i is not None]
     # the step ``delta`` of each computation from the node's previous one (unwrapped), saturated; EOS's is 1
-    deltas = [min(b - a, top) for a, b in zip(indices, indices[1:])] + [1]
+    deltas = [min(b - a, top) for a, b in itertools.pairwise(indices)] + [1]
 
     async def producer(ctx):
         tick = 0
