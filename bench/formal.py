@@ -93,6 +93,9 @@ def _cases():
                       f"SFDFJoin inputs {inputs}, w = {width}, registered order ({candidates} candidates, {form})",
                       JOIN, 2, "PASS",
                       lambda n=inputs, w=width, c=candidates: JoinHarness(inputs=n, index_width=w, lookahead=c)))
+    # an in-band one-input join: no order, its offset in a register computed a cycle ahead
+    cases.append(("join-offset-n1-w8", "SFDFJoin inputs 1, w = 8, offset register (2 candidates)", JOIN, 2, "PASS",
+                  lambda: JoinHarness(inputs=1, index_width=8, lookahead=2)))
     broken = [
         ("broken-greedy-channel", "GreedyChannel |q| = 4 (ready ignores the capacity)", CHANNEL, 6,
          lambda: ChannelHarness(mutants.GreedyChannel(4, 4))),
@@ -113,6 +116,10 @@ def _cases():
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.StickyHeartbeatSender)),
         ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,
          lambda: InbandEdgeHarness(capacity=4, output_buffer=4, receiver=mutants.PeekingInbandReceiver)),
+        ("broken-stale-interval", "StaleIntervalInbandSender |q| = 4, [q] = 3 (tests with the step before)",
+         INBAND, 8, lambda: InbandEdgeHarness(capacity=4, interval=3, sender=mutants.StaleIntervalInbandSender)),
+        ("broken-staying-offset", "StayingOffsetJoin inputs 1 (a consumed head's successor from the old current)",
+         JOIN, 3, lambda: JoinHarness(inputs=1, join=mutants.StayingOffsetJoin, lookahead=2)),
         ("broken-unready-join", "UnreadyJoin inputs 3 (consumes while not ready)", JOIN, 3,
          lambda: JoinHarness(inputs=3, join=mutants.UnreadyJoin)),
         ("broken-late-order", "LateOrderJoin inputs 2 (order not renewed for a head filling an empty slot)", JOIN, 3,
