@@ -114,11 +114,11 @@ class BoardCore(wiring.Component):
         with m.Elif(hold != 0):
             m.d.sync += hold.eq(hold - 1)
         breaking = (hold > 1) | receiver.o_break
+        # registered: the reset that fans out to every block starts at a flip-flop
         m.d.sync += host_reset.eq(breaking)
         # the skid buffers and the serializer's copy of each beat buy clock; an iCE40 lacks cells instead
         registered = pipelined(platform)
-        if not registered:
-            # registered: the reset that fans out to every block starts at a flip-flop
+        if not registered:  # iCE40: the host's reset inserted into the blocks' own domain
             reset = ResetInserter(host_reset)
         else:
             # Every block but the UART runs in ``core``: the same clock, and one flip-flop for its reset,

@@ -175,11 +175,12 @@ class DecidedQueue(wiring.Component):
             if writing is not None:
                 new = staged[field.offset:field.offset + bits]
                 from_ahead, from_get = Mux(writing[0], new, from_ahead), Mux(writing[1], new, from_get)
+            following = Mux(pop, from_ahead, from_get)  # the field's value in the next cycle
             copy = Signal(bits, name=f"head_{name}")
-            m.d.sync += copy.eq(Mux(pop, from_ahead, from_get))
+            m.d.sync += copy.eq(following)
             m.d.comb += Value.cast(out.payload[name]).eq(copy)
             if name in self.ahead:
-                m.d.comb += Value.cast(self.o_next[name]).eq(Mux(pop, from_ahead, from_get))
+                m.d.comb += Value.cast(self.o_next[name]).eq(following)
         with m.If(take & ~pop):
             m.d.sync += [count.eq(count + 1), full.eq(count == capacity - 1)]
         with m.Elif(pop & ~take):

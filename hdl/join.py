@@ -178,14 +178,19 @@ class SFDFJoin(wiring.Component):
         becomes its index; a head not offered is replaced and ``current`` stays; else both stay. Each case's
         subtractor reads registers only (the head, ``current``, the candidates), and the consumption
         chooses among them, so no subtractor lies between the head and the decided record."""
-        w = self.index_width
-        following = Signal(w, name="next_0")
-        m.d.comb += following.eq(pick(self.i_next_sel[0], [self.i_next[0][t] for t in self.table]))
-        offset = Signal(w, name="offset")
+        following = self._next_index(m, 0)
+        offset = Signal(self.index_width, name="offset")
         self.offset = offset  # after elaboration, for checks in simulation (tests/test_hdl_network.py)
         m.d.sync += offset.eq(Mux(self.o_consume[0], following - head.index,
                                   Mux(head.valid, head.index - current, following - current)))
         return offset
+
+    def _next_index(self, m, k):
+        """Input ``k``'s next index, if its head is replaced: ``i_next[k][table[i_next_sel[k]]]``, a
+        multiplexer whose select bits are registers or a gate after them."""
+        index = Signal(self.index_width, name=f"next_{k}")
+        m.d.comb += index.eq(pick(self.i_next_sel[k], [self.i_next[k][t] for t in self.table]))
+        return index
 
     def _replaced(self, heads):
         """Heads replaced at the end of this cycle: not offered, or consumed (the offer register's free slot)."""
@@ -253,11 +258,7 @@ class SFDFJoin(wiring.Component):
         cost five-input joins 3,800 LUT4 each on random20-credit, and placed the variance network's
         two-input credit join 4.8 MHz slower over seven seeds (docs/fpga.md, "The next index picked
         first"); with two candidates (in-band) the choice after the subtractors placed faster."""
-        nexts = []
-        for k in range(self.inputs):
-            index = Signal(self.index_width, name=f"next_{k}")
-            m.d.comb += index.eq(pick(self.i_next_sel[k], [self.i_next[k][t] for t in self.table]))
-            nexts.append(index)
+        nexts = [self._next_index(m, k) for k in range(self.inputs)]
         for (j, k), reg in order.items():
             both = _precedes(m, f"diff_{j}_{k}_nn", nexts[j], nexts[k])
             only_j = _precedes(m, f"diff_{j}_{k}_nh", nexts[j], heads[k].index)

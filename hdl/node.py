@@ -351,7 +351,8 @@ class SFDFNode(wiring.Component):
         """The record fields the emit stage reads from registers of their own (:class:`~sfdf.hdl.decided.DecidedQueue`'s
         ``registered``): what the commit and the senders' interval tests read; ``delta`` only where an
         output has an interval to test (a sink, or a node whose outputs have no heartbeat, never reads it)."""
-        return ("emit", "msg_valid", "eos") + (("delta",) if self._tested else ())
+        tested = any(e.interval is not None for e in self.out_edges)
+        return ("emit", "msg_valid", "eos") + (("delta",) if tested else ())
 
     def elaborate(self, platform):
         """Two stages joined by :data:`DECIDED` decided computations, plus the kernel's latency
@@ -382,12 +383,12 @@ class SFDFNode(wiring.Component):
 
         # -- decide: one computation per cycle while the emit stage has room for it
         # in-band senders test their intervals a cycle ahead, from the next head's ``delta`` (hdl.gap)
-        self._tested = any(e.interval is not None for e in self.out_edges)
+        registered = self._registered_fields()
         decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
                                                       latency=kernel.latency, depth=DECIDED,
-                                                      registered=self._registered_fields(),
-                                                      staged=self._staged,
-                                                      ahead=("delta",) if self._tested and self.mode == "inband" else ())
+                                                      registered=registered, staged=self._staged,
+                                                      ahead=("delta",) if self.mode == "inband" and "delta" in registered
+                                                      else ())
         done = Signal()
         cooldown = Signal(range(self.ii)) if self.ii > 1 else Const(0)
         word_go = Signal()
