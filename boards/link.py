@@ -448,14 +448,23 @@ class BeatSerializer(wiring.Component):
         crc_byte = Array(generator.crc[8 * k:8 * k + 8] for k in range(4))
         sending = Signal()
         sent = self.o_byte.valid & self.o_byte.ready
+        offer = sending
+        if self.hold:
+            # the chosen byte is registered before the UART and the CRC take it (the byte multiplexer and
+            # the CRC's XORs in one cycle limited the iCE40 board top, docs/fpga.md); it is offered once
+            # the register holds the byte at ``pos``: not in the cycle after ``pos`` or the packet moves
+            # (a cycle per byte, against the UART's ten bit times)
+            chosen, fresh = Signal(8), Signal()
+            m.d.sync += [chosen.eq(byte), fresh.eq(1)]
+            byte, offer = chosen, sending & fresh
         m.d.comb += [
-            self.o_byte.valid.eq(sending),
+            self.o_byte.valid.eq(offer),
             self.o_byte.payload.eq(Mux(in_crc, crc_byte[crc_at], byte)),
             generator.data.eq(byte),
             generator.valid.eq(sent & ~in_crc),
         ]
         with m.If(sent & ~in_crc):
-            m.d.sync += [pos.eq(pos + 1)] if self.hold else [shift.eq(shift >> 8)]
+            m.d.sync += [pos.eq(pos + 1), fresh.eq(0)] if self.hold else [shift.eq(shift >> 8)]
             m.d.sync += [left.eq(left - 1), in_crc.eq(left == 1), crc_at.eq(0)]
         with m.If(sent & in_crc):
             m.d.sync += crc_at.eq(crc_at + 1)
@@ -495,7 +504,7 @@ class BeatSerializer(wiring.Component):
         with m.If(idle):
             m.d.comb += generator.start.eq(1)
             if self.hold:
-                m.d.sync += pos.eq(0)
+                m.d.sync += [pos.eq(0), fresh.eq(0)]
             with m.If(hello):
                 hello_status = Const(Status.HELLO, 8)
                 m.d.sync += ([held_status.eq(hello_status), status_packet.eq(1)] if self.hold

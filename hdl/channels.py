@@ -213,8 +213,7 @@ class DataChannel(wiring.Component):
         if (self._copy is not None or self._ahead is not None) and not lutram:
             raise ValueError("A channel's copy of a head field or its next head needs a head that reloads while empty "
                              "(LUT RAM rows behind it, sfdf.hdl.channels.head_reloads_while_empty)")
-        if width == 0 or capacity == 1 or lutram:
-            m.d.comb += self.o_stream.valid.eq(valid)
+        m.d.comb += self.o_stream.valid.eq(valid)
         if self._ahead is not None:  # valid's next value, as the Ifs above choose it
             m.d.comb += self.o_ahead.valid.eq(do_write | Mux(do_read, self.level != 1, valid))
         if width == 0:
@@ -227,7 +226,7 @@ class DataChannel(wiring.Component):
         elif lutram:
             self._buffered_storage(m, width, i_payload, o_payload, do_write, do_read, valid, many)
         else:
-            self._block_storage(m, width, i_payload, o_payload, do_write)
+            self._block_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
         return m
 
     def _buffered_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid, many):
@@ -301,7 +300,7 @@ class DataChannel(wiring.Component):
             m.d.sync += consume.eq(consume + 1)
         return r_port.data
 
-    def _block_storage(self, m, width, i_payload, o_payload, do_write):
+    def _block_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid):
         """Block RAM behind two output registers, so that the head the receiver sees is a flip-flop.
 
         The memory (:func:`registered_read_memory`: its data arrive one cycle after the read) holds the tokens
@@ -310,54 +309,70 @@ class DataChannel(wiring.Component):
         starved; a write goes straight into the registers (latency one cycle) when the memory holds
         nothing older. ``level`` alone bounds the channel at ``capacity``; the memory is rounded up to
         a power of two rows so its pointers are plain counters.
+
+        ``out`` is two flags, registers: ``valid`` (``level != 0``, which equals ``out != 0``: a register
+        never idles while the memory holds tokens) and ``two``; the rows' count is the pointers'
+        difference, and ``none`` (no row holds a token) a register. Each output register loads the arrival (the read's data if one is in flight, else the
+        write's) or the second register's token, so the reader's pop meets each payload bit in one LUT
+        (issue 12: on iCE40 the pop reached the registers through four LUT levels and limited every credit
+        network, docs/fpga.md).
         """
         depth = 1 << (self._capacity - 1).bit_length()
         # a read never meets a write to its row: it reads only rows written in earlier cycles
         w_port, r_port, r_data = registered_read_memory(m, "storage", width, depth)
         produce = Signal(range(depth))
         consume = Signal(range(depth))
-        stored = Signal(range(self._capacity + 1))  # in the memory, not yet read out
+        # the rows hold ``produce - consume`` tokens not yet read out (fewer than ``depth``: while any is
+        # stored both output registers hold one), and ``none`` is whether that is 0
+        none = Signal(init=1)
         pending = Signal()  # a read issued last cycle: its data are on r_data
-        out = Signal(range(3))
+        two = Signal()  # both output registers hold tokens (valid too)
+        out = Signal(range(3))  # output registers holding tokens
         # with reset: as reset_less registers, yosys 0.70's synth_ecp5 gave one bit of random20's baseline
         # two drivers (nextpnr: "multiply driven"); they are reset like every other register here
         regs = [Signal(width, name=f"out{k}") for k in range(2)]
 
-        m.d.comb += self.o_stream.valid.eq(out != 0)  # the same as level != 0, from a 2-bit register
-        pop = self.o_stream.valid & self.o_stream.ready
-        after_pop = Signal(range(3))  # registers still held after this cycle's read
-        m.d.comb += after_pop.eq(out - pop)
+        m.d.comb += out.eq(Mux(two, 2, valid))
+        pop = do_read
         # the data of last cycle's read go to the first free register, a write into an empty memory
         # to the next one: two tokens may arrive in one cycle, so a register never idles while the
-        # memory holds tokens (out != 0 whenever level != 0). Each test is taken from the registers
-        # for both outcomes of the reader's pop, which then selects: no adder follows the handshake
-        busy = out + pending  # <= 2
-        room = pop | (busy != 2)  # after_pop + pending < 2
-        bypass = do_write & (stored == 0) & room
-        issue = (stored != 0) & room
+        # memory holds tokens. ``out == 2`` implies no read in flight (out + pending <= 2)
+        room = pop | ~two & ~(valid & pending)  # out - pop + pending < 2
+        bypass = do_write & none & room
+        issue = ~none & room
+        keep = do_write & ~bypass  # the write stays in the memory
         m.d.comb += [
+            # the memory writes the first free row whenever the channel has room, a transfer or not: only
+            # ``keep`` moves ``produce``, and that row holds no token and is not read before a later write
+            # (a read is issued only while a row holds one, so ``consume != produce``)
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),
-            w_port.en.eq(do_write & ~bypass),
+            w_port.en.eq(self.i_stream.ready),
             r_port.addr.eq(consume),  # read every cycle: the data matter only the cycle after an issue
             o_payload.eq(regs[0]),
         ]
-        with m.If(do_write & ~bypass):
+        following = Signal.like(consume)
+        m.d.comb += following.eq(consume + 1)
+        with m.If(keep):
             m.d.sync += produce.eq(produce + 1)
         with m.If(issue):
-            m.d.sync += consume.eq(consume + 1)
+            m.d.sync += consume.eq(following)
+        with m.If(keep & ~issue):
+            m.d.sync += none.eq(0)
+        with m.Elif(issue & ~keep):
+            m.d.sync += none.eq(produce == following)  # the read takes the last row
         m.d.sync += [
-            stored.eq(stored + (do_write & ~bypass) - issue),
             pending.eq(issue),
-            out.eq(after_pop + pending + bypass),
+            # out - pop + pending + bypass == 2, by cases of out (out == 2 implies no read in flight)
+            two.eq(Mux(two, ~pop | bypass, Mux(valid & ~pop, pending | bypass, pending & bypass))),
         ]
-        with m.If(pop):
-            m.d.sync += regs[0].eq(regs[1])
-        for k, reg in enumerate(regs):
-            with m.If(pending & Mux(pop, out == k + 1, out == k)):  # after_pop == k
-                m.d.sync += reg.eq(r_data)
-            with m.Elif(bypass & Mux(pop, busy == k + 1, busy == k)):  # after_pop + pending == k
-                m.d.sync += reg.eq(i_payload)
+        # each register's candidates: the read's data if one is in flight, else the write's (a bypass,
+        # or nothing: a register that takes no token is free, whatever it holds)
+        arriving = Mux(pending, r_data, i_payload)
+        with m.If(pop | ~valid):  # the head is free: the second register's token, else the arrival
+            m.d.sync += regs[0].eq(Mux(pop & two, regs[1], arriving))
+        with m.If(pop | ~two):  # the second is free: after a lone head stays, the arrival, else the write
+            m.d.sync += regs[1].eq(Mux(valid & ~two & ~pop, arriving, i_payload))
 
 
 class ControlChannel(DataChannel):

@@ -125,10 +125,12 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
         return [names[name] for name in wanted]
 
     invariants = []
-    if "stored" in names:  # block RAM behind two output registers
-        stored, pending, out, out0, out1, produce, consume, rdata = need(
-            "stored", "pending", "out", "out0", "out1", "produce", "consume", "storage_r_data")
+    if "none" in names:  # block RAM behind two output registers
+        none, pending, two, out, out0, out1, produce, consume, rdata = need(
+            "none", "pending", "two", "out", "out0", "out1", "produce", "consume", "storage_r_data")
         depth = storage.depth
+        stored = Signal(range(depth))  # the rows' tokens not yet read out
+        m.d.comb += stored.eq(produce - consume)
         rows = _row_values(m, storage, depth)
         # rdata: the register after the combinational read port (last cycle's read, registered_read_memory)
         entries = []
@@ -143,8 +145,10 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
             (out <= 2, "at most two output registers hold tokens"),
             (out + pending <= 2, "a read is issued only into a free register"),
             ((level == 0) | (out != 0), "the head register holds a token whenever the channel does"),
+            (dut.o_stream.valid == (out != 0), "valid is the head register's flag"),
+            (~two | dut.o_stream.valid, "two implies valid"),
+            (none == (stored == 0), "none == (stored == 0)"),
             ((stored == 0) | (out + pending == 2), "rows are read while a register is free"),
-            (((produce - consume)[:len(consume)] == stored[:len(consume)]), "the pointers span the rows held"),
         ]
         return ChannelView("block", entries, invariants)
     if "head" in names and capacity == 1:
