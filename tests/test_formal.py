@@ -70,6 +70,12 @@ def test_block_ram_channel_is_an_exact_fifo(build):
         _passes(ChannelHarness(DataChannel(2, 5)), build, "block5", depth=3)
 
 
+def test_block_ram_channel_blind_to_the_pop_fails(build):
+    with block_storage():
+        _fails(ChannelHarness(mutants.PopBlindBlockChannel(2, 5)), build, "block5_blind", depth=8,
+               violated="token 1 equals the model's")
+
+
 def test_control_channel_is_an_exact_fifo(build):
     _passes(ChannelHarness(ControlChannel(control_layout(2, 3, 1), 3)), build, "control", depth=3)
 

@@ -27,6 +27,7 @@ __all__ = [
     "GreedyChannel",
     "LateOrderJoin",
     "PeekingInbandReceiver",
+    "PopBlindBlockChannel",
     "StickyHeartbeatSender",
     "UncommittedHeartbeatHeadSender",
     "UncountedCreditSender",
@@ -164,6 +165,22 @@ class UncommittedHeartbeatHeadSender(CounterSender):
         dummy = driven_signals(m)["dummy"]
         index = Mux(comp.emit | dummy, comp.index, self.o_heartbeat.index)
         m.d.comb += self.o_data.payload.index.eq(index)
+        return m
+
+
+class PopBlindBlockChannel(DataChannel):
+    """A block-RAM channel (prove it under :func:`sfdf.cosim.formal.channel.block_storage`) whose second
+    output register chooses without the pop: when the lone head is read while last cycle's read arrives
+    and a write bypasses the memory, it takes the read's data, not the write's, so that token is
+    offered twice and the write's is lost."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        names = driven_signals(m)
+        valid, two = self.o_stream.valid, names["two"]
+        arriving = Mux(names["pending"], names["storage_r_data"], Value.cast(self.i_stream.payload))
+        with m.If(self.o_stream.ready | ~two):
+            m.d.sync += names["out1"].eq(Mux(valid & ~two, arriving, Value.cast(self.i_stream.payload)))
         return m
 
 
