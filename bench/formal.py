@@ -101,8 +101,8 @@ def _cases():
          lambda: ChannelHarness(mutants.GreedyChannel(4, 4))),
         ("broken-corrupt-channel", "CorruptWhenFullChannel |q| = 4 (flips a bit when full)", CHANNEL, 6,
          lambda: ChannelHarness(mutants.CorruptWhenFullChannel(4, 4), strengthen=False)),
-        ("broken-block-pop-blind", "PopBlindBlockChannel |q| = 8, block-RAM storage (a register chooses without "
-         "the pop)", CHANNEL, 8, lambda: ChannelHarness(mutants.PopBlindBlockChannel(4, 8))),
+        ("broken-block-pop-blind", ("PopBlindBlockChannel |q| = 8, block-RAM storage (a register chooses without "
+                                    "the pop)"), CHANNEL, 8, lambda: ChannelHarness(mutants.PopBlindBlockChannel(4, 8))),
         ("broken-uncounted-credit", "UncountedCreditSender |q| = 3, T = 1 (credits SCB, not SCB')", CREDIT, 8,
          lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
                                    sender=mutants.UncountedCreditSender)),
