@@ -312,10 +312,10 @@ class DataChannel(wiring.Component):
 
         ``out`` is two flags, registers: ``valid`` (``level != 0``, which equals ``out != 0``: a register
         never idles while the memory holds tokens) and ``two``; the rows' count is the pointers'
-        difference, and ``none`` (no row holds a token) a register. Each output register loads the arrival (the read's data if one is in flight, else the
-        write's) or the second register's token, so the reader's pop meets each payload bit in one LUT
-        (issue 12: on iCE40 the pop reached the registers through four LUT levels and limited every credit
-        network, docs/fpga.md).
+        difference, and ``none`` (no row holds a token) a register. Each output register loads the
+        arrival (the read's data if one is in flight, else the write's) or the second register's token,
+        so the reader's pop meets each payload bit in one LUT (issue 12: on iCE40 the pop reached the
+        registers through four LUT levels and limited every credit network, docs/fpga.md).
         """
         depth = 1 << (self._capacity - 1).bit_length()
         # a read never meets a write to its row: it reads only rows written in earlier cycles
