@@ -310,8 +310,8 @@ class DataChannel(wiring.Component):
         nothing older. ``level`` alone bounds the channel at ``capacity``; the memory is rounded up to
         a power of two rows so its pointers are plain counters.
 
-        ``out`` is two flags, registers: ``valid`` (``level != 0``, which equals ``out != 0``: a register
-        never idles while the memory holds tokens) and ``two``; the rows' count is the pointers'
+        How many registers hold tokens is two flags, registers: ``valid`` (``level != 0``: a register never
+        idles while the memory holds tokens) and ``two``; the rows' count is the pointers'
         difference, and ``none`` (no row holds a token) a register. Each output register loads the
         arrival (the read's data if one is in flight, else the write's) or the second register's token,
         so the reader's pop meets each payload bit in one LUT (issue 12: on iCE40 the pop reached the
@@ -327,16 +327,15 @@ class DataChannel(wiring.Component):
         none = Signal(init=1)
         pending = Signal()  # a read issued last cycle: its data are on r_data
         two = Signal()  # both output registers hold tokens (valid too)
-        out = Signal(range(3))  # output registers holding tokens
         # with reset: as reset_less registers, yosys 0.70's synth_ecp5 gave one bit of random20's baseline
         # two drivers (nextpnr: "multiply driven"); they are reset like every other register here
         regs = [Signal(width, name=f"out{k}") for k in range(2)]
 
-        m.d.comb += out.eq(Mux(two, 2, valid))
         pop = do_read
         # the data of last cycle's read go to the first free register, a write into an empty memory
         # to the next one: two tokens may arrive in one cycle, so a register never idles while the
-        # memory holds tokens. ``out == 2`` implies no read in flight (out + pending <= 2)
+        # memory holds tokens. With ``out`` registers holding tokens (``two`` ? 2 : ``valid``), ``out == 2``
+        # implies no read in flight (out + pending <= 2)
         room = pop | ~two & ~(valid & pending)  # out - pop + pending < 2
         bypass = do_write & none & room
         issue = ~none & room

@@ -126,9 +126,11 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
 
     invariants = []
     if "none" in names:  # block RAM behind two output registers
-        none, pending, two, out, out0, out1, produce, consume, rdata = need(
-            "none", "pending", "two", "out", "out0", "out1", "produce", "consume", "storage_r_data")
+        none, pending, two, out0, out1, produce, consume, rdata = need(
+            "none", "pending", "two", "out0", "out1", "produce", "consume", "storage_r_data")
         depth = storage.depth
+        out = Signal(range(3))  # output registers holding tokens: two flags
+        m.d.comb += out.eq(Mux(two, 2, dut.o_stream.valid))
         stored = Signal(range(depth))  # the rows' tokens not yet read out
         m.d.comb += stored.eq(produce - consume)
         rows = _row_values(m, storage, depth)
@@ -145,7 +147,7 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
             (out <= 2, "at most two output registers hold tokens"),
             (out + pending <= 2, "a read is issued only into a free register"),
             ((level == 0) | (out != 0), "the head register holds a token whenever the channel does"),
-            (dut.o_stream.valid == (out != 0), "valid is the head register's flag"),
+            (dut.o_stream.valid == (level != 0), "valid == (level != 0)"),
             (~two | dut.o_stream.valid, "two implies valid"),
             (none == (stored == 0), "none == (stored == 0)"),
             ((stored == 0) | (out + pending == 2), "rows are read while a register is free"),
