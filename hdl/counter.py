@@ -8,12 +8,15 @@ Credits travel in control messages, batched by the threshold ``T``, so a token w
 In hardware both channels are written by the same commit and are visible to the receiver after the
 same latency (:class:`sfdf.hdl.channels.DataChannel`), so the receiver sees every message pushed before
 the token at its data head. A message therefore needs only its *stamp*, the count of tokens pushed
-before it (modulo ``2 ** stamp_width``), and the receiver only its count of tokens popped:
+before it (its own token not counted when it is sent with one), and the receiver only its count of
+tokens popped. Both counts are LFSR states (:mod:`sfdf.hdl.stamps`: they are only compared for
+equality, exactly modulo ``2 ** stamp_width - 1``, and step with no carry chain):
 
 * the head message is *due* when its stamp equals the pops: it precedes the next token;
 * otherwise every token up to the stamp is credited (000's credits: ``stamp - pops``), and with no
   message in flight every token is (the credit of each token arrives with it);
-* a message sent with a token (``with_token``, stamp = pops + 1) goes with that token.
+* a message sent with a token (``with_token``; its stamp equals the pops while its token is the data
+  head) goes with that token, and is never due.
 
 There are no credit messages and no threshold (``T`` has no effect): a token is consumable downstream
 the cycle after its push, and the control channel holds only user messages and EOS. The heartbeat
@@ -33,6 +36,7 @@ from amaranth.lib.wiring import In, Out
 from .gap import GapCounter
 from .params import check_integer
 from .select import next_index_members, offered_index
+from .stamps import STAMP_SEED, stamp_step, stamp_step_value
 from .tokens import (
     computation_layout,
     counter_ahead_layout,
@@ -102,10 +106,11 @@ class CounterSender(wiring.Component):
         m = Module()
         comp = self.i_comp.payload
         commit = self.i_comp.valid & self.i_comp.ready
-        pushed = Signal(stamp_width(self.capacity))  # tokens pushed (mod 2^stamp_width)
-        stamp = Signal.like(pushed)
+        # tokens pushed, as an LFSR's state (hdl.stamps): a message's stamp is the count before its own
+        # token, so it needs no adder, and the count steps by a shift and an XOR
+        pushed = Signal(stamp_width(self.capacity), init=STAMP_SEED)
         push = Signal()
-        m.d.comb += [stamp.eq(pushed + comp.emit), push.eq(comp.msg_valid | comp.eos)]
+        m.d.comb += push.eq(comp.msg_valid | comp.eos)
         # no token pushed since the previous message (or the start): the next message's stamp equals its
         quiet = Signal(init=1)
 
@@ -134,7 +139,7 @@ class CounterSender(wiring.Component):
             self.o_data.payload.msg.eq(push),
             self.o_ctrl.valid.eq(self.i_comp.valid & push & data_ok),
             ctrl.eos.eq(comp.eos),
-            ctrl.stamp.eq(stamp),
+            ctrl.stamp.eq(pushed),
             ctrl.quiet.eq(quiet & ~comp.emit),
             ctrl.index.eq(comp.index),
             ctrl.with_token.eq(comp.emit),
@@ -143,8 +148,9 @@ class CounterSender(wiring.Component):
 
         with m.If(self.i_heartbeat_clear | commit & (comp.emit | push)):  # consumed, or a later item pushed
             m.d.sync += hb.valid.eq(0)
+        with m.If(commit & comp.emit):
+            m.d.sync += pushed.eq(stamp_step(pushed))
         with m.If(commit):
-            m.d.sync += pushed.eq(stamp)
             with m.If(push):
                 m.d.sync += quiet.eq(1)
             with m.Elif(comp.emit):
@@ -163,7 +169,7 @@ class CounterReceiver(wiring.Component):
 
     * the head control message when it is due (its stamp equals the tokens popped): a user message
       alone, with the index it was sent after, or EOS;
-    * else the data token, with the user message sent with it (``with_token``, stamp = pops + 1);
+    * else the data token, with the user message sent with it (``with_token``, stamp = pops);
     * else the heartbeat's index once both channels are empty: the sender clears the register when it
       pushes a later token or message, so everything in the channels precedes the dummy.
 
@@ -216,8 +222,8 @@ class CounterReceiver(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         width = stamp_width(self.capacity)
-        pops = Signal(width)  # tokens popped
-        pops1 = Signal(width, init=1)  # pops + 1, kept so the next cycle's test waits for no adder
+        pops = Signal(width, init=STAMP_SEED)  # tokens popped, as the sender counts them (hdl.stamps)
+        pops1 = Signal(width, init=stamp_step_value(STAMP_SEED, width))  # one more, for next cycle's test
         ctrl, hb, head = self.i_ctrl.payload, self.i_heartbeat, self.o_head
         data_valid = self.i_data.valid
         # whether the head message is due (its stamp equals the pops) comes from two registers, by what
@@ -228,7 +234,8 @@ class CounterReceiver(wiring.Component):
         # * a message was popped (renewed, known): the pops equal its stamp, and the head now is the next
         #   message, due iff no token was pushed between the two (``quiet``, stamped by the sender);
         # * else the head stayed (not renewed), and ``known`` is whether its stamp equals this cycle's pops:
-        #   last cycle's ``due`` if no token was popped, else its stamp compared with ``pops + 1``.
+        #   last cycle's ``due`` if no token was popped, else its stamp compared with ``pops + 1``
+        #   (``pops1``, and not sent with a token).
         #   Five inputs in all: one LUT5 after the registers.
         # With heartbeat_in_head (a join ordering its heads a cycle ahead) ``due`` is itself a register,
         # the same cases decided a cycle early from the channels' next state (``i_ahead``).
@@ -236,13 +243,17 @@ class CounterReceiver(wiring.Component):
         current = Signal()
         ride = Signal()  # the data head carries a message (sent with it): the control head (never due)
         data_pop, ctrl_pop = Signal(), Signal()
+        # after a token is popped, the head message (if it stays) is due iff it precedes the next token: its
+        # stamp (the tokens before its own, hdl.stamps) equals the pops after the pop, and it was not sent
+        # with a token (that one goes with its token, never alone)
+        following = (ctrl.stamp == pops1) & ~ctrl.with_token
         if self.heartbeat_in_head:
             # the same three cases a cycle ahead, from the channels' next state: a head that stays (due
             # again unless a token is popped, then its stamp against pops + 1); a head after a pop (its
             # quiet); a message into an empty control channel (due iff the data channel will be empty)
             ahead = self.i_ahead
             stays = self.i_ctrl.valid & ~ctrl_pop
-            m.d.sync += due.eq(Mux(stays, Mux(data_pop, ctrl.stamp == pops1, due),
+            m.d.sync += due.eq(Mux(stays, Mux(data_pop, following, due),
                                    ahead.ctrl_valid & Mux(self.i_ctrl.valid, ahead.ctrl_quiet, ~ahead.data_valid)))
         else:
             renewed = Signal(init=1)
@@ -252,7 +263,7 @@ class CounterReceiver(wiring.Component):
                 renewed.eq(~self.i_ctrl.valid | ctrl_pop),
                 # a head that stays and no token popped: this cycle's due (exact) is next cycle's comparison,
                 # so one comparator serves: the stamp against the pops after a pop
-                known.eq(self.i_ctrl.valid & (ctrl_pop | Mux(data_pop, ctrl.stamp == pops1, due))),
+                known.eq(self.i_ctrl.valid & (ctrl_pop | Mux(data_pop, following, due))),
             ]
         m.d.comb += [
             ride.eq(data_valid & self.i_data.payload.msg),
@@ -280,5 +291,5 @@ class CounterReceiver(wiring.Component):
         with m.Elif(current):
             m.d.comb += [head.valid.eq(1), self.o_heartbeat_clear.eq(self.i_consume)]
         with m.If(data_pop):
-            m.d.sync += [pops.eq(pops1), pops1.eq(pops1 + 1)]
+            m.d.sync += [pops.eq(pops1), pops1.eq(stamp_step(pops1))]
         return m

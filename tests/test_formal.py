@@ -144,6 +144,14 @@ def test_due_ahead_from_this_cycles_data_channel_fails(build):
            violated="due iff the head message's stamp equals the pops")
 
 
+def test_message_with_a_token_taken_as_due_fails(build):
+    """A message's stamp counts the tokens before its own (hdl.stamps): after a token pop, a receiver that
+    takes a message sent with the next token as due offers it alone, before the token it goes with."""
+    _fails(CounterEdgeHarness(capacity=3, control_capacity=2, heartbeat=2, receiver=mutants.RiderDueReceiver,
+                              strengthen=False), build, "rider-due", depth=6,
+           violated="due iff the head message's stamp equals the pops")
+
+
 def test_dummy_kept_after_a_later_push_fails(build):
     """The sender keeps its dummy when it pushes a later token: once the channels are empty the receiver
     offers the dummy after the later token, an older index than one it already offered."""

@@ -11,8 +11,9 @@ What is proved, in every reachable state:
 * no channel overflows: a committed token enters the data channel and a committed user message or EOS
   the control channel in the same cycle, and nothing enters otherwise;
 * the stamps are exact: every message's stamp is at most ``|q|`` tokens ahead of the receiver's pops
-  (so ``bits(|q| + 1)``-bit counts never alias), and the receiver's counts equal the sender's less
-  what the channels hold;
+  (so the counts, LFSR states of period ``2 ** bits(|q| + 1) - 1`` (:mod:`sfdf.hdl.stamps`), never
+  alias), and the receiver's counts equal the sender's less what the channels hold; the proof reads
+  each state as its number of steps from the seed;
 * the receiver never offers an index older than one it offered before (EOS is index infinity), and a
   heartbeat it offers is below every token still in the data channel (000 Alg. 4);
 * the receiver's ``due`` (from registers, or itself a register with ``heartbeat_in_head``) is exactly
@@ -34,6 +35,7 @@ from amaranth.lib import wiring
 from sfdf.hdl.channels import ControlChannel, DataChannel
 from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.gap import delta_width
+from sfdf.hdl.stamps import stamp_sequence, stamp_step
 from sfdf.hdl.tokens import counter_control_layout, counter_data_layout
 
 from .channel import attach_channel, driven_signals
@@ -143,12 +145,30 @@ class CounterEdgeHarness(Elaboratable):
         offers_heartbeat = head.valid & ~head.is_data & ~head.is_msg & ~head.eos
         hb = snd.o_heartbeat
         clevel, dlevel = cch.level, dch.level
-        stamp_mask = (1 << len(pops)) - 1
+        # the counts are LFSR states (hdl.stamps): the proof reads them as numbers of steps from the seed
+        width = len(pops)
+        period = (1 << width) - 1
 
-        def ahead(stamp):  # tokens pushed before an item and not yet popped
-            value = Signal(len(pops))
-            m.d.comb += value.eq(stamp - pops)
+        def steps(state):  # tokens counted to reach ``state`` (modulo the period; 0 for the unreachable 0)
+            value = Signal(width)
+            with m.Switch(state):
+                for n, reached in enumerate(stamp_sequence(width)):
+                    with m.Case(reached):
+                        m.d.comb += value.eq(n)
             return value
+
+        popped = steps(pops)
+
+        def ahead(state, extra=0):  # tokens counted in ``state`` (plus ``extra``) and not yet popped
+            total, value = Signal(width + 1), Signal(width)
+            m.d.comb += [total.eq(steps(state) + extra),
+                         value.eq(Mux(total >= period + popped, total - period - popped,
+                                      Mux(total >= popped, total - popped, total + period - popped)))]
+            return value
+
+        # tokens pushed before each message (its own too when sent with one) and not yet popped
+        befores = [ahead(entry.stamp, entry.with_token) for entry in ctrl]
+        pushed_ahead = ahead(pushed)
 
         m.d.comb += [
             Assert(d_in == (commit & comp.emit), "a token enters the data channel iff a committed computation emits"),
@@ -156,11 +176,11 @@ class CounterEdgeHarness(Elaboratable):
                    "a message enters the control channel iff a committed computation sends a user message or EOS"),
             Assert(dlevel <= c, "data channel level <= |q|"),
             Assert(clevel <= cc, "control channel level <= |q'|"),
-            Assert(((pushed - pops) & stamp_mask) == dlevel, "tokens pushed - popped = tokens in q"),
+            Assert(pushed_ahead == dlevel, "tokens pushed - popped = tokens in q"),
         ]
         for k, entry in enumerate(ctrl):
             with m.If(k < clevel):
-                m.d.comb += Assert(ahead(entry.stamp) <= dlevel, f"message {k}: its stamp is within q")
+                m.d.comb += Assert(befores[k] <= dlevel, f"message {k}: its stamp is within q")
 
         last = Signal(w)  # the latest index offered
         with m.If(head.valid & ~head.eos):
@@ -180,8 +200,8 @@ class CounterEdgeHarness(Elaboratable):
         # stamp one ahead of the pops
         cvalid = clevel != 0
         m.d.comb += [
-            Assert(due == (cvalid & (ahead(ctrl[0].stamp) == 0)), "due iff the head message's stamp equals the pops"),
-            Assert(due | (ride == (cvalid & ctrl[0].with_token & (ahead(ctrl[0].stamp) == 1) & (dlevel != 0))),
+            Assert(due == (cvalid & (befores[0] == 0)), "due iff the head message's stamp equals the pops"),
+            Assert(due | (ride == (cvalid & ctrl[0].with_token & (befores[0] == 1) & (dlevel != 0))),
                    "a data head carries a message iff the control head was sent with it (when none is due)"),
         ]
 
@@ -203,7 +223,8 @@ class CounterEdgeHarness(Elaboratable):
         def invariant(value, message):
             inv.append((value, message))
 
-        invariant(pops1 == ((pops + 1) & stamp_mask), "pops1 = pops + 1")
+        invariant(pops1 == stamp_step(pops), "pops1 = pops + 1")
+        invariant((pops != 0) & (pushed != 0), "the counts are LFSR states, never 0")
         invariant(last <= prev, "the latest offer <= the last committed index")
         for p, token in enumerate(dent):
             held = p < dlevel
@@ -212,36 +233,36 @@ class CounterEdgeHarness(Elaboratable):
                 invariant(~(p + 1 < dlevel) | (token.index < dent[p + 1].index), f"tokens {p}, {p + 1} in order")
         for k, entry in enumerate(ctrl):
             held, live = k < clevel, (k < clevel) & ~entry.eos
-            before = ahead(entry.stamp)
+            invariant(~held | (entry.stamp != 0), f"message {k}: its stamp is an LFSR state, never 0")
             invariant(~live | (entry.index <= prev) & (entry.index >= last), f"message {k}: last <= index <= prev")
             invariant(~held | ~entry.eos | ended & (k + 1 == clevel) & ~entry.with_token, f"message {k}: EOS is last")
-            invariant(~held | ~entry.with_token | (before != 0), f"message {k}: its token is in q")
+            invariant(~held | ~entry.with_token | (befores[k] != 0), f"message {k}: its token is in q")
             if k + 1 < cc:
-                invariant(~(k + 1 < clevel) | (before <= ahead(ctrl[k + 1].stamp)), f"messages {k}, {k + 1}: stamps in order")
+                invariant(~(k + 1 < clevel) | (befores[k] <= befores[k + 1]), f"messages {k}, {k + 1}: stamps in order")
                 invariant(~(k + 1 < clevel) | ~live | ctrl[k + 1].eos | (entry.index < ctrl[k + 1].index),
                           f"messages {k}, {k + 1} in order")
             for p, token in enumerate(dent):
-                invariant(~live | ~(p < dlevel) | Mux(p < before, token.index <= entry.index, token.index > entry.index),
+                invariant(~live | ~(p < dlevel) | Mux(p < befores[k], token.index <= entry.index, token.index > entry.index),
                           f"token {p} and message {k} in commit order")
-                invariant(~live | ~(p < dlevel) | ~entry.with_token | (p + 1 != before) | (token.index == entry.index),
+                invariant(~live | ~(p < dlevel) | ~entry.with_token | (p + 1 != befores[k]) | (token.index == entry.index),
                           f"message {k} rides on token {p}")
         if renewed is not None:  # the registers behind due: what the last cycle did to the control channel
-            invariant(~renewed | known | (clevel <= 1) & (~cvalid | (ahead(ctrl[0].stamp) == dlevel)),
+            invariant(~renewed | known | (clevel <= 1) & (~cvalid | (befores[0] == dlevel)),
                       "a message pushed into an empty control channel: its stamp less the pops is q's level")
-            invariant(~renewed | ~known | ~cvalid | (ctrl[0].quiet == (ahead(ctrl[0].stamp) == 0)),
+            invariant(~renewed | ~known | ~cvalid | (ctrl[0].quiet == (befores[0] == 0)),
                       "after a pop the pops equal the popped message's stamp: the head's quiet is its due")
-            invariant(renewed | cvalid & (known == (ahead(ctrl[0].stamp) == 0)),
+            invariant(renewed | cvalid & (known == (befores[0] == 0)),
                       "a kept head's due was compared with this cycle's pops")
         for k in range(1, cc):
-            invariant(~(k < clevel) | (ctrl[k].quiet == (ctrl[k].stamp == ctrl[k - 1].stamp)),
+            invariant(~(k < clevel) | (ctrl[k].quiet == (befores[k] == befores[k - 1])),
                       f"message {k}: quiet iff its stamp equals message {k - 1}'s")
-            invariant(~(k < clevel) | ~ctrl[k].with_token | (ahead(ctrl[k - 1].stamp) < ahead(ctrl[k].stamp)),
+            invariant(~(k < clevel) | ~ctrl[k].with_token | (befores[k - 1] < befores[k]),
                       f"message {k}: sent with a token, its stamp is above message {k - 1}'s")
         for k in range(cc):
-            invariant(~(k + 1 == clevel) | (quiet == (pushed == ctrl[k].stamp)),
+            invariant(~(k + 1 == clevel) | (quiet == (pushed_ahead == befores[k])),
                       f"sender: quiet iff no token pushed since message {k}, the last")
         for p, token in enumerate(dent):
-            rides = [(k < clevel) & ctrl[k].with_token & (ahead(ctrl[k].stamp) == p + 1) for k in range(cc)]
+            rides = [(k < clevel) & ctrl[k].with_token & (befores[k] == p + 1) for k in range(cc)]
             invariant(~(p < dlevel) | (token.msg == Cat(*rides).any()),
                       f"token {p}: msg iff a message was sent with it")
         # the heartbeat follows everything in the channels: every token and message was pushed before it

@@ -28,6 +28,7 @@ __all__ = [
     "LateOrderJoin",
     "PeekingInbandReceiver",
     "PopBlindBlockChannel",
+    "RiderDueReceiver",
     "StickyHeartbeatSender",
     "UncommittedHeartbeatHeadSender",
     "UncountedCreditSender",
@@ -123,6 +124,21 @@ class EarlyTokenReceiver(CounterReceiver):
         return m
 
 
+class RiderDueReceiver(CounterReceiver):
+    """A live-credit receiver whose comparison after a token pop forgets ``with_token``: a message sent with
+    the next token (its stamp counts the tokens before that token, :mod:`sfdf.hdl.stamps`) is taken as
+    due and offered alone, before the token it goes with."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        signals = driven_signals(m)
+        ctrl = self.i_ctrl.payload
+        data_pop, ctrl_pop = self.i_data.ready, self.i_ctrl.ready  # the receiver's pops, as it drives them
+        m.d.sync += signals["known"].eq(self.i_ctrl.valid & (ctrl_pop | Mux(data_pop, ctrl.stamp == signals["pops1"],
+                                                                             signals["due"])))
+        return m
+
+
 class StaleAheadReceiver(CounterReceiver):
     """With ``heartbeat_in_head`` (``due`` a cycle ahead): a message entering an empty control channel is
     taken as due when the data channel is empty *now*, not in the next cycle: a token pushed with the
@@ -135,7 +151,7 @@ class StaleAheadReceiver(CounterReceiver):
         data_pop, ctrl_pop = self.i_data.ready, self.i_ctrl.ready  # the receiver's pops, as it drives them
         ctrl, ahead = self.i_ctrl.payload, self.i_ahead
         stays = self.i_ctrl.valid & ~ctrl_pop
-        m.d.sync += due.eq(Mux(stays, Mux(data_pop, ctrl.stamp == signals["pops1"], due),
+        m.d.sync += due.eq(Mux(stays, Mux(data_pop, (ctrl.stamp == signals["pops1"]) & ~ctrl.with_token, due),
                                ahead.ctrl_valid & Mux(self.i_ctrl.valid, ahead.ctrl_quiet, ~self.i_data.valid)))
         return m
 
