@@ -116,6 +116,8 @@ def _cases():
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, receiver=mutants.EarlyTokenReceiver)),
         ("broken-rider-due", "RiderDueReceiver |q| = 3 (a message sent with the next token taken as due)", COUNTER,
          8, lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, receiver=mutants.RiderDueReceiver)),
+        ("broken-early-dummy", "EarlyDummySender |q| = 3, [e] = 2 (a dummy once i - LastRecvIdx reaches [e])", COUNTER, 8,
+         lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.EarlyDummySender)),
         ("broken-sticky-heartbeat", "StickyHeartbeatSender |q| = 3 (a dummy kept after a later push)", COUNTER, 8,
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.StickyHeartbeatSender)),
         ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,

@@ -152,6 +152,14 @@ def test_message_with_a_token_taken_as_due_fails(build):
            violated="due iff the head message's stamp equals the pops")
 
 
+def test_dummy_one_computation_early_fails(build):
+    """The proof checks 000 Alg. 4's interval test itself: a sender that writes its dummy once
+    ``i - LastRecvIdx`` reaches ``[e]`` (not past it) fails it."""
+    _fails(CounterEdgeHarness(capacity=2, control_capacity=2, heartbeat=2, sender=mutants.EarlyDummySender,
+                              strengthen=False), build, "early-dummy", depth=6,
+           violated="a dummy iff i - LastRecvIdx > [e] (000 Alg. 4)")
+
+
 def test_dummy_kept_after_a_later_push_fails(build):
     """The sender keeps its dummy when it pushes a later token: once the channels are empty the receiver
     offers the dummy after the later token, an older index than one it already offered."""

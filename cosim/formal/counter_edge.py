@@ -96,7 +96,9 @@ class CounterEdgeHarness(Elaboratable):
         for name, part in (("sender", snd), ("receiver", rcv)):
             part._MustUse__silence = True  # elaborated here, to reach the registers
             modules[name] = m.submodules[name] = part.elaborate(platform)
-        pushed, quiet = internal_registers(driven_signals(modules["sender"]), snd, "pushed", "quiet")
+        sent = driven_signals(modules["sender"])
+        pushed, quiet = internal_registers(sent, snd, "pushed", "quiet")
+        budget, dummy = internal_registers(sent, snd, "recv_budget", "dummy") if self.heartbeat is not None else (None, None)
         received = driven_signals(modules["receiver"])
         pops, pops1, due, ride = internal_registers(received, rcv, "pops", "pops1", "due", "ride")
         # without heartbeat_in_head, due comes from two registers set by what the last cycle did; with it,
@@ -265,6 +267,19 @@ class CounterEdgeHarness(Elaboratable):
             rides = [(k < clevel) & ctrl[k].with_token & (befores[k] == p + 1) for k in range(cc)]
             invariant(~(p < dlevel) | (token.msg == Cat(*rides).any()),
                       f"token {p}: msg iff a message was sent with it")
+        if budget is not None:
+            # 000 Alg. 4 exactly: a computation without a token writes a dummy iff i - LastRecvIdx > [e], with
+            # LastRecvIdx the last token's or dummy's index (0 at the start); the sender's budget is
+            # [e] - (prev - LastRecvIdx), never negative before EOS (so it needs no clamp)
+            last_recv, gap, since = Signal(w), Signal(w), Signal(w)
+            m.d.comb += [gap.eq(comp.index - last_recv), since.eq(prev - last_recv)]
+            with m.If(commit & ~comp.eos & (comp.emit | dummy)):
+                m.d.sync += last_recv.eq(comp.index)
+            with m.If(commit & ~comp.eos & ~comp.emit):
+                m.d.comb += Assert(dummy == (gap > self.heartbeat), "a dummy iff i - LastRecvIdx > [e] (000 Alg. 4)")
+            invariant(last_recv <= prev, "LastRecvIdx <= prev")
+            invariant(ended | (since <= self.heartbeat) & (budget == self.heartbeat - since),
+                      "the sender's budget is [e] - (prev - LastRecvIdx), not negative")
         # the heartbeat follows everything in the channels: every token and message was pushed before it
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | (hb.index >= last), "heartbeat: index >= last")

@@ -22,6 +22,7 @@ __all__ = [
     "CorruptWhenFullChannel",
     "DummyOvertakesSender",
     "EagerCreditReceiver",
+    "EarlyDummySender",
     "EarlyTokenReceiver",
     "ForgetfulReleaseChannel",
     "GreedyChannel",
@@ -153,6 +154,19 @@ class StaleAheadReceiver(CounterReceiver):
         stays = self.i_ctrl.valid & ~ctrl_pop
         m.d.sync += due.eq(Mux(stays, Mux(data_pop, (ctrl.stamp == signals["pops1"]) & ~ctrl.with_token, due),
                                ahead.ctrl_valid & Mux(self.i_ctrl.valid, ahead.ctrl_quiet, ~self.i_data.valid)))
+        return m
+
+
+class EarlyDummySender(CounterSender):
+    """A live-credit sender whose interval test is one short: it writes a dummy once ``i - LastRecvIdx``
+    reaches ``[e]``, not only past it (000 Alg. 4's ``>`` read as ``>=``)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        signals = driven_signals(m)
+        comp = self.i_comp.payload
+        left = signals["recv_budget"] - comp.delta
+        m.d.comb += signals["dummy"].eq(~comp.eos & ~comp.emit & (left <= 0))
         return m
 
 
