@@ -119,13 +119,8 @@ class CounterSender(wiring.Component):
             # 000 Alg. 4: i - LastRecvIdx > [e], LastRecvIdx the last token's or dummy's index
             recv = GapCounter(self.heartbeat, comp.delta, name="recv")
             m.d.comb += dummy.eq(~comp.eos & ~comp.emit & recv.exceeded)
-            # an exceeded budget is reset by this commit's token or dummy unless the commit is EOS, the
-            # last: so it needs no clamp, and the reset to the limit is the flip-flops' synchronous
-            # set/reset, over their enable (no LUT per bit)
-            with m.If(commit & (comp.emit | dummy)):
-                m.d.sync += recv.budget.eq(self.heartbeat)
-            with m.Elif(commit):
-                m.d.sync += recv.budget.eq(recv.left)
+            with m.If(commit):
+                m.d.sync += recv.budget.eq(recv.advanced(comp.emit | dummy))
 
         data_ok = ~comp.emit | self.o_data.ready
         ctrl_ok = ~push | self.o_ctrl.ready

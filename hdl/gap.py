@@ -9,9 +9,7 @@ the node's critical path. Only the comparison matters, so each edge keeps a *bud
 ``2 ** delta_width - 1 > limit``. At computation ``i`` the budget left is ``budget - delta``, and the
 distance exceeds ``limit`` exactly when that is negative: one subtraction of ``bits(limit) + 1`` bits
 per edge, its sign bit the test. A budget once negative is clamped at -1 (still exceeded), so it never
-wraps; a caller that resets every exceeded budget (the live-credit sender: a token or a dummy goes out,
-unless the computation is EOS, the last) needs no clamp, and writes the limit as the flip-flops'
-synchronous set/reset (:class:`sfdf.hdl.counter.CounterSender`).
+wraps.
 
 Given next cycle's ``delta`` (a node's decided queue knows it: ``DecidedQueue``'s ``o_next``), what is left,
 ``budget - delta``, can be a register instead, computed a cycle ahead from the budget's next value
