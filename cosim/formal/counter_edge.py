@@ -270,7 +270,7 @@ class CounterEdgeHarness(Elaboratable):
         if budget is not None:
             # 000 Alg. 4 exactly: a computation without a token writes a dummy iff i - LastRecvIdx > [e], with
             # LastRecvIdx the last token's or dummy's index (0 at the start); the sender's budget is
-            # [e] - (prev - LastRecvIdx), never negative before EOS (so it needs no clamp)
+            # [e] - (prev - LastRecvIdx), never negative before EOS (its clamp at -1 acts only at EOS)
             last_recv, gap, since = Signal(w), Signal(w), Signal(w)
             m.d.comb += [gap.eq(comp.index - last_recv), since.eq(prev - last_recv)]
             with m.If(commit & ~comp.eos & (comp.emit | dummy)):
