@@ -222,9 +222,8 @@ class CounterReceiver(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         width = stamp_width(self.capacity)
-        # the tokens popped plus one, as the sender counts them (hdl.stamps): what a stamp is compared with
-        # after a pop (the pops themselves are never compared, so they are not kept)
-        pops1 = Signal(width, init=stamp_step_value(STAMP_SEED, width))
+        pops = Signal(width, init=STAMP_SEED)  # tokens popped, as the sender counts them (hdl.stamps)
+        pops1 = Signal(width, init=stamp_step_value(STAMP_SEED, width))  # one more, for next cycle's test
         ctrl, hb, head = self.i_ctrl.payload, self.i_heartbeat, self.o_head
         data_valid = self.i_data.valid
         # whether the head message is due (its stamp equals the pops) comes from two registers, by what
@@ -292,5 +291,5 @@ class CounterReceiver(wiring.Component):
         with m.Elif(current):
             m.d.comb += [head.valid.eq(1), self.o_heartbeat_clear.eq(self.i_consume)]
         with m.If(data_pop):
-            m.d.sync += pops1.eq(stamp_step(pops1))
+            m.d.sync += [pops.eq(pops1), pops1.eq(stamp_step(pops1))]
         return m

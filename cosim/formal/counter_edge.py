@@ -35,7 +35,7 @@ from amaranth.lib import wiring
 from sfdf.hdl.channels import ControlChannel, DataChannel
 from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.gap import delta_width
-from sfdf.hdl.stamps import stamp_sequence
+from sfdf.hdl.stamps import stamp_sequence, stamp_step
 from sfdf.hdl.tokens import counter_control_layout, counter_data_layout
 
 from .channel import attach_channel, driven_signals
@@ -100,7 +100,7 @@ class CounterEdgeHarness(Elaboratable):
         pushed, quiet = internal_registers(sent, snd, "pushed", "quiet")
         budget, dummy = internal_registers(sent, snd, "recv_budget", "dummy") if self.heartbeat is not None else (None, None)
         received = driven_signals(modules["receiver"])
-        pops1, due, ride = internal_registers(received, rcv, "pops1", "due", "ride")
+        pops, pops1, due, ride = internal_registers(received, rcv, "pops", "pops1", "due", "ride")
         # without heartbeat_in_head, due comes from two registers set by what the last cycle did; with it,
         # due is itself a register, computed a cycle ahead from the channels' next state
         renewed, known = (None, None) if self.heartbeat_in_head else internal_registers(received, rcv, "renewed", "known")
@@ -148,7 +148,7 @@ class CounterEdgeHarness(Elaboratable):
         hb = snd.o_heartbeat
         clevel, dlevel = cch.level, dch.level
         # the counts are LFSR states (hdl.stamps): the proof reads them as numbers of steps from the seed
-        width = len(pops1)
+        width = len(pops)
         period = (1 << width) - 1
 
         def steps(state):  # tokens counted to reach ``state`` (modulo the period; 0 for the unreachable 0)
@@ -159,14 +159,13 @@ class CounterEdgeHarness(Elaboratable):
                         m.d.comb += value.eq(n)
             return value
 
-        # the receiver keeps the tokens popped plus one (pops1), not the pops themselves
-        popped1 = steps(pops1)
+        popped = steps(pops)
 
         def ahead(state, extra=0):  # tokens counted in ``state`` (plus ``extra``) and not yet popped
             total, value = Signal(width + 1), Signal(width)
-            m.d.comb += [total.eq(steps(state) + extra + 1),
-                         value.eq(Mux(total >= period + popped1, total - period - popped1,
-                                      Mux(total >= popped1, total - popped1, total + period - popped1)))]
+            m.d.comb += [total.eq(steps(state) + extra),
+                         value.eq(Mux(total >= period + popped, total - period - popped,
+                                      Mux(total >= popped, total - popped, total + period - popped)))]
             return value
 
         # tokens pushed before each message (its own too when sent with one) and not yet popped
@@ -226,7 +225,8 @@ class CounterEdgeHarness(Elaboratable):
         def invariant(value, message):
             inv.append((value, message))
 
-        invariant((pops1 != 0) & (pushed != 0), "the counts are LFSR states, never 0")
+        invariant(pops1 == stamp_step(pops), "pops1 = pops + 1")
+        invariant((pops != 0) & (pushed != 0), "the counts are LFSR states, never 0")
         invariant(last <= prev, "the latest offer <= the last committed index")
         for p, token in enumerate(dent):
             held = p < dlevel

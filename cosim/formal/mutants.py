@@ -15,7 +15,6 @@ from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.credit import CreditReceiver, CreditSender
 from sfdf.hdl.inband import InbandReceiver, InbandSender
 from sfdf.hdl.join import SFDFJoin
-from sfdf.hdl.stamps import stamp_step
 
 from .channel import driven_signals
 
@@ -121,9 +120,7 @@ class EarlyTokenReceiver(CounterReceiver):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         ctrl = self.i_ctrl.payload
-        # the stamp equals the pops iff their successors are equal (an LFSR step is one-to-one)
-        pops1 = driven_signals(m)["pops1"]
-        m.d.comb += driven_signals(m)["due"].eq(self.i_ctrl.valid & (stamp_step(ctrl.stamp) == pops1)
+        m.d.comb += driven_signals(m)["due"].eq(self.i_ctrl.valid & (ctrl.stamp == driven_signals(m)["pops"])
                                                 & ~self.i_data.valid)
         return m
 
