@@ -26,6 +26,7 @@ from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
 from sfdf.cosim.formal.join import JoinHarness
 from sfdf.cosim.formal.sby import FormalError, prove
 from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.join import PICK_FIRST_CANDIDATES
 from sfdf.hdl.tokens import control_layout
 
@@ -49,6 +50,10 @@ def _cases():
         config = f"DataChannel width {width}, |q| = {capacity}, block-RAM storage"
         cases.append((f"channel-block-w{width}-c{capacity}", config, CHANNEL, 2, "PASS",
                       lambda w=width, c=capacity: ChannelHarness(DataChannel(w, c))))
+    for width, capacity in [(4, 8), (2, 16)]:  # iCE40's block RAM, its output register the head
+        config = f"DataChannel width {width}, |q| = {capacity}, iCE40 block-RAM storage (the RAM's register the head)"
+        cases.append((f"channel-blockhead-w{width}-c{capacity}", config, CHANNEL, 3, "PASS",
+                      lambda w=width, c=capacity: ChannelHarness(DataChannel(w, c), platform=FamilyOnly("ice40"))))
     cases.append(("control-channel-c9", "ControlChannel |q| = 2, |q'| = 9 (auto for m = 1), w = 4",
                   CHANNEL, 3, "PASS", lambda: ChannelHarness(ControlChannel(control_layout(2, 4, 1), 9))))
     credit = [
@@ -103,6 +108,9 @@ def _cases():
          lambda: ChannelHarness(mutants.CorruptWhenFullChannel(4, 4), strengthen=False)),
         ("broken-block-pop-blind", ("PopBlindBlockChannel |q| = 8, block-RAM storage (a register chooses without "
                                     "the pop)"), CHANNEL, 8, lambda: ChannelHarness(mutants.PopBlindBlockChannel(4, 8))),
+        ("broken-blockhead-pop-blind", ("PopBlindBlockHeadChannel |q| = 8, iCE40 block-RAM storage (the head "
+                                        "reads the next row only while empty)"), CHANNEL, 8,
+         lambda: ChannelHarness(mutants.PopBlindBlockHeadChannel(4, 8), platform=FamilyOnly("ice40"))),
         ("broken-uncounted-credit", "UncountedCreditSender |q| = 3, T = 1 (credits SCB, not SCB')", CREDIT, 8,
          lambda: CreditEdgeHarness(capacity=3, control_capacity=4, threshold=1, heartbeat=2,
                                    sender=mutants.UncountedCreditSender)),

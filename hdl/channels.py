@@ -5,7 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .dsp import platform_family
+from .dsp import pipelined, platform_family
 
 __all__ = ["ControlChannel", "DataChannel", "ahead_layout", "head_reloads_while_empty", "lutram_rows",
            "registered_read_memory"]
@@ -20,9 +20,11 @@ _LUTRAM_MAX_ROWS = 64
 _NO_LUTRAM_MAX_ROWS = 4
 
 
-def registered_read_memory(m, name, width, depth):
+def registered_read_memory(m, name, width, depth, enable=None):
     """A memory ``m.submodules[name]`` with a write port and a read whose data arrive one cycle after its
-    address: ``(w_port, r_port, r_data)``, ``r_data`` the register after ``r_port``'s combinational data.
+    address: ``(w_port, r_port, r_data)``, ``r_data`` the register after ``r_port``'s combinational data,
+    loaded in every cycle, or with ``enable`` (a value) only in the cycles it is set (the block RAM's
+    read enable: its output register then holds the last read).
 
     For a caller that never reads a row in the cycle it is written. What such a collision returns then
     does not matter, and the memory's ``no_rw_check`` attribute says so to Yosys, which applies it to a
@@ -33,7 +35,8 @@ def registered_read_memory(m, name, width, depth):
     m.submodules[name] = storage = Memory(shape=width, depth=depth, init=[], attrs={"no_rw_check": 1})
     r_port = storage.read_port(domain="comb")
     r_data = Signal(width, name=f"{name}_r_data", reset_less=True)
-    m.d.sync += r_data.eq(r_port.data)
+    with m.If(1 if enable is None else enable):
+        m.d.sync += r_data.eq(r_port.data)
     return storage.write_port(), r_port, r_data
 
 
@@ -225,8 +228,10 @@ class DataChannel(wiring.Component):
             m.d.comb += o_payload.eq(head)
         elif lutram:
             self._buffered_storage(m, width, i_payload, o_payload, do_write, do_read, valid, many)
-        else:
+        elif pipelined(platform):
             self._block_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
+        else:
+            self._block_head_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
         return m
 
     def _buffered_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid, many):
@@ -373,6 +378,53 @@ class DataChannel(wiring.Component):
         with m.If(pop | ~two):  # the second is free: after a lone head stays, the arrival, else the write
             m.d.sync += regs[1].eq(Mux(valid & ~two & ~pop, arriving, i_payload))
 
+
+    def _block_head_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid):
+        """Block RAM whose own output register is the head, beside one bypass register: the scheme where
+        the platform is not pipelined (:func:`sfdf.hdl.dsp.pipelined`, iCE40), which lacks logic cells, not
+        clock (docs/fpga.md, "Round of one-slot offers").
+
+        The rows hold the tokens behind the head: ``level - 1`` of them, or none. A read is issued, with
+        the RAM's read enable, in each cycle the head is free (popped, or empty) while a row holds a token,
+        so its data are the head in the next cycle; a write into a free head while no row holds one goes to
+        the bypass register ``byp`` instead, and ``from_byp`` (a register) says which of the two the head is.
+        Cycle for cycle the channel of :meth:`_block_storage` (``valid`` and ``level`` are the same
+        registers) without its two output registers and their 3-input multiplexers per bit: on iCE40 350
+        logic cells fewer on the variance network. The memory is rounded up to a power of two rows.
+        """
+        depth = 1 << (self._capacity - 1).bit_length()
+        free = do_read | ~valid  # the head takes a token this cycle if one comes
+        none = Signal(init=1)  # no row holds a token: a register, ``produce == consume``
+        read = free & ~none
+        # a read never meets a write to its row: it reads only rows written in earlier cycles
+        w_port, r_port, r_data = registered_read_memory(m, "storage", width, depth, enable=read)
+        produce = Signal(range(depth))
+        consume = Signal(range(depth))
+        from_byp = Signal()
+        byp = Signal(width, reset_less=True)
+        bypass = free & none & do_write
+        keep = do_write & ~bypass  # the write stays in the rows
+        following = Signal.like(consume)
+        m.d.comb += [
+            # as in _block_storage: the first free row is written whenever the channel has room; only
+            # ``keep`` moves ``produce``, and that row is not read before a later write
+            w_port.addr.eq(produce),
+            w_port.data.eq(i_payload),
+            w_port.en.eq(self.i_stream.ready),
+            r_port.addr.eq(consume),
+            o_payload.eq(Mux(from_byp, byp, r_data)),
+            following.eq(consume + 1),
+        ]
+        with m.If(read):
+            m.d.sync += [consume.eq(following), from_byp.eq(0)]
+        with m.Elif(bypass):
+            m.d.sync += [byp.eq(i_payload), from_byp.eq(1)]
+        with m.If(keep):
+            m.d.sync += produce.eq(produce + 1)
+        with m.If(keep & ~read):
+            m.d.sync += none.eq(0)
+        with m.Elif(read & ~keep):
+            m.d.sync += none.eq(produce == following)  # the read takes the last row
 
 class ControlChannel(DataChannel):
     """The control channel ``q'`` of an edge in credit mode (000 Fig. 2): credits, dummies, user

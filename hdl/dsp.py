@@ -37,12 +37,13 @@ def platform_family(platform) -> str:
 
 
 def pipelined(platform) -> bool:
-    """Whether to build the registers that only buy clock on ``platform``: the kernels' pipeline stages
-    and a node's offer registers (docs/hardware.md, "Registered offers", "Kernels and
-    widths"), and a board top's skid buffers and copy of each result beat (``sfdf.boards.core``). Not on
-    iCE40: a small part at tens of MHz lacks logic cells, not clock, and without them the variance
-    network needs 29% fewer (docs/fpga.md). Cycle for cycle the same tokens and messages
-    leave every channel either way; only the latency differs."""
+    """Whether to build the registers that only buy clock on ``platform``: the kernels' pipeline stages,
+    a node's two-slot offer registers (docs/hardware.md, "Registered offers", "Kernels and
+    widths"), a block-RAM channel's two output registers, and a board top's skid buffers and copy of each
+    result beat (``sfdf.boards.core``). Not on iCE40: a small part at tens of MHz lacks logic cells, not
+    clock, and without them the variance network needs 29% fewer (docs/fpga.md); there a join of two or
+    more inputs keeps a one-slot offer register (:func:`sfdf.hdl.offer.offer_slots`). Cycle for cycle
+    the same tokens and messages leave every channel either way; only the latency differs."""
     return not platform_family(platform).startswith("ice")
 
 

@@ -25,7 +25,7 @@ from .join import LOOKAHEAD_MAX, SFDFJoin
 from .kernels import kernel_latency, make_kernel
 from .links import LinksSignature, edge_link
 from .manifest import BeatKind
-from .offer import OfferRegister
+from .offer import SLOTS, OfferRegister, offer_slots
 from .tokens import CTRL_CREDIT
 
 __all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "heartbeat_in_head_edges", "word_layout"]
@@ -204,13 +204,14 @@ class SFDFNode(wiring.Component):
         """
         n = len(self.in_edges)
         width = max(e.width for e in self.in_edges)
-        # the offers are registers (where the platform is pipelined), and so is every
+        # the offers are registers (two slots where the platform is pipelined, one for a join of two or
+        # more inputs elsewhere, hdl.offer.offer_slots), and with two slots so is every
         # candidate for the next one (the spare slot, the receiver's channel heads and heartbeat), so the
         # join orders them a cycle ahead
         self._early_head = all(e.name in self.heartbeat_in_head for e in self.in_edges)
         table = INBAND_TABLE if self.mode == "inband" else EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
         # a one-input join keeps its offset a cycle ahead in in-band mode (hdl.join, ``_offset_ahead``)
-        lookahead = max(table) + 1 if self._offers and (n > 1 or self.mode == "inband") else 0
+        lookahead = max(table) + 1 if self._offers == SLOTS and (n > 1 or self.mode == "inband") else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead, table=table)
         if n > 1 and not join.lookahead:  # the join compares its heads in the decide cycle
@@ -242,7 +243,8 @@ class SFDFNode(wiring.Component):
         docs/hardware.md, "Registered offers"), between receiver ``rx`` and the join; the caller wires
         its release and the join's next candidates."""
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
-                                                          payload_width=self.pw, dummy=self.mode == "inband")
+                                                          payload_width=self.pw, dummy=self.mode == "inband",
+                                                          slots=self._offers)
         m.d.comb += [
             *_offer(offer.i_head, rx.o_head),
             rx.i_consume.eq(offer.o_take),
@@ -254,8 +256,8 @@ class SFDFNode(wiring.Component):
         return offer
 
     def _inband_offer(self, m, k, e, rx, link, join):
-        """In-band input ``k``'s offer to the join: its offer register's (where the platform is pipelined,
-        as in credit mode: the join orders the next heads a cycle ahead, :data:`INBAND_TABLE`), or the
+        """In-band input ``k``'s offer to the join: its offer register's (where the node has one, as in credit
+        mode; with two slots the join orders the next heads a cycle ahead, :data:`INBAND_TABLE`), or the
         receiver's straight, each token released as it is popped. Returns the join's head."""
         popped = link.token.valid & link.token.ready
         if not self._offers:
@@ -272,7 +274,7 @@ class SFDFNode(wiring.Component):
 
     def _credit_input(self, m, k, e, link, join):
         """Credit input ``k``: its receiver, and the register that holds its offer for the join
-        (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers"), or, unpipelined,
+        (:class:`sfdf.hdl.offer.OfferRegister`; docs/hardware.md, "Registered offers"), or, without one,
         the receiver's offer straight to the join, each token released as it is popped."""
         widths = {"capacity": e.capacity, "control_capacity": e.control_capacity, "index_width": self.iw,
                   "data_width": e.width, "payload_width": self.pw}
@@ -360,7 +362,7 @@ class SFDFNode(wiring.Component):
         inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
         computation to every output at once."""
         m = Module()
-        self._offers = pipelined(platform)
+        self._offers = offer_slots(len(self.in_edges), platform)
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
         # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)

@@ -10,6 +10,13 @@ join's consumption reaches only the offer register, and the receiver and its cha
 registered ``take``: the loop is cut in two (a skid buffer, as in high-clock AXI-Stream pipelines).
 The receiver is unchanged: to it the register is a join that consumes every offer at once.
 
+Where the platform is not pipelined (iCE40, short of logic cells), a node of two or more inputs has
+one slot per input (:func:`offer_slots`): the join reads its offer from a register, but the receiver's
+offer is taken in the cycle the join consumes the slot's (``take`` is the join's consumption, not a
+register). That cuts the receivers' offer logic (its counters, heads and heartbeat comparisons) out of
+the loop through the join, which then runs from the slot through the join to the receivers' pops,
+at half the cells of two slots and with no lookahead (docs/fpga.md, "Round of one-slot offers").
+
 Exactness: a token or user message in either slot has left its channel but still counts against the
 channel's capacity until the join consumes it (the channels' ``release = 2``), so ``q`` and ``q'`` hold
 exactly ``|q|`` and ``|q'|`` for the analysis. Every offer stays true while it waits: tokens and
@@ -22,13 +29,23 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from .dsp import pipelined
 from .tokens import head_layout
 
-__all__ = ["SLOTS", "OfferRegister", "release_layout"]
+__all__ = ["SLOTS", "OfferRegister", "offer_slots", "release_layout"]
 
 
 #: Offers an input holds at most: the channels' ``release``.
 SLOTS = 2
+
+
+def offer_slots(inputs: int, platform) -> int:
+    """Offers an offer register holds per input of a node of ``inputs`` inputs on ``platform`` (0: none, the
+    receivers offer to the join straight): :data:`SLOTS` where the platform is pipelined
+    (:func:`sfdf.hdl.dsp.pipelined`), else one for a join of two or more inputs (module docstring)."""
+    if pipelined(platform):
+        return SLOTS
+    return 1 if inputs > 1 else 0
 
 
 def release_layout() -> data.StructLayout:
@@ -45,6 +62,9 @@ class OfferRegister(wiring.Component):
     index_width, data_width, payload_width : int
     dummy : bool
         The heads carry the in-band ``dummy`` flag (:func:`sfdf.hdl.tokens.head_layout`).
+    slots : int
+        :data:`SLOTS`, or 1: no spare slot (``o_spare`` never valid), and ``o_take`` is whether the join's
+        slot is free after this cycle, from the join's consumption.
 
     Members
     -------
@@ -67,7 +87,10 @@ class OfferRegister(wiring.Component):
         valid, else by ``i_head`` (:class:`sfdf.hdl.join.SFDFJoin`'s ``lookahead`` orders the candidates).
     """
 
-    def __init__(self, *, index_width, data_width, payload_width, dummy=False):
+    def __init__(self, *, index_width, data_width, payload_width, dummy=False, slots=SLOTS):
+        if slots not in (1, SLOTS):
+            raise ValueError(f"An offer register holds 1 or {SLOTS} offers, not {slots}")
+        self.slots = slots
         self._layout = layout = head_layout(index_width, data_width, payload_width, dummy=dummy)
         super().__init__({
             "i_head": In(layout),
@@ -87,10 +110,15 @@ class OfferRegister(wiring.Component):
         consume = self.i_consume & self.o_head.valid
         free = ~self.o_head.valid | consume  # the join's slot is free after this cycle
         m.d.comb += [
-            self.o_take.eq(~spare.valid),
             self.o_release.data.eq(consume & held.data),
             self.o_release.ctrl.eq(consume & held.ctrl),
         ]
+        if self.slots == 1:  # the receiver's offer is taken whenever the join's slot is free
+            m.d.comb += self.o_take.eq(free)
+            with m.If(free):
+                m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
+            return m
+        m.d.comb += self.o_take.eq(~spare.valid)
         with m.If(free):
             with m.If(spare.valid):
                 m.d.sync += [self.o_head.eq(spare), held.eq(spare_held), spare.valid.eq(0)]

@@ -3,8 +3,9 @@
 Each figure is the hardware's own, from the modules that build it:
 
 * a token pushed at cycle ``t`` is offered by its channel at ``t + 1`` (:class:`~sfdf.hdl.channels.DataChannel`:
-  ``valid`` is a register) and, where the platform is pipelined, held by the receiving node's offer
-  register (:class:`~sfdf.hdl.offer.OfferRegister`) for the decide stage at ``t + 2``;
+  ``valid`` is a register) and, where the receiving node has an offer register
+  (:class:`~sfdf.hdl.offer.OfferRegister`, :func:`~sfdf.hdl.offer.offer_slots`: every node where the
+  platform is pipelined, a join of two or more inputs elsewhere), held there for the decide stage at ``t + 2``;
 * the room a consumption frees is seen by the writer a cycle later (``ready`` is a register; a token an
   offer register holds counts until the join releases it);
 * a decided computation waits a cycle in the decided queue, plus its kernel's latency
@@ -18,6 +19,7 @@ from sfdf.gen.analysis.throughput import StageTiming
 from .dsp import pipelined
 from .kernels import kernel_latency
 from .node import DECIDED
+from .offer import offer_slots
 
 __all__ = ["stage_timing"]
 
@@ -33,5 +35,7 @@ def stage_timing(network, platform=None) -> StageTiming:
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
     deep = pipelined(platform)
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
+    offer = {} if deep else {n.name: OFFER_CYCLES for n in network.nodes
+                             if offer_slots(len(network.in_edges(n.name)), platform)}
     return StageTiming(hop=CHANNEL_CYCLES + (OFFER_CYCLES if deep else 0), release=RELEASE_CYCLES, decided=DECIDED,
-                       latency={n.name: latency[n.kernel] for n in network.nodes})
+                       latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer)

@@ -19,6 +19,7 @@ from sfdf.cosim.formal.join import JoinHarness
 from sfdf.cosim.formal.sby import prove
 from sfdf.cosim.formal.trace import read_trace
 from sfdf.hdl.channels import ControlChannel, DataChannel
+from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.node import INBAND_TABLE, NEXT_TABLE
 from sfdf.hdl.tokens import control_layout
 
@@ -74,6 +75,16 @@ def test_block_ram_channel_blind_to_the_pop_fails(build):
     with block_storage():
         _fails(ChannelHarness(mutants.PopBlindBlockChannel(2, 5)), build, "block5_blind", depth=8,
                violated="token 1 equals the model's")
+
+
+def test_block_ram_head_channel_is_an_exact_fifo(build):
+    """iCE40's block-RAM channel: the RAM's output register is the head, beside a bypass register."""
+    _passes(ChannelHarness(DataChannel(2, 6), platform=FamilyOnly("ice40")), build, "blockhead6", depth=3)
+
+
+def test_block_ram_head_channel_blind_to_the_pop_fails(build):
+    _fails(ChannelHarness(mutants.PopBlindBlockHeadChannel(2, 6), platform=FamilyOnly("ice40")), build,
+           "blockhead6_blind", depth=8, violated="FIFO order")
 
 
 def test_control_channel_is_an_exact_fifo(build):

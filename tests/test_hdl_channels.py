@@ -11,10 +11,12 @@ import random
 
 import pytest
 from amaranth import unsigned
+from amaranth.hdl import Fragment
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from sfdf.hdl.channels import _LUTRAM_MAX_ROWS, ControlChannel, DataChannel
+from sfdf.hdl.channels import _LUTRAM_MAX_ROWS, _NO_LUTRAM_MAX_ROWS, ControlChannel, DataChannel
+from sfdf.hdl.dsp import FamilyOnly
 
 CAPACITIES = [1, 2, 3, 5, 16, 100]
 
@@ -74,10 +76,11 @@ def _monitor(dut, levels):
     return testbench
 
 
-def _run(dut, tokens, offer_at, ready_at):
-    """Simulate one writer and one reader; return (accepted, received, levels)."""
+def _run(dut, tokens, offer_at, ready_at, family=None):
+    """Simulate one writer and one reader, ``dut`` elaborated for ``family`` (None: generic Verilog);
+    return (accepted, received, levels)."""
     accepted, received, levels = [], [], []
-    sim = Simulator(dut)
+    sim = Simulator(Fragment.get(dut, FamilyOnly(family)) if family else dut)
     sim.add_clock(1e-6)
     sim.add_testbench(_writer(dut, tokens, offer_at, accepted))
     sim.add_testbench(_reader(dut, len(tokens), ready_at, received))
@@ -94,7 +97,7 @@ def _values(log):
     return [value for _, value in log]
 
 
-def check_capacity(capacity, cls=DataChannel, shape=16):
+def check_capacity(capacity, cls=DataChannel, shape=16, family=None):
     """Back-to-back writes fill exactly ``capacity`` slots; one read frees exactly one."""
     dut = cls(shape, capacity)
     read_cycle = capacity + 3  # the writer has been blocked for 3 cycles by then
@@ -102,7 +105,7 @@ def check_capacity(capacity, cls=DataChannel, shape=16):
     tokens = [(k * 7919 + 1) % (1 << shape) for k in range(capacity + 1)]
     accepted, received, levels = _run(
         dut, tokens, offer_at=lambda cycle: True,
-        ready_at=lambda cycle: cycle == read_cycle or cycle >= drain_from)
+        ready_at=lambda cycle: cycle == read_cycle or cycle >= drain_from, family=family)
     assert _cycles(accepted) == list(range(capacity)) + [read_cycle + 1]  # ready is registered
     assert levels[capacity:read_cycle + 1] == [capacity] * (read_cycle + 1 - capacity)
     assert levels[read_cycle + 1] == capacity - 1
@@ -111,20 +114,21 @@ def check_capacity(capacity, cls=DataChannel, shape=16):
     assert _values(received) == tokens
 
 
-def check_streaming_from_empty(capacity, count=None):
+def check_streaming_from_empty(capacity, count=None, family=None):
     """Always valid, always ready: a token in and a token out every cycle (every other cycle at capacity 1,
     whose registered ready waits for the read), latency one cycle."""
     count = count or 3 * capacity + 20
     dut = DataChannel(16, capacity)
     tokens = list(range(100, 100 + count))
-    accepted, received, _ = _run(dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: True)
+    accepted, received, _ = _run(dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: True,
+                                 family=family)
     step = 2 if capacity == 1 else 1
     assert _cycles(accepted) == list(range(0, step * count, step))
     assert _cycles(received) == list(range(1, step * count + 1, step))
     assert _values(received) == tokens
 
 
-def check_streaming_when_full(capacity, stall=None):
+def check_streaming_when_full(capacity, stall=None, family=None):
     """Fill, then read every cycle: ready is registered (``level < capacity``), so the full channel takes
     a write in the cycle after the first read, then one per cycle; at capacity 1 every other cycle."""
     stall = stall or capacity + 2
@@ -132,7 +136,7 @@ def check_streaming_when_full(capacity, stall=None):
     dut = DataChannel(16, capacity)
     tokens = list(range(count))
     accepted, received, levels = _run(
-        dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: cycle >= stall)
+        dut, tokens, offer_at=lambda cycle: True, ready_at=lambda cycle: cycle >= stall, family=family)
     if capacity == 1:
         assert _cycles(accepted) == [0] + [stall + 1 + 2 * k for k in range(count - 1)]
         assert _cycles(received) == [stall + 2 * k for k in range(count)]
@@ -144,14 +148,14 @@ def check_streaming_when_full(capacity, stall=None):
     assert _values(received) == tokens
 
 
-def check_random(capacity, offer_rate, ready_rate, seed, cls=DataChannel, count=200):
+def check_random(capacity, offer_rate, ready_rate, seed, cls=DataChannel, count=200, family=None):
     """Random valid and ready: every token delivered once, in order."""
     dut = cls(16, capacity)
     offers, readies = random.Random(seed), random.Random(seed + 1)
     tokens = [random.Random(seed + 2).getrandbits(16) for _ in range(count)]
     accepted, received, levels = _run(
         dut, tokens, offer_at=lambda cycle: offers.random() < offer_rate,
-        ready_at=lambda cycle: readies.random() < ready_rate)
+        ready_at=lambda cycle: readies.random() < ready_rate, family=family)
     assert _values(accepted) == tokens
     assert _values(received) == tokens
     assert max(levels) <= capacity
@@ -200,6 +204,27 @@ def test_block_storage_random(capacity, offer_rate, ready_rate):
     head valid exactly while tokens are held (the monitor's checks)."""
     check_random(capacity, offer_rate, ready_rate, seed=capacity * 1000 + int(100 * offer_rate + ready_rate),
                  count=400)
+
+
+#: iCE40's block-RAM channels (beyond its few rows of registers): the RAM's output register is the head
+ICE40_BLOCK = [_NO_LUTRAM_MAX_ROWS + 2, 16, 33]
+
+
+@pytest.mark.parametrize("capacity", ICE40_BLOCK)
+@pytest.mark.parametrize(("offer_rate", "ready_rate"), RATES)
+def test_block_head_storage_random(capacity, offer_rate, ready_rate):
+    """iCE40's block-RAM channel, its head the RAM's output register beside a bypass register, under every
+    mix of rates: order, exact level, the head valid exactly while tokens are held."""
+    check_random(capacity, offer_rate, ready_rate, seed=capacity * 1000 + int(100 * offer_rate + ready_rate),
+                 count=400, family="ice40")
+
+
+@pytest.mark.parametrize("capacity", ICE40_BLOCK)
+def test_block_head_storage_cycles(capacity):
+    """The same cycles as every other channel: exact capacity, a token per cycle from empty and when full."""
+    check_capacity(capacity, family="ice40")
+    check_streaming_from_empty(capacity, family="ice40")
+    check_streaming_when_full(capacity, family="ice40")
 
 
 def test_capacity_exact_at_register_boundary():

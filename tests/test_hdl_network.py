@@ -282,7 +282,7 @@ def test_heartbeat_in_head_edges(examples):
 
     network = resolve(load_spec(examples / "variance.toml"))
     assert heartbeat_in_head_edges(network, None) == {"vx", "wx"}  # x's inputs; v and w have one each
-    assert heartbeat_in_head_edges(network, SimpleNamespace(family="ice40")) == set()  # no offer registers
+    assert heartbeat_in_head_edges(network, SimpleNamespace(family="ice40")) == set()  # no two-slot offer registers
     assert heartbeat_in_head_edges(replace(network, live_credit=False), None) == set()
     assert heartbeat_in_head_edges(replace(network, mode="inband"), None) == set()
     narrow = network.with_edges(replace(e, capacity=1) if e.name == "wx" else e for e in network.edges)

@@ -1,12 +1,13 @@
 # amaranth: UnusedElaboratable=no
-"""The two-slot offer register between a credit receiver and the join (hdl/offer.py)."""
+"""The offer register between a receiver and the join (hdl/offer.py): two slots, and iCE40's one."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from sfdf.hdl.offer import SLOTS, OfferRegister
+from sfdf.hdl.dsp import FamilyOnly
+from sfdf.hdl.offer import SLOTS, OfferRegister, offer_slots
 
 
 def _head(index, *, valid=1, is_data=1):
@@ -55,13 +56,48 @@ def test_offer_register_takes_holds_and_releases():
     _run(dut, bench)
 
 
+def test_one_slot_takes_in_the_cycle_the_join_consumes():
+    """One slot: the receiver's offer is taken whenever the join's slot is free after this cycle (empty, or
+    consumed now: ``take`` follows the consumption), and the spare slot never holds one."""
+    dut = OfferRegister(index_width=8, data_width=8, payload_width=4, slots=1)
+
+    async def bench(ctx):
+        assert ctx.get(dut.o_take), "an empty register takes the receiver's offer"
+        ctx.set(dut.i_head, _head(5))
+        ctx.set(dut.i_popped, {"data": 1, "ctrl": 0})
+        await ctx.tick()
+        ctx.set(dut.i_head, _head(9))
+        assert ctx.get(dut.o_head.index) == 5 and not ctx.get(dut.o_spare.valid)
+        assert not ctx.get(dut.o_take), "the slot is full and the join waits: the receiver waits"
+        await ctx.tick()
+        assert ctx.get(dut.o_head.index) == 5
+        ctx.set(dut.i_consume, 1)
+        assert ctx.get(dut.o_take), "the join consumes: the next offer is taken in the same cycle"
+        assert ctx.get(dut.o_release.data)
+        await ctx.tick()
+        assert ctx.get(dut.o_head.index) == 9 and not ctx.get(dut.o_spare.valid)
+
+    _run(dut, bench)
+
+
+def test_offer_slots_by_platform():
+    """Two slots on a pipelined platform (generic Verilog, ECP5); on iCE40 one for a join of two or more
+    inputs, none for one input."""
+    assert [offer_slots(n, None) for n in (1, 2, 3)] == [SLOTS] * 3
+    assert [offer_slots(n, FamilyOnly("ecp5")) for n in (1, 2)] == [SLOTS] * 2
+    assert [offer_slots(n, FamilyOnly("ice40")) for n in (1, 2, 3)] == [0, 1, 1]
+    with pytest.raises(ValueError, match="1 or 2 offers, not 3"):
+        OfferRegister(index_width=8, data_width=8, payload_width=4, slots=3)
+
+
+@pytest.mark.parametrize("slots", [SLOTS, 1])
 @pytest.mark.parametrize("seed", range(3))
-def test_offers_reach_the_join_in_order_one_per_cycle(seed):
+def test_offers_reach_the_join_in_order_one_per_cycle(seed, slots):
     """Random offers and a random join: every offer taken reaches the join once, in order, each release
-    is the one its offer popped, at most ``SLOTS`` wait, and with a join that always consumes an offer
+    is the one its offer popped, at most ``slots`` wait, and with a join that always consumes an offer
     taken on one cycle is at the join on the next (one per cycle)."""
     rng = random.Random(seed)
-    dut = OfferRegister(index_width=8, data_width=8, payload_width=4)
+    dut = OfferRegister(index_width=8, data_width=8, payload_width=4, slots=slots)
     taken, seen = [], []
 
     async def bench(ctx):
@@ -85,8 +121,8 @@ def test_offers_reach_the_join_in_order_one_per_cycle(seed):
                 taken.append(index)
                 offered_last = True
                 index += 1
-            assert len(taken) - len(seen) <= SLOTS
+            assert len(taken) - len(seen) <= slots
             await ctx.tick()
 
     _run(dut, bench)
-    assert seen == taken[:len(seen)] and len(taken) - len(seen) <= SLOTS and len(seen) > 200
+    assert seen == taken[:len(seen)] and len(taken) - len(seen) <= slots and len(seen) > 200

@@ -98,9 +98,10 @@ def test_stage_timing_is_the_hardware_s():
                         Edge("wx", "w", "x", 4)))
     deep = stage_timing(variance)
     assert (deep.hop, deep.release, deep.decided) == (2, 1, 2)
-    assert dict(deep.latency) == {"u": 0, "v": 1, "w": 2, "x": 1}
+    assert dict(deep.latency) == {"u": 0, "v": 1, "w": 2, "x": 1} and not deep.offer
     small = stage_timing(variance, FamilyOnly("ice40"))
     assert small.hop == 1 and set(small.latency.values()) == {0}
+    assert dict(small.offer) == {"x": 1}  # the join of two inputs has a one-slot offer register
     assert stage_timing(variance, FamilyOnly("ecp5")) == deep
 
 

@@ -125,6 +125,19 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
         return [names[name] for name in wanted]
 
     invariants = []
+    if "from_byp" in names:  # block RAM whose output register is the head, beside a bypass register
+        none, produce, consume = need("none", "produce", "consume")
+        depth = storage.depth
+        stored = Signal(range(depth))  # the rows' tokens, behind the head
+        m.d.comb += stored.eq(produce - consume)
+        rows = _row_values(m, storage, depth)
+        entries = [o_payload] + [rows[(consume + k - 1)[:len(consume)]] for k in range(1, capacity)]
+        held = Mux(level == 0, 0, level - 1)
+        invariants += [
+            (stored == held[:len(stored)], "the pointers span level - 1 rows"),
+            (none == (stored == 0), "none == (stored == 0)"),
+        ]
+        return ChannelView("block head", entries, invariants)
     if "none" in names:  # block RAM behind two output registers
         none, pending, two, out0, out1, produce, consume, rdata = need(
             "none", "pending", "two", "out0", "out1", "produce", "consume", "storage_r_data")
@@ -209,17 +222,20 @@ class ChannelHarness(Elaboratable):
         Unelaborated; the harness elaborates it itself to reach its registers.
     strengthen : bool
         Add the internal invariants of :func:`channel_view` (without them the proof is not inductive).
+    platform : optional
+        What ``dut`` is elaborated for (e.g. ``sfdf.hdl.dsp.FamilyOnly("ice40")``, whose block-RAM
+        channels keep their head in the RAM's output register); default the proof's own.
     """
 
-    def __init__(self, dut, *, strengthen=True):
-        self.dut, self.strengthen = dut, strengthen
+    def __init__(self, dut, *, strengthen=True, platform=None):
+        self.dut, self.strengthen, self.platform = dut, strengthen, platform
         dut._MustUse__silence = True  # elaborated by hand in elaborate(), never through Fragment.get
         self.model = ModelFifo(dut.payload_shape, dut.capacity)
 
     def elaborate(self, platform):
         m = Module()
         dut, model = self.dut, self.model
-        dut_module = dut.elaborate(platform)
+        dut_module = dut.elaborate(self.platform if self.platform is not None else platform)
         m.submodules.dut = dut_module
         m.submodules.model = model
         width = Shape.cast(dut.payload_shape).width

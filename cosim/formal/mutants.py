@@ -29,6 +29,7 @@ __all__ = [
     "LateOrderJoin",
     "PeekingInbandReceiver",
     "PopBlindBlockChannel",
+    "PopBlindBlockHeadChannel",
     "RiderDueReceiver",
     "StickyHeartbeatSender",
     "UncommittedHeartbeatHeadSender",
@@ -211,6 +212,19 @@ class PopBlindBlockChannel(DataChannel):
         arriving = Mux(names["pending"], names["storage_r_data"], Value.cast(self.i_stream.payload))
         with m.If(self.o_stream.ready | ~two):
             m.d.sync += names["out1"].eq(Mux(valid & ~two, arriving, Value.cast(self.i_stream.payload)))
+        return m
+
+
+class PopBlindBlockHeadChannel(DataChannel):
+    """An iCE40 block-RAM channel (prove it elaborated for ``FamilyOnly("ice40")``) whose head, the RAM's
+    output register, takes the next row only while it is empty, blind to the pop: a head read while rows
+    hold tokens stays, so that token is offered twice."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        names = driven_signals(m)
+        with m.If(self.o_stream.valid & self.o_stream.ready & ~names["none"]):
+            m.d.sync += names["storage_r_data"].eq(names["storage_r_data"])
         return m
 
 

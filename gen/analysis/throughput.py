@@ -11,7 +11,7 @@ every input, steps the kernel) and its emit stage ``W`` (pushes one token on eve
 buffer is a pair of places, one holding what is in it and one holding its room:
 
 * edge ``u -> v``: ``W_u -> C_v`` (no token; ``hop`` cycles: the channel's register, and where nodes
-  register their offers, the offer register) and ``C_v -> W_u`` (``|q|`` tokens, the room; ``release``
+  register their offers, the offer register; plus ``offer`` cycles where only some nodes do) and ``C_v -> W_u`` (``|q|`` tokens, the room; ``release``
   cycles from the decide stage's release to the sender seeing the room: 000's data channel counts a
   token until the join takes it);
 * node ``v``: ``C_v -> W_v`` (no token; ``1 + L_v`` cycles, the decided stage and the kernel's latency)
@@ -62,12 +62,16 @@ class StageTiming:
         Computations the decided queue holds between a node's two stages, before the kernel's latency.
     latency : Mapping[str, int]
         The kernel's latency per node (0 where absent).
+    offer : Mapping[str, int]
+        Cycles an offer register adds to the hop of a node's inputs beyond ``hop``, per node (0 where
+        absent): where the platform gives offer registers to some nodes only.
     """
 
     hop: int
     release: int
     decided: int
     latency: Mapping[str, int] = field(default_factory=dict)
+    offer: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,7 @@ def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | No
         ]
     for e in network.edges:
         places += [
-            Place(f"W:{e.src}", f"C:{e.dst}", 0, timing.hop, f"{e.name} tokens"),
+            Place(f"W:{e.src}", f"C:{e.dst}", 0, timing.hop + timing.offer.get(e.dst, 0), f"{e.name} tokens"),
             Place(f"C:{e.dst}", f"W:{e.src}", capacities.get(e.name, e.capacity), timing.release, f"{e.name} room",
                   e.name),
         ]
