@@ -109,16 +109,16 @@ class OfferRegister(wiring.Component):
         spare_held = Signal(release_layout())
         consume = self.i_consume & self.o_head.valid
         free = ~self.o_head.valid | consume  # the join's slot is free after this cycle
+        # one slot: the receiver's offer is taken whenever the join's slot is free; two: while the spare is
         m.d.comb += [
+            self.o_take.eq(free if self.slots == 1 else ~spare.valid),
             self.o_release.data.eq(consume & held.data),
             self.o_release.ctrl.eq(consume & held.ctrl),
         ]
-        if self.slots == 1:  # the receiver's offer is taken whenever the join's slot is free
-            m.d.comb += self.o_take.eq(free)
+        if self.slots == 1:
             with m.If(free):
                 m.d.sync += [self.o_head.eq(self.i_head), held.eq(self.i_popped)]
             return m
-        m.d.comb += self.o_take.eq(~spare.valid)
         with m.If(free):
             with m.If(spare.valid):
                 m.d.sync += [self.o_head.eq(spare), held.eq(spare_held), spare.valid.eq(0)]
