@@ -378,7 +378,6 @@ class DataChannel(wiring.Component):
         with m.If(pop | ~two):  # the second is free: after a lone head stays, the arrival, else the write
             m.d.sync += regs[1].eq(Mux(valid & ~two & ~pop, arriving, i_payload))
 
-
     def _block_head_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid):
         """Block RAM whose own output register is the head, beside one bypass register: the scheme where
         the platform is not pipelined (:func:`sfdf.hdl.dsp.pipelined`, iCE40), which lacks logic cells, not
@@ -425,6 +424,7 @@ class DataChannel(wiring.Component):
             m.d.sync += none.eq(0)
         with m.Elif(read & ~keep):
             m.d.sync += none.eq(produce == following)  # the read takes the last row
+
 
 class ControlChannel(DataChannel):
     """The control channel ``q'`` of an edge in credit mode (000 Fig. 2): credits, dummies, user

@@ -14,8 +14,9 @@ Where the platform is not pipelined (iCE40, short of logic cells), a node of two
 one slot per input (:func:`offer_slots`): the join reads its offer from a register, but the receiver's
 offer is taken in the cycle the join consumes the slot's (``take`` is the join's consumption, not a
 register). That cuts the receivers' offer logic (its counters, heads and heartbeat comparisons) out of
-the loop through the join, which then runs from the slot through the join to the receivers' pops,
-at half the cells of two slots and with no lookahead (docs/fpga.md, "Round of one-slot offers").
+the loop through the join, which then runs from the slot through the join to the receivers' pops. It
+costs a register of the head's width per input, with no spare slot, multiplexer or lookahead
+(docs/fpga.md, "Round of one-slot offers").
 
 Exactness: a token or user message in either slot has left its channel but still counts against the
 channel's capacity until the join consumes it (the channels' ``release = 2``), so ``q`` and ``q'`` hold

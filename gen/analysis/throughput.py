@@ -11,9 +11,9 @@ every input, steps the kernel) and its emit stage ``W`` (pushes one token on eve
 buffer is a pair of places, one holding what is in it and one holding its room:
 
 * edge ``u -> v``: ``W_u -> C_v`` (no token; ``hop`` cycles: the channel's register, and where nodes
-  register their offers, the offer register; plus ``offer`` cycles where only some nodes do) and ``C_v -> W_u`` (``|q|`` tokens, the room; ``release``
-  cycles from the decide stage's release to the sender seeing the room: 000's data channel counts a
-  token until the join takes it);
+  register their offers, the offer register; ``offer`` cycles more where only some nodes do) and
+  ``C_v -> W_u`` (``|q|`` tokens, the room; ``release`` cycles from the decide stage's release to the
+  sender seeing the room: 000's data channel counts a token until the join takes it);
 * node ``v``: ``C_v -> W_v`` (no token; ``1 + L_v`` cycles, the decided stage and the kernel's latency)
   and ``W_v -> C_v`` (``decided + L_v`` tokens, the decided queue's slots; ``release`` cycles), and
   ``C_v -> C_v`` (one token, ``ii`` cycles: one computation per initiation interval).
