@@ -261,13 +261,16 @@ def test_x18_block_ram_board_self_check(tmp_path, build_dir):
 
 
 def test_icebreaker_board_self_check(tmp_path, build_dir):
-    """The iCEBreaker's core (hdl.dsp.pipelined: unpipelined nodes; no skid buffers; the serializer reading
-    each beat where the sink holds it) answers 8 frames exactly, at 6 cycles per UART bit."""
+    """The iCEBreaker's core (hdl.dsp.pipelined: unpipelined nodes, one-slot offer registers on joins alone,
+    block-RAM channels whose head is the RAM's register; no skid buffers; the serializer reading each beat
+    where the sink holds it) answers 8 frames exactly, at 6 cycles per UART bit."""
     out = tmp_path / "variance"
     subprocess.run([*SFDF, "build", str(ROOT / "examples" / "variance.toml"), "--board", "icebreaker", "--no-build",
                     "--baud", "2000000", "-o", str(out)], check=True, capture_output=True)
     core = (out / "variance.board.v").read_text()
-    assert "offer0" not in core and "status_packet" in core  # the iCE40 elaboration
+    # the iCE40 elaboration: x (two inputs) has offer registers, v (one) none; block-RAM heads
+    assert "node_x.offer0" in core and "node_v.offer0" not in core and "from_byp" in core
+    assert "status_packet" in core
     run = subprocess.run([*SFDF, "board-sim", str(out), "--frames", "8", "--build-dir", str(build_dir)],
                          check=False, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
