@@ -5,8 +5,7 @@ Designs: a 5-node FIFO chain (4 edges of 32 x 16 bits), plain and credit mode; t
 000 Fig. 1, plain, credit and in-band (Non-Propagation), with the example's 32-bit indices and with 16
 (``variance16``: exact for frames below 65,536 pixels); a 20-node random DAG (30 edges, capacities
 4-32, 32-bit data), plain and credit. Each is built with nextpnr constrained above what it reaches
-(the board's ``fmax_probe_hz``, or :data:`PROBE_MHZ`'s clock a little above it for a design whose
-placement a far probe congests) so the reported Fmax is the design's, one build at a time: Yosys once,
+(the board's ``fmax_probe_hz``) so the reported Fmax is the design's, one build at a time: Yosys once,
 then nextpnr with three placement seeds (``--seeds``): each row is the median seed's build, ``fmax_seeds``
 lists every seed's Fmax. Each design is elaborated in a fresh interpreter, so its row does not depend on
 the designs built before it.
@@ -76,11 +75,10 @@ TARGET_MHZ, MUST_MHZ, TARGET_RATIO, MUST_RATIO = 150.0, 120.0, 0.90, 0.85
 TARGET_PLAIN_MHZ, TARGET_CHAIN_MHZ, MUST_CHAIN_MHZ, TARGET_ICE40_MHZ = 150.0, 180.0, 150.0, 24.0
 TARGET_LUTS_PER_EDGE, MUST_LUTS_PER_EDGE, TARGET_INBAND_LUTS_PER_EDGE = 60, 80, 30
 
-#: (design, board) -> the clock nextpnr is constrained to instead of the board's ``fmax_probe_hz``, a little
-#: above what the design reaches: at random20-credit's 70 MHz a 250 MHz constraint makes nextpnr's router
-#: spend 27 min of a 32-min build ripping up a congested placement (seed 2, 68.39 MHz), where 70 MHz
-#: takes 4.3 of 10.8 min (68.92 MHz) (docs/fpga.md, "Round of one-slot offers").
-PROBE_MHZ = {("random20-credit", "ulx3s-85f"): 75.0}
+#: (design, board) -> nextpnr's router where it is not nextpnr's default (router1): on random20-credit's
+#: congested placements router1 takes 20-30 min per seed, router2 about 2 (docs/fpga.md, "Round of
+#: one-slot offers"), at a slower clock.
+ROUTER = {("random20-credit", "ulx3s-85f"): "router2"}
 
 log = logging.getLogger("bench.fpga")
 
@@ -133,14 +131,13 @@ def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
     board = BOARDS[board_name]
     network = resolved(make)
     top = PlainNetworkTop(network) if control == "plain" else None
-    probe_mhz = PROBE_MHZ.get((name, board_name))
-    clock_hz = probe_mhz * 1e6 if probe_mhz else board.fmax_probe_hz
     start = time.monotonic()
     runs = []
     for seed in seeds:
         try:  # Yosys once, nextpnr per seed
             result = place_again(runs[0], board, seed) if runs else \
-                build(network, board, BUILD / f"{name}-{board_name}", clock_hz=clock_hz, top=top, seed=seed)
+                build(network, board, BUILD / f"{name}-{board_name}", clock_hz=board.fmax_probe_hz, top=top,
+                      seed=seed, router=ROUTER.get((name, board_name)))
         except BuildFailed as failure:  # a tool's own failure: recorded, and the other builds go on
             result = {"board": board_name, "device": board.device, "fits": False, "failed": True,
                       "fmax_mhz": 0.0, "luts": 0, "ffs": 0, "brams": 0, "error": str(failure)}
@@ -399,8 +396,8 @@ def targets(results: list[dict], control: list[dict]) -> list[str]:
     big = by.get(("random20-credit", "ulx3s-85f"))
     if big:
         seconds = big["wall_s"] / max(1, len(big.get("fmax_seeds", {1: 0})))
-        lines.append(f"- random20-credit on ECP5: {seconds / 60:.1f} min per build, nextpnr constrained at "
-                     f"{big.get('constraint_mhz', 0):.0f} MHz (<= 15): "
+        lines.append(f"- random20-credit on ECP5: {seconds / 60:.1f} min per build, nextpnr's "
+                     f"{ROUTER.get(('random20-credit', 'ulx3s-85f'), 'router1')} (<= 15): "
                      f"{'met' if seconds <= 900 and big.get('fits', True) else 'MISSED'}")
     for c in control:
         target, must = (TARGET_LUTS_PER_EDGE, MUST_LUTS_PER_EDGE) if DESIGNS[c["design"]][1] == "credit" \

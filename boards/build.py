@@ -253,7 +253,8 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
 
 def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float | None = None,
           baud: int = DEFAULT_BAUD, buffer_words: int | None = None, do_build: bool = True,
-          program: bool = False, top=None, seed: int = 1, report: str | os.PathLike | None = None) -> dict:
+          program: bool = False, top=None, seed: int = 1, report: str | os.PathLike | None = None,
+          router: str | None = None) -> dict:
     """Build the resolved, checked ``network`` for ``board`` (module docstring).
 
     Parameters
@@ -276,6 +277,10 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
         :class:`sfdf.hdl.top.NetworkTop` of ``network``.
     seed : int
         nextpnr's placer seed.
+    router : {"router1", "router2"}, optional
+        nextpnr's router (default nextpnr's own, router1): router2 routes a large, congested network in
+        minutes where router1 may take half an hour, at a slower clock (docs/fpga.md, "Round of one-slot
+        offers").
     report : path, optional
         Also copy nextpnr's JSON report there.
 
@@ -319,7 +324,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     build_dir = out / board.name
     platform = board.platform()
     nextpnr = ["--report", f"{TOP}.report.json", "--detailed-timing-report", "--timing-allow-fail",
-               "--seed", str(seed)]
+               "--seed", str(seed), *(["--router", router] if router else [])]
     env = toolchain_env(board) if do_build else {**os.environ, **{k: v for k, v in PROGRAMMERS.items()
                                                                   if k not in os.environ}}
     saved = {k: os.environ.get(k) for k in PROGRAMMERS}

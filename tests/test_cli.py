@@ -331,6 +331,17 @@ def test_build_without_tools_writes_the_files(capsys, examples, tmp_path):
     assert "name: sfdf:networks:variance:" in (tmp_path / "variance.core").read_text()
     assert json.loads((tmp_path / "variance.board.json").read_text())["buffer_words"] == 256
     assert (result["throughput"]["exact"], result["throughput"]["full_rate_sizing"]) == ("1", {})
+    assert "--router" not in (tmp_path / "icebreaker" / "build_top.sh").read_text()  # nextpnr's default
+
+
+@pytest.mark.board
+def test_build_router_goes_to_nextpnr(capsys, examples, tmp_path):
+    status, out, _ = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f", "--no-build",
+                         "--router", "router2", "-o", tmp_path)
+    assert status == 0, out
+    (line,) = [line for line in (tmp_path / "ulx3s-85f" / "build_top.sh").read_text().splitlines()
+               if line.startswith('"$NEXTPNR_')]
+    assert "--router router2" in line
 
 
 @pytest.mark.board
@@ -341,6 +352,7 @@ def test_build_without_tools_writes_the_files(capsys, examples, tmp_path):
     (["--board", "icebreaker", "--clock", "12", "--baud", "4000000"],
      "--baud: UART at 4000000 baud needs a clock of at least 16 MHz (4 cycles per bit), not 12 MHz"),
     (["--board", "ulx3s-85f", "--buffer-words", "1000"], "--buffer-words: 1000 is not a power of two >= 2"),
+    (["--board", "ulx3s-85f", "--router", "router3"], "--router"),
 ])
 def test_build_user_mistakes_are_one_line(capsys, examples, argv, message):
     status, _, err = run(capsys, "build", examples / "variance.toml", *argv, "--no-build")

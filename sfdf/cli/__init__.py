@@ -25,6 +25,7 @@ __all__ = ["main", "read_frames"]
 
 _ALGORITHMS = ("naive", "propagation", "nonpropagation", "potential", "heartbeat")
 _SCHEDULERS = ("random", "round_robin", "adversarial")
+_ROUTERS = ("router1", "router2")  # nextpnr's
 
 
 def _flush(text: str) -> tuple[str, int]:
@@ -187,6 +188,9 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("--buffer-words", type=_positive, metavar="N",
                        help="words buffered per source: the longest frame (default: the board's)")
     board.add_argument("--seed", type=int, default=1, metavar="S", help="nextpnr placer seed (default 1)")
+    board.add_argument("--router", choices=_ROUTERS, metavar="R",
+                       help="nextpnr's router, router1 (its default) or router2: minutes instead of up to half an "
+                            "hour on a large network, at a slower clock (docs/fpga.md)")
     board.add_argument("--report", metavar="FILE", help="also write nextpnr's JSON report there")
     board.add_argument("--program", action="store_true", help="program the board (openFPGALoader or iceprog)")
     board.add_argument("--no-build", action="store_true",

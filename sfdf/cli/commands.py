@@ -408,7 +408,8 @@ def build(args) -> int:
               "yosys, nextpnr, packer (minutes)...", file=sys.stderr)
     try:
         result = build(report.network, board, outdir, clock_hz=clock_hz, baud=args.baud, buffer_words=settings.buffer_words,
-                       do_build=not args.no_build, program=args.program, seed=args.seed, report=args.report)
+                       do_build=not args.no_build, program=args.program, seed=args.seed, report=args.report,
+                       router=args.router)
     except (ToolchainMissing, BuildFailed) as error:
         print(f"sfdf: error: {error}", file=sys.stderr)
         return 1
