@@ -167,6 +167,7 @@ FLAGS = [
     (["build", "{spec}", "--board", "ulx3s-85f", "--baud", "0"], "--baud"),
     (["build", "{spec}", "--board", "ulx3s-85f", "--buffer-words", "0"], "--buffer-words"),
     (["build", "{spec}", "--board", "ulx3s-85f", "--seed", "x"], "--seed"),
+    (["build", "{spec}", "--board", "ulx3s-85f", "--router", "router3"], "--router"),
 ]
 
 

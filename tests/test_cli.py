@@ -352,7 +352,6 @@ def test_build_router_goes_to_nextpnr(capsys, examples, tmp_path):
     (["--board", "icebreaker", "--clock", "12", "--baud", "4000000"],
      "--baud: UART at 4000000 baud needs a clock of at least 16 MHz (4 cycles per bit), not 12 MHz"),
     (["--board", "ulx3s-85f", "--buffer-words", "1000"], "--buffer-words: 1000 is not a power of two >= 2"),
-    (["--board", "ulx3s-85f", "--router", "router3"], "--router"),
 ])
 def test_build_user_mistakes_are_one_line(capsys, examples, argv, message):
     status, _, err = run(capsys, "build", examples / "variance.toml", *argv, "--no-build")
