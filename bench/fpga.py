@@ -77,8 +77,8 @@ TARGET_LUTS_PER_EDGE, MUST_LUTS_PER_EDGE, TARGET_INBAND_LUTS_PER_EDGE = 60, 80, 
 
 #: (design, board) -> nextpnr's router where it is not nextpnr's default (router1): on random20-credit's
 #: congested placements router1 takes 20-30 min per seed, router2 about 2 (docs/fpga.md, "Round of
-#: one-slot offers"), at a slower clock.
-ROUTER = {("random20-credit", "ulx3s-85f"): "router2"}
+#: one-slot offers"), at a slower clock; its baseline is routed the same way, so the ratio compares one flow.
+ROUTER = {("random20-credit", "ulx3s-85f"): "router2", ("random20-plain", "ulx3s-85f"): "router2"}
 
 log = logging.getLogger("bench.fpga")
 
