@@ -124,9 +124,10 @@ def resolved(make):
     return report.network
 
 
-def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
+def build_design(name: str, board_name: str, seeds=(1, 2, 3), netlist_seed: int = 0) -> dict:
     """One design on one board, placed with every seed in ``seeds``: the row is the median seed's build
-    (nextpnr's Fmax moves 5-10% with the placement seed), ``fmax_seeds`` lists them all."""
+    (nextpnr's Fmax moves 5-10% with the placement seed), ``fmax_seeds`` lists them all. A ``netlist_seed``
+    builds another netlist of the same logic (:func:`sfdf.boards.build.build`), in a directory of its own."""
     topology, control, make = DESIGNS[name]
     board = BOARDS[board_name]
     network = resolved(make)
@@ -136,8 +137,9 @@ def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
     for seed in seeds:
         try:  # Yosys once, nextpnr per seed
             result = place_again(runs[0], board, seed) if runs else \
-                build(network, board, BUILD / f"{name}-{board_name}", clock_hz=board.fmax_probe_hz, top=top,
-                      seed=seed, router=ROUTER.get((name, board_name)))
+                build(network, board, BUILD / f"{name}-{board_name}{f'-netlist{netlist_seed}' if netlist_seed else ''}",
+                      clock_hz=board.fmax_probe_hz, top=top, seed=seed, router=ROUTER.get((name, board_name)),
+                      netlist_seed=netlist_seed)
         except BuildFailed as failure:  # a tool's own failure: recorded, and the other builds go on
             result = {"board": board_name, "device": board.device, "fits": False, "failed": True,
                       "fmax_mhz": 0.0, "luts": 0, "ffs": 0, "brams": 0, "error": str(failure)}
@@ -155,6 +157,8 @@ def build_design(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
     if result.get("critical_path"):
         result["critical_path_summary"] = critical_path_summary(result["critical_path"])
     result.pop("critical_path", None)  # the whole path stays in the build's report
+    if netlist_seed:
+        result["netlist_seed"] = netlist_seed
     return result
 
 
@@ -165,9 +169,10 @@ def _in_fresh_process(*args: str) -> dict:
     return json.loads(done.stdout)
 
 
-def build_in_fresh_process(name: str, board_name: str, seeds=(1, 2, 3)) -> dict:
+def build_in_fresh_process(name: str, board_name: str, seeds=(1, 2, 3), netlist_seed: int = 0) -> dict:
     """:func:`build_design` in a new interpreter (:func:`_in_fresh_process`)."""
-    return _in_fresh_process("--build", name, "--boards", board_name, "--seeds", *map(str, seeds))
+    return _in_fresh_process("--build", name, "--boards", board_name, "--seeds", *map(str, seeds),
+                             "--netlist-seed", str(netlist_seed))
 
 
 # -- control logic per edge ------------------------------------------------------------------------
@@ -251,24 +256,32 @@ def _portable(row: dict) -> dict:
 
 
 def load_rows(path: Path = OUT) -> dict:
-    return json.loads(path.read_text()) if path.is_file() else {"builds": [], "control": []}
+    """``builds`` (one row per design and board), ``control``, and ``netlists``: rows of other netlists of
+    a design's logic (``netlist_seed``), the flow's netlist noise beside its seed noise."""
+    rows = json.loads(path.read_text()) if path.is_file() else {"builds": [], "control": []}
+    rows.setdefault("netlists", [])
+    return rows
 
 
 def save_rows(rows: dict, path: Path = OUT) -> None:
     order = {(d, b): i for i, (d, b) in enumerate((d, b) for b in BOARDS for d in DESIGNS)}
-    rows["builds"].sort(key=lambda r: order.get((r["design"], r["board"]), len(order)))
+    for kind in ("builds", "netlists"):
+        rows.setdefault(kind, []).sort(key=lambda r: (order.get((r["design"], r["board"]), len(order)),
+                                                      r.get("netlist_seed", 0)))
     names = list(DESIGNS)
     rows["control"].sort(key=lambda c: names.index(c["design"]) if c["design"] in names else len(names))
     path.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 def merge_row(kind: str, row: dict, path: Path = OUT) -> None:
-    """Put ``row`` into the ``kind`` list (``builds`` or ``control``) of ``path``, replacing the row of the
-    same design (and board), under an exclusive lock: side-by-side runs never lose each other's rows."""
+    """Put ``row`` into the ``kind`` list (``builds``, ``control`` or ``netlists``) of ``path``, replacing the
+    row of the same design (and board, and netlist seed), under an exclusive lock: side-by-side runs never
+    lose each other's rows."""
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         rows = load_rows(path)
-        same = (lambda r: r["design"] == row["design"] and r.get("board") == row.get("board"))
+        same = (lambda r: r["design"] == row["design"] and r.get("board") == row.get("board")
+                and r.get("netlist_seed", 0) == row.get("netlist_seed", 0))
         rows[kind] = [r for r in rows[kind] if not same(r)] + [row]
         save_rows(rows, path)
 
@@ -442,9 +455,35 @@ def _splice(path: Path, begin: str, end: str, body: str) -> None:
     path.write_text(text)
 
 
-def write_doc(results: list[dict], control: list[dict]) -> None:
-    _splice(DOC, BEGIN, END, f"{table(results, control)}\n\nTargets (issue 12, median of the seeds):\n\n"
-            + "\n".join(targets(results, control)))
+def netlist_noise(results: list[dict], netlists: list[dict]) -> str:
+    """The Fmax of other netlists of a design's logic beside its row's: the flow's netlist noise, which a
+    change of the HDL that alters no function draws from as well (docs/fpga.md, "Netlist noise")."""
+    if not netlists:
+        return ""
+    lines = ["Netlist noise (the same logic, Yosys's private names scrambled by a seed; the row is netlist 0):", "",
+             "| design | device | netlist | Fmax MHz, seeds 1 / 2 / 3 | median | LUT4 |",
+             "|---|---|---:|---|---:|---:|"]
+    by = {(r["design"], r["board"]): r for r in results}
+    for key in dict.fromkeys((n["design"], n["board"]) for n in netlists):
+        rows = [by[key]] if key in by else []
+        rows += [n for n in netlists if (n["design"], n["board"]) == key]
+        medians = []
+        for r in rows:
+            seeds = r.get("fmax_seeds", {})
+            medians.append(r["fmax_mhz"])
+            lines.append(f"| {key[0]} | {r['device']} | {r.get('netlist_seed', 0)} | "
+                         f"{' / '.join(f'{seeds[k]:.1f}' for k in sorted(seeds, key=int))} | {r['fmax_mhz']:.1f} | "
+                         f"{r['luts']} |")
+        if len(medians) > 1:
+            lines.append(f"| {key[0]} | | spread | | {min(medians):.1f}-{max(medians):.1f} "
+                         f"({(max(medians) - min(medians)) / min(medians):.1%}) | |")
+    return "\n".join(lines)
+
+
+def write_doc(results: list[dict], control: list[dict], netlists: list[dict] = ()) -> None:
+    noise = netlist_noise(results, list(netlists))
+    _splice(DOC, BEGIN, END, f"{table(results, control)}\n\n" + (f"{noise}\n\n" if noise else "")
+            + "Targets (issue 12, median of the seeds):\n\n" + "\n".join(targets(results, control)))
     _splice(README, SUMMARY_BEGIN, SUMMARY_END, summary(results, control))
 
 
@@ -461,6 +500,9 @@ def main(argv=None) -> int:
     parser.add_argument("--save", action="store_true", help="with --build or --control: merge the row into docs/fpga.json")
     parser.add_argument("--tables", action="store_true", help="write the tables from docs/fpga.json, build nothing")
     parser.add_argument("--place", choices=list(DESIGNS), help="place a saved row's netlist again with --seeds")
+    parser.add_argument("--netlist-seed", type=int, default=0, metavar="N",
+                        help="with --build: another netlist of the same logic (Yosys's private names scrambled by "
+                             "seed N); --save keeps it under netlists, beside the design's row")
     args = parser.parse_args(argv)
     if args.place:
         row = place_more(args.place, args.boards[0], args.seeds)
@@ -471,20 +513,22 @@ def main(argv=None) -> int:
                           "median": statistics.median(seeds.values())}))
         return 0
     if args.control or args.build:
-        row = control_per_edge(args.control) if args.control else build_design(args.build, args.boards[0], args.seeds)
+        row = control_per_edge(args.control) if args.control else \
+            build_design(args.build, args.boards[0], args.seeds, args.netlist_seed)
         row["commit"] = commit_of_hdl()
         if args.save:
-            merge_row("control" if args.control else "builds", _portable(row))
+            merge_row("control" if args.control else "netlists" if args.netlist_seed else "builds", _portable(row))
         print(json.dumps(row))
         return 0
     if args.tables:
         saved = load_rows()
-        write_doc(saved["builds"], saved["control"])
+        write_doc(saved["builds"], saved["control"], saved["netlists"])
         print(table(saved["builds"], saved["control"]))
+        print(netlist_noise(saved["builds"], saved["netlists"]))
         print("\n".join(targets(saved["builds"], saved["control"])))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    saved = load_rows() if args.resume else {"builds": [], "control": []}
+    saved = load_rows() if args.resume else {"builds": [], "control": [], "netlists": []}
     done = {(r["design"], r["board"]) for r in saved["builds"]}
     plan = [(d, b) for b in args.boards for d in args.designs if (d, b) not in done]
     commit = commit_of_hdl()
@@ -506,7 +550,7 @@ def main(argv=None) -> int:
             saved["control"].append({**control_in_fresh_process(design), "commit": commit})
             save_rows(saved)
     save_rows(saved)
-    write_doc(saved["builds"], saved["control"])
+    write_doc(saved["builds"], saved["control"], saved["netlists"])
     print(table(saved["builds"], saved["control"]))
     print("\n".join(targets(saved["builds"], saved["control"])))
     return 0

@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 #: Options of the family's Yosys ``synth_<family>`` in a build: iCE40UP5K's eight SB_MAC16 DSP blocks
 #: take the multipliers (``-dsp``; ECP5's ``synth_ecp5`` maps to MULT18X18D by default).
 SYNTH_OPTS = {"ecp5": "", "ice40": "-dsp"}
+#: Yosys commands after reading the design for a netlist seed (:func:`build`'s ``netlist_seed``): processes
+#: become cells first, since ``rename`` skips a module that still has them; public names stay.
+SCRAMBLE = "proc; rename -scramble-name -seed {seed} w:$* c:$*"
 
 
 #: The environment variables Amaranth reads for each tool, and the YoWASP command that provides it.
@@ -254,7 +257,7 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
 def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float | None = None,
           baud: int = DEFAULT_BAUD, buffer_words: int | None = None, do_build: bool = True,
           program: bool = False, top=None, seed: int = 1, report: str | os.PathLike | None = None,
-          router: str | None = None) -> dict:
+          router: str | None = None, netlist_seed: int = 0) -> dict:
     """Build the resolved, checked ``network`` for ``board`` (module docstring).
 
     Parameters
@@ -281,6 +284,11 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
         nextpnr's router (default nextpnr's own, router1): router2 routes a large, congested network in
         minutes where router1 may take half an hour, at a slower clock (docs/fpga.md, "Round of one-slot
         offers").
+    netlist_seed : int
+        0: Yosys as is. ``N > 0``: the same logic with Yosys's private names scrambled by seed ``N``
+        before synthesis (``proc; rename -scramble-name -seed N``, :data:`SCRAMBLE`): another netlist of the
+        same function, which places differently, to measure the flow's netlist noise beside the placer
+        seed's (docs/fpga.md, "Netlist noise").
     report : path, optional
         Also copy nextpnr's JSON report there.
 
@@ -330,8 +338,9 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     saved = {k: os.environ.get(k) for k in PROGRAMMERS}
     os.environ.update({k: env[k] for k in PROGRAMMERS})  # amaranth-boards looks at os.environ
     try:
+        scramble = {"script_after_read": SCRAMBLE.format(seed=netlist_seed)} if netlist_seed else {}
         plan = platform.build(board_top, name=TOP, build_dir=str(build_dir), do_build=False,
-                              synth_opts=SYNTH_OPTS[board.family], nextpnr_opts=nextpnr)
+                              synth_opts=SYNTH_OPTS[board.family], nextpnr_opts=nextpnr, **scramble)
     finally:
         for k, v in saved.items():
             if v is None:
