@@ -69,3 +69,34 @@ def test_placing_more_seeds_needs_the_rows_own_netlist(tmp_path):
         fpga.place_more("variance-credit", "ulx3s-85f", [4], path)
     with pytest.raises(SystemExit, match="no placed row of chain-credit"):
         fpga.place_more("chain-credit", "ulx3s-85f", [4], path)
+
+
+def test_netlist_seeds_are_kept_beside_the_row_and_tabulated(tmp_path):
+    """Rows of another netlist of the same logic go under ``netlists``, one per seed, never over the row."""
+    fpga = _bench()
+    path = tmp_path / "fpga.json"
+    fpga.merge_row("builds", _row("variance-credit", "ulx3s-85f", 130.0), path)
+    for seed, fmax in ((1, 120.0), (2, 136.5), (1, 124.0)):  # netlist 1 built twice: the second replaces it
+        fpga.merge_row("netlists", {**_row("variance-credit", "ulx3s-85f", fmax), "netlist_seed": seed}, path)
+    rows = fpga.load_rows(path)
+    assert [r["fmax_mhz"] for r in rows["builds"]] == [130.0]
+    assert [(r["netlist_seed"], r["fmax_mhz"]) for r in rows["netlists"]] == [(1, 124.0), (2, 136.5)]
+    noise = fpga.netlist_noise(rows["builds"], rows["netlists"])
+    assert "| variance-credit | LFE5U-85F | 0 | 130.0 | 130.0 | 1000 |" in noise
+    assert "| variance-credit | | spread | | 124.0-136.5 (10.1%) | |" in noise
+    assert fpga.netlist_noise(rows["builds"], []) == ""
+
+
+@pytest.mark.board
+def test_a_netlist_seed_scrambles_private_names_before_synthesis(tmp_path):
+    from sfdf.boards import BOARDS
+    from sfdf.boards.build import build
+    from sfdf.gen.analysis import check
+    from sfdf.gen.spec import load_spec
+
+    network = check(load_spec(ROOT / "examples" / "variance.toml")).network
+    for seed in (0, 7):
+        build(network, BOARDS["ulx3s-85f"], tmp_path / str(seed), do_build=False, netlist_seed=seed)
+    assert "rename -scramble-name" not in (tmp_path / "0" / "ulx3s-85f" / "top.ys").read_text()
+    script = (tmp_path / "7" / "ulx3s-85f" / "top.ys").read_text().splitlines()
+    assert script[1:3] == ["read_rtlil top.il", "proc; rename -scramble-name -seed 7 w:$* c:$*"]
