@@ -211,7 +211,7 @@ class SFDFNode(wiring.Component):
         self._early_head = all(e.name in self.heartbeat_in_head for e in self.in_edges)
         table = INBAND_TABLE if self.mode == "inband" else EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
         # a one-input join keeps its offset a cycle ahead in in-band mode (hdl.join, ``_offset_ahead``)
-        lookahead = max(table) + 1 if self._offers == SLOTS and (n > 1 or self.mode == "inband") else 0
+        lookahead = max(table) + 1 if self._offer_slots == SLOTS and (n > 1 or self.mode == "inband") else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead, table=table)
         if n > 1 and not join.lookahead:  # the join compares its heads in the decide cycle
@@ -244,7 +244,7 @@ class SFDFNode(wiring.Component):
         its release and the join's next candidates."""
         offer = m.submodules[f"offer{k}"] = OfferRegister(index_width=self.iw, data_width=e.width,
                                                           payload_width=self.pw, dummy=self.mode == "inband",
-                                                          slots=self._offers)
+                                                          slots=self._offer_slots)
         m.d.comb += [
             *_offer(offer.i_head, rx.o_head),
             rx.i_consume.eq(offer.o_take),
@@ -260,7 +260,7 @@ class SFDFNode(wiring.Component):
         mode; with two slots the join orders the next heads a cycle ahead, :data:`INBAND_TABLE`), or the
         receiver's straight, each token released as it is popped. Returns the join's head."""
         popped = link.token.valid & link.token.ready
-        if not self._offers:
+        if not self._offer_slots:
             m.d.comb += [*_offer(join.i_heads[k], rx.o_head), rx.i_consume.eq(join.o_consume[k]),
                          link.release.eq(popped)]
             return rx.o_head
@@ -288,7 +288,7 @@ class SFDFNode(wiring.Component):
         m.d.comb += [rx.i_heartbeat.eq(link.heartbeat), link.heartbeat_clear.eq(rx.o_heartbeat_clear)]
         if self.live_credit and self._early_head:  # the data channel's copy of its head's index, the next state
             m.d.comb += [rx.i_join_index.eq(link.join_index), rx.i_ahead.eq(link.ahead)]
-        if not self._offers:
+        if not self._offer_slots:
             m.d.comb += [
                 *_offer(join.i_heads[k], rx.o_head),
                 rx.i_consume.eq(join.o_consume[k]),
@@ -362,11 +362,11 @@ class SFDFNode(wiring.Component):
         inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
         computation to every output at once."""
         m = Module()
-        self._offers = offer_slots(len(self.in_edges), platform)
+        self._offer_slots = offer_slots(len(self.in_edges), platform)  # offers held per input (0: none)
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
         # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)
-        self._staged = not self._offers
+        self._staged = not self._offer_slots
         inputs = self._inputs if self.in_edges else self._source
         want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last, input_commit = inputs(m)
         # Propagation (002 Alg. 2): the inputs' dummy flags travel with the decided computation

@@ -26,7 +26,7 @@ __all__ = ["stage_timing"]
 #: Cycles from a push to the channel's ``valid``, and from a release to the writer's ``ready``.
 CHANNEL_CYCLES = 1
 RELEASE_CYCLES = 1
-#: Cycles a pipelined node's offer register adds between its channel and its decide stage.
+#: Cycles a node's offer register adds between its channel and its decide stage.
 OFFER_CYCLES = 1
 
 
@@ -35,7 +35,7 @@ def stage_timing(network, platform=None) -> StageTiming:
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
     deep = pipelined(platform)
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
-    offer = {} if deep else {n.name: OFFER_CYCLES for n in network.nodes
-                             if offer_slots(len(network.in_edges(n.name)), platform)}
-    return StageTiming(hop=CHANNEL_CYCLES + (OFFER_CYCLES if deep else 0), release=RELEASE_CYCLES, decided=DECIDED,
+    inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
+    offer = {name: OFFER_CYCLES for name, k in inputs.items() if k and offer_slots(k, platform)}
+    return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
                        latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer)

@@ -10,8 +10,8 @@ using Petri nets", 1980): each node is two transitions, its decide stage ``C`` (
 every input, steps the kernel) and its emit stage ``W`` (pushes one token on every output), and every
 buffer is a pair of places, one holding what is in it and one holding its room:
 
-* edge ``u -> v``: ``W_u -> C_v`` (no token; ``hop`` cycles: the channel's register, and where nodes
-  register their offers, the offer register; ``offer`` cycles more where only some nodes do) and
+* edge ``u -> v``: ``W_u -> C_v`` (no token; ``hop`` cycles, the channel's register, and ``offer`` cycles
+  more where ``v`` holds its inputs' offers in registers) and
   ``C_v -> W_u`` (``|q|`` tokens, the room; ``release`` cycles from the decide stage's release to the
   sender seeing the room: 000's data channel counts a token until the join takes it);
 * node ``v``: ``C_v -> W_v`` (no token; ``1 + L_v`` cycles, the decided stage and the kernel's latency)
@@ -54,8 +54,8 @@ class StageTiming:
     Members
     -------
     hop : int
-        Cycles from a sender's commit to the receiving node's decide stage taking the token: the
-        channel's register, plus the offer register where the platform has one.
+        Cycles from a sender's commit to the receiving node's decide stage taking the token, through the
+        channel's register (an offer register adds ``offer``).
     release : int
         Cycles from a consumption to the writer seeing the room (``ready`` is a register).
     decided : int
@@ -63,8 +63,7 @@ class StageTiming:
     latency : Mapping[str, int]
         The kernel's latency per node (0 where absent).
     offer : Mapping[str, int]
-        Cycles an offer register adds to the hop of a node's inputs beyond ``hop``, per node (0 where
-        absent): where the platform gives offer registers to some nodes only.
+        Cycles a node's offer register adds to the hop of its inputs, per node (0 where it has none).
     """
 
     hop: int
