@@ -410,7 +410,7 @@ def targets(results: list[dict], control: list[dict]) -> list[str]:
     if big:
         seconds = big["wall_s"] / max(1, len(big.get("fmax_seeds", {1: 0})))
         lines.append(f"- random20-credit on ECP5: {seconds / 60:.1f} min per build, nextpnr's "
-                     f"{ROUTER.get(('random20-credit', 'ulx3s-85f'), 'router1')} (<= 15): "
+                     f"{big.get('router', ROUTER.get(('random20-credit', 'ulx3s-85f'), 'router1'))} (<= 15): "
                      f"{'met' if seconds <= 900 and big.get('fits', True) else 'MISSED'}")
     for c in control:
         target, must = (TARGET_LUTS_PER_EDGE, MUST_LUTS_PER_EDGE) if DESIGNS[c["design"]][1] == "credit" \

@@ -349,7 +349,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
                 os.environ[k] = v
     plan.extract(str(build_dir))
     result = {"board": board.name, "device": board.device, "network": name, "mode": network.mode,
-              "clock_mhz": round(clock_hz / 1e6, 3), "baud": baud, "built": False, "directory": str(build_dir)}
+              "clock_mhz": round(clock_hz / 1e6, 3), "baud": baud, "router": router or "router1", "built": False,
+              "directory": str(build_dir)}
     if not do_build:
         return result
 
@@ -405,7 +406,8 @@ def place_again(built: dict, board: Board, seed: int) -> dict:
     start = time.monotonic()
     done = subprocess.run(["sh", "-c", f"set -e\n{line}"], cwd=build_dir, env=env, capture_output=True,
                           text=True, check=False)
-    result = {key: built[key] for key in ("board", "device", "network", "mode", "clock_mhz", "baud", "directory")}
+    result = {key: built[key] for key in ("board", "device", "network", "mode", "clock_mhz", "baud", "router",
+                                          "directory") if key in built}
     result.update({"built": True, "build_s": round(time.monotonic() - start, 1)})
     if done.returncode != 0:
         raise BuildFailed(f"{built['network']} on {board.name}, seed {seed}: "

@@ -38,7 +38,7 @@ def test_board_elaborates_without_tools(name, variance, tmp_path):
     board = BOARDS[name]
     result = build(variance, board, tmp_path, do_build=False)
     assert result == {"board": name, "device": board.device, "network": "variance", "mode": "credit",
-                      "clock_mhz": board.clock_hz / 1e6, "baud": 1_000_000, "built": False,
+                      "clock_mhz": board.clock_hz / 1e6, "baud": 1_000_000, "router": "router1", "built": False,
                       "directory": str(tmp_path / name)}
     script = (tmp_path / name / "build_top.sh").read_text()
     assert "--report top.report.json" in script and "--timing-allow-fail" in script

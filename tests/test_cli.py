@@ -332,16 +332,18 @@ def test_build_without_tools_writes_the_files(capsys, examples, tmp_path):
     assert json.loads((tmp_path / "variance.board.json").read_text())["buffer_words"] == 256
     assert (result["throughput"]["exact"], result["throughput"]["full_rate_sizing"]) == ("1", {})
     assert "--router" not in (tmp_path / "icebreaker" / "build_top.sh").read_text()  # nextpnr's default
+    assert result["router"] == "router1"
 
 
 @pytest.mark.board
 def test_build_router_goes_to_nextpnr(capsys, examples, tmp_path):
     status, out, _ = run(capsys, "build", examples / "variance.toml", "--board", "ulx3s-85f", "--no-build",
-                         "--router", "router2", "-o", tmp_path)
+                         "--router", "router2", "--json", "-o", tmp_path)
     assert status == 0, out
     (line,) = [line for line in (tmp_path / "ulx3s-85f" / "build_top.sh").read_text().splitlines()
                if line.startswith('"$NEXTPNR_')]
     assert "--router router2" in line
+    assert json.loads(out)["router"] == "router2"  # the result says which router placed it
 
 
 @pytest.mark.board
