@@ -108,9 +108,6 @@ def _cases():
          lambda: ChannelHarness(mutants.CorruptWhenFullChannel(4, 4), strengthen=False)),
         ("broken-block-pop-blind", ("PopBlindBlockChannel |q| = 8, block-RAM storage (a register chooses without "
                                     "the pop)"), CHANNEL, 8, lambda: ChannelHarness(mutants.PopBlindBlockChannel(4, 8))),
-        ("broken-skipped-row", ("SkippedRowChannel |q| = 8, LUT-RAM rows holding every token (the write "
-                                "pointer skips a write into a free head)"), CHANNEL, 8,
-         lambda: ChannelHarness(mutants.SkippedRowChannel(4, 8), strengthen=False)),
         ("broken-blockhead-pop-blind", ("PopBlindBlockHeadChannel |q| = 8, iCE40 block-RAM storage (the head "
                                         "reads the next row only while empty)"), CHANNEL, 8,
          lambda: ChannelHarness(mutants.PopBlindBlockHeadChannel(4, 8), platform=FamilyOnly("ice40"))),

@@ -227,48 +227,34 @@ class DataChannel(wiring.Component):
                 m.d.sync += head.eq(i_payload)
             m.d.comb += o_payload.eq(head)
         elif lutram:
-            self._buffered_storage(m, width, i_payload, o_payload, do_write, do_read, valid, many, pipelined(platform))
+            self._buffered_storage(m, width, i_payload, o_payload, do_write, do_read, valid, many)
         elif pipelined(platform):
             self._block_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
         else:
             self._block_head_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
         return m
 
-    def _buffered_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid, many, every_row):
-        """A head register in front of rows of LUT RAM read combinationally.
+    def _buffered_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid, many):
+        """A head register in front of ``capacity - 1`` rows of LUT RAM read combinationally.
 
-        The head holds the oldest token whenever the channel holds one. It is reloaded when it is read
-        from the row of the second oldest if there is one (``many``), or from the input when there is
-        none (a write into a channel that is empty, or emptied by this read, is offered on the next
-        cycle). Rows are rounded up to a power of two so that the pointers are plain counters;
-        ``level`` alone bounds the channel at ``capacity``.
-
-        The rows hold the ``level - 1`` tokens behind the head, in ``capacity - 1`` rows or more (one
-        register at capacity 2). With ``every_row`` (where the platform is pipelined,
-        :func:`sfdf.hdl.dsp.pipelined`) every write goes into the rows, so they hold the head's token too
-        while a row is free for it: the head's row is never read again, and the write that fills a channel
-        of ``rows + 1`` overwrites it. So the write pointer moves on the writer's handshake alone and the
-        read pointer, at the second oldest, on the reader's alone: no path runs from one side's handshake
-        to the other's pointer (a receiver's control pop into its control channel's write pointer was the
-        critical path of variance-credit on ECP5, docs/fpga.md). Without it a write into a free head with
-        no token behind it skips the rows, and the write pointer waits for the reader's pop.
+        The head holds the oldest token whenever the channel holds one, so the rows hold
+        ``level - 1``: the head is reloaded from the oldest row when it is read and a row is used
+        (``many``), or from the input when none is (a write into a channel that is empty, or emptied
+        by this read, is offered on the next cycle). Rows are rounded up to a power of two so that
+        the pointers are plain counters; ``level`` alone bounds the channel at ``capacity``.
         """
+        rows = 1 << (self._capacity - 2).bit_length()
         head = Signal(width, reset_less=True)
         load = ~valid | do_read  # the head is free after this cycle
+        # ``many`` implies ``valid``, which the LUT mapper cannot know: with ``load & many`` the rows'
+        # read pointer waited for a function of both (chain-credit's critical path, a receiver's pop ->
+        # the pointer's enable, 4 LUTs); the rows move on the reader's ``ready`` alone
+        from_rows = many & self.o_stream.ready
+        bypass = load & ~many & do_write
         # the RAM writes the first free row whenever the channel has room, a transfer or not: only a
         # push keeps it (``produce`` moves), so the write enable is the ``ready`` register, off the
         # sender's handshake (the commit of a node with several outputs)
-        rows = 1 << (self._capacity - 2).bit_length()
-        if every_row:
-            # the read pointer is the row after the head's: a pop moves it, the head reloading from it
-            oldest = self._rows(m, rows, width, i_payload, self.i_stream.ready, do_write, do_read, first=1)
-        else:
-            # ``many`` implies ``valid``, which the LUT mapper cannot know: with ``load & many`` the rows'
-            # read pointer waited for a function of both (chain-credit's critical path, a receiver's pop ->
-            # the pointer's enable, 4 LUTs); the rows move on the reader's ``ready`` alone
-            from_rows = many & self.o_stream.ready
-            bypass = load & ~many & do_write
-            oldest = self._rows(m, rows, width, i_payload, self.i_stream.ready, do_write & ~bypass, from_rows)
+        oldest = self._rows(m, rows, width, i_payload, self.i_stream.ready, do_write & ~bypass, from_rows)
         m.d.comb += o_payload.eq(head)
         # the head loads whenever it is free, from the rows if they hold a token, else from the input
         # (kept only if pushed: a free head with neither is empty next cycle, its contents unread). So
@@ -291,13 +277,12 @@ class DataChannel(wiring.Component):
                     Mux(load, loaded, head)[field.offset:field.offset + field.width])
 
     @staticmethod
-    def _rows(m, rows, width, i_payload, room, push, pop, first=0):
-        """``rows`` rows of LUT RAM in FIFO order: the value is the row ``first`` rows after the oldest
-        (with ``first = 1`` the read pointer is ``second``), ``pop`` takes the oldest, ``push`` keeps the row last written. Every cycle with ``room`` writes
-        ``i_payload`` into the first free row, kept or not: a row becomes visible only by a push, which
-        writes it in the same cycle, and while the channel has room the first free row holds no token
-        (the rows hold at most ``capacity - 1 <= rows`` tokens, or with ``first = 1`` the oldest's row too
-        while there is another, which is never read again). A single row is a register, loaded so too."""
+    def _rows(m, rows, width, i_payload, room, push, pop):
+        """``rows`` rows of LUT RAM in FIFO order: the value is the oldest, ``pop`` takes it, ``push``
+        keeps the row last written. Every cycle with ``room`` writes ``i_payload`` into the first
+        free row, kept or not: a row becomes visible only by a push, which writes it in the same cycle,
+        and while the channel has room the first free row holds no token (the rows hold ``level - 1``
+        of at most ``capacity - 1 <= rows``). A single row is a register, loaded so too."""
         if rows == 1:
             row = Signal(width, reset_less=True)
             with m.If(room):
@@ -307,7 +292,7 @@ class DataChannel(wiring.Component):
         w_port = storage.write_port()
         r_port = storage.read_port(domain="comb")
         produce = Signal(range(rows))
-        consume = Signal(range(rows), init=first, name="consume" if first == 0 else "second")
+        consume = Signal(range(rows))
         m.d.comb += [
             w_port.addr.eq(produce),
             w_port.data.eq(i_payload),

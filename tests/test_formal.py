@@ -54,19 +54,6 @@ def test_data_channel_is_an_exact_fifo(build, capacity):
     _passes(ChannelHarness(DataChannel(2, capacity)), build, f"channel{capacity}", depth=3)
 
 
-@pytest.mark.parametrize("capacity", [2, 5])
-def test_flip_flop_rows_channel_is_an_exact_fifo(build, capacity):
-    """The iCE40's small channels: the rows hold the tokens behind the head, a write into a free head skips
-    them (elsewhere the rows hold every token)."""
-    _passes(ChannelHarness(DataChannel(2, capacity), platform=FamilyOnly("ice40")), build, f"rows-ice40-{capacity}",
-            depth=3)
-
-
-def test_channel_whose_write_pointer_skips_a_bypass_fails(build):
-    _fails(ChannelHarness(mutants.SkippedRowChannel(2, 4), strengthen=False), build, "skipped_row", depth=6,
-           violated="FIFO order")
-
-
 @pytest.mark.parametrize("capacity", [1, 2, 3])
 def test_released_channel_is_an_exact_fifo(build, capacity):
     """The credit edges' channels: a token read still takes room until its offer register releases it."""

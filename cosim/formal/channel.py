@@ -173,14 +173,9 @@ def channel_view(m: Module, dut, dut_module: Module) -> ChannelView:
         invariants.append((many == (level >= 2), "many == (level >= 2)"))
         if "row" in names:
             return ChannelView("head + row", [o_payload, names["row"]], invariants)
-        rows = _row_values(m, storage, storage.depth)
-        if "second" in names:  # the rows hold every token, the head's too; the read pointer at the second
-            produce, second = need("produce", "second")
-            entries = [o_payload] + [rows[(second + k - 1)[:len(second)]] for k in range(1, capacity)]
-            invariants.append(((produce - second + 1)[:len(second)] == level[:len(second)],
-                               "the pointers span level rows, the head's included"))
-            return ChannelView("head + every row", entries, invariants)
         produce, consume = need("produce", "consume")
+        depth = storage.depth
+        rows = _row_values(m, storage, depth)
         entries = [o_payload] + [rows[(consume + k - 1)[:len(consume)]] for k in range(1, capacity)]
         held = Mux(level == 0, 0, level - 1)
         invariants.append(((produce - consume)[:len(consume)] == held[:len(consume)],

@@ -31,7 +31,6 @@ __all__ = [
     "PopBlindBlockChannel",
     "PopBlindBlockHeadChannel",
     "RiderDueReceiver",
-    "SkippedRowChannel",
     "StickyHeartbeatSender",
     "UncommittedHeartbeatHeadSender",
     "UncountedCreditSender",
@@ -226,22 +225,6 @@ class PopBlindBlockHeadChannel(DataChannel):
         names = driven_signals(m)
         with m.If(self.o_stream.valid & self.o_stream.ready & ~names["none"]):
             m.d.sync += names["storage_r_data"].eq(names["storage_r_data"])
-        return m
-
-
-class SkippedRowChannel(DataChannel):
-    """A LUT-RAM channel whose rows hold every token (``second``, a pipelined platform's) but whose write
-    pointer, as where the rows hold only the tokens behind the head, skips a write that goes straight
-    into a free head: the pointers then disagree with the level, and a later token is read from a row
-    never written."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        names = driven_signals(m)
-        valid, many = self.o_stream.valid, names["many"]
-        do_write = self.i_stream.valid & self.i_stream.ready
-        with m.If((~valid | self.o_stream.ready) & ~many & do_write):
-            m.d.sync += names["produce"].eq(names["produce"])
         return m
 
 
