@@ -37,6 +37,7 @@ name = "pair_{tag}"
 name = "u"
 [[node]]
 name = "x"
+{x}
 [[edge]]
 from = "u"
 to = "x"
@@ -45,12 +46,14 @@ capacity = {q}
 """
 
 
-def pair(q: int, t: int | None) -> str:
+def pair(q: int, t: int | None, unregistered: bool = False) -> str:
     """One edge of capacity ``q``: 000's credit messages with threshold ``t`` (``live_credit = false``, where
-    T matters), or live credit (``t`` None: no credit messages, no threshold)."""
+    T matters), or live credit (``t`` None: no credit messages, no threshold); ``unregistered``: the
+    receiving node ``x`` with ``registered_offers = false``."""
     if t is None:
-        return PAIR.format(tag="live", network="", q=q, edge="")
-    return PAIR.format(tag=f"t{t}", network="live_credit = false", q=q, edge=f"threshold = {t}")
+        return PAIR.format(tag="live", network="", q=q, edge="", x="")
+    return PAIR.format(tag=f"t{t}{'u' if unregistered else ''}", network="live_credit = false", q=q,
+                       edge=f"threshold = {t}", x="registered_offers = false" if unregistered else "")
 
 
 def measure(network, words, build_dir, report=None):
@@ -71,28 +74,34 @@ def measure(network, words, build_dir, report=None):
     }
 
 
-def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_capacity: int) -> str:
+def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_capacity: int,
+                      unregistered: tuple[str, ...] = ()) -> str:
     """``a`` forks into branches of ``random_filter`` nodes at rate 0 that meet again at ``e``.
 
     ``branches``: prefix -> nodes on it (0: a direct edge, the skip). Every edge has ``capacity``
-    except the skip's ``skip_capacity``.
+    except the skip's ``skip_capacity``. The nodes of the branches named in ``unregistered`` have
+    ``registered_offers = false`` (a cycle less per hop into each).
     """
     nodes = ["a", "e"] + [f"{b}{k}" for b, n in branches.items() for k in range(1, n + 1)]
     edges = []
     for b, n in branches.items():
         path = ["a"] + [f"{b}{k}" for k in range(1, n + 1)] + ["e"]
         edges += [(u, v, skip_capacity if n == 0 else capacity) for u, v in itertools.pairwise(path)]
-    lines = [f'[network]\nname = "{name}"\n'] + [f'[[node]]\nname = "{v}"\n' for v in nodes]
+    lines = [f'[network]\nname = "{name}"\n'] + [
+        f'[[node]]\nname = "{v}"\n' + ("registered_offers = false\n" if v.rstrip("0123456789") in unregistered else "")
+        for v in nodes]
     for u, v, q in edges:
         lines.append(f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}\n')
     return "\n".join(lines)
 
 
-#: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes) and a split-join
-#: (branches of four and one node); name -> (branches, skip capacities to sweep).
+#: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes), the same with
+#: ``registered_offers = false`` on the branch's nodes, and a split-join (branches of four and one node);
+#: name -> (branches, skip capacities to sweep, branches without offer registers).
 RECONVERGENT = {
-    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96)),
-    "splitjoin": ({"b": 4, "c": 1}, (16,)),
+    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96), ()),
+    "residual_unregistered": ({"b": 8, "s": 0}, (8, 16, 24), ("b",)),
+    "splitjoin": ({"b": 4, "c": 1}, (16,), ()),
 }
 
 
@@ -100,10 +109,10 @@ def reconvergent(build_dir, words, capacity=16):
     """Words per cycle out of ``e`` for each structure and skip capacity, with live credit (the default: no
     threshold, so there is no T to sweep); also written to bench/out/reconvergent.json."""
     rows = []
-    for name, (branches, skips) in RECONVERGENT.items():
+    for name, (branches, skips, unregistered) in RECONVERGENT.items():
         for skip in skips:
             tag = f"{name}_s{skip}"
-            spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity)
+            spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity, unregistered)
             network = parse_spec(spec, f"{tag}.toml")
             report = check(network)
             row = measure(network, words, build_dir, report)
@@ -132,16 +141,20 @@ def plot_reconvergent(rows, capacity=16):
     branches = RECONVERGENT["residual"][0]
     skips = list(range(4, 101, 2))
     fig, ax = plt.subplots(figsize=(6, 4))
-    for family, style, label in ((None, "-", "bound, generic Verilog and ECP5 (3 cycles per hop)"),
-                                 ("ice40", "--", "bound, iCE40 (2 cycles per hop)")):
+    for family, unregistered, style, color, label in (
+            (None, (), "-", "C0", "bound, generic Verilog and ECP5 (3 cycles per hop)"),
+            (None, ("b",), "-.", "C2", "bound, the same, registered_offers = false on the branch (2)"),
+            ("ice40", (), "--", "C1", "bound, iCE40 (2 cycles per hop)")):
         bounds = []
         for skip in skips:
-            net = check(parse_spec(reconvergent_spec("residual", branches, capacity, skip), "residual.toml")).network
+            spec = reconvergent_spec("residual", branches, capacity, skip, unregistered)
+            net = check(parse_spec(spec, "residual.toml")).network
             bounds.append(float(throughput_bound(net, stage_timing(net, FamilyOnly(family) if family else None)).rate))
-        ax.plot(skips, bounds, style, color="C0" if family is None else "C1", label=label)
-    measured = [r for r in rows if r["structure"] == "residual"]
-    ax.plot([r["skip_capacity"] for r in measured], [r["words_per_cycle"] for r in measured], "o", color="C0",
-            label="measured (Verilator, generic Verilog)")
+        ax.plot(skips, bounds, style, color=color, label=label)
+    for structure, color in (("residual", "C0"), ("residual_unregistered", "C2")):
+        measured = [r for r in rows if r["structure"] == structure]
+        ax.plot([r["skip_capacity"] for r in measured], [r["words_per_cycle"] for r in measured], "o", color=color,
+                label=f"measured (Verilator, generic Verilog){', branch unregistered' if color == 'C2' else ''}")
     ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="issue 12's 0.98")
     ax.set_xlabel("skip edge capacity")
     ax.set_ylabel("words per cycle out of the join")
@@ -247,11 +260,15 @@ def main(argv=None):
         row = measure(parse_spec(pair(q, t), f"pair_t{t}.toml"), args.words, build_dir)
         rate = row["sink_tokens_per_cycle"]["x"]
         ctrl = row["control_per_data_token"]["u_x"]
+        # x's offer register holds up to two credited tokens, which count in q: a batch of T + 1 streams
+        # beside them up to T = |q| - 3; without the register (registered_offers = false) up to |q| - 2
+        plain = measure(parse_spec(pair(q, t, unregistered=True), f"pair_t{t}_u.toml"), args.words, build_dir)
+        unregistered = plain["sink_tokens_per_cycle"]["x"]
         curve.append({"threshold": t, "tokens_per_cycle": rate, "control_per_token": ctrl,
-                      "cycles_per_s": row["cycles_per_s"]})
+                      "tokens_per_cycle_unregistered": unregistered, "cycles_per_s": row["cycles_per_s"]})
         auto = " (auto)" if t == max(0, q - 3) else ""
-        print(f"|q| = {q}, T = {t:2d}{auto}: {rate:.3f} tokens/cycle, {ctrl:.3f} control messages per token, "
-              f"cocotb {row['cycles_per_s']:.0f} cycles/s")
+        print(f"|q| = {q}, T = {t:2d}{auto}: {rate:.3f} tokens/cycle ({unregistered:.3f} with registered_offers = "
+              f"false), {ctrl:.3f} control messages per token, cocotb {row['cycles_per_s']:.0f} cycles/s")
     live = measure(parse_spec(pair(q, None), "pair_live.toml"), args.words, build_dir)
     print(f"|q| = {q}, live credit (no threshold): {live['sink_tokens_per_cycle']['x']:.3f} tokens/cycle, "
           f"{live['control_per_data_token']['u_x']:.3f} control messages per token")
@@ -278,6 +295,7 @@ def plot(curve, q):
     fig, ax = plt.subplots(figsize=(6, 4))
     ts = [r["threshold"] for r in curve]
     ax.plot(ts, [r["tokens_per_cycle"] for r in curve], "o-", label="tokens per cycle")
+    ax.plot(ts, [r["tokens_per_cycle_unregistered"] for r in curve], "^:", label="the same, x's registered_offers = false")
     ax.plot(ts, [r["control_per_token"] for r in curve], "s--", label="control messages per data token")
     ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="target 0.98")
     ax.axvline(q - 3, color="C2", lw=0.8, ls="-.", label=f"auto T = |q| - 3 = {q - 3}")

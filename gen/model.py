@@ -60,6 +60,11 @@ class Node:
     control_messages : int or None
         ``m``: most user control messages the node sends per data token on each output edge
         (000 Sec. 4.3); ``None`` means unbounded, which forces heartbeat 0 on its out-edges.
+    registered_offers : bool
+        Hardware only: the node reads its inputs' offers from registers where the platform gives them
+        (:func:`sfdf.hdl.offer.offer_slots`), a cycle per hop for the clock; ``False``: the receivers offer
+        to the join straight, a cycle less per hop into the node at a slower clock (docs/hardware.md,
+        "Latency, and how to size a reconvergent path").
     """
 
     name: str
@@ -67,6 +72,7 @@ class Node:
     params: Mapping = field(default_factory=lambda: _frozen({}))
     ii: int = 1
     control_messages: int | None = 0
+    registered_offers: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))

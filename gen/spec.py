@@ -28,7 +28,7 @@ __all__ = ["load_spec", "parse_spec"]
 
 
 _NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "live_credit", "data_width", "index_width")
-_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages")
+_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages", "registered_offers")
 _EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
               "threshold", "width", "push", "pop", "peek", "initial")
 _MESSAGE_KEYS = ("from", "to", "latency")
@@ -268,8 +268,11 @@ class _Parser:
         control = get("control_messages", lambda v: _integer(
             v, 0, MAX_MESSAGES, 'use the most user control messages per data token, or "unbounded"',
             ("unbounded",)), 0)
+        registered = get("registered_offers", _boolean(
+            "use true (offers from registers: a cycle per hop, for the clock) or false (a cycle less per hop "
+            "into this node, at a slower clock)"), True)
         return Node(name=table["name"], kernel=kernel, params=params, ii=ii,
-                    control_messages=None if control == "unbounded" else control)
+                    control_messages=None if control == "unbounded" else control, registered_offers=registered)
 
     def params(self, index: int, label: str, kernel: str | None, table: dict) -> dict:
         if "params" not in table:

@@ -54,7 +54,8 @@ INBAND_TABLE = (0, 1)
 def heartbeat_in_head_edges(network, platform) -> frozenset:
     """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
     :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
-    its next heads a cycle ahead (registered offers, 2 to :data:`~sfdf.hdl.join.LOOKAHEAD_MAX` inputs),
+    its next heads a cycle ahead (registered offers, not turned off by the spec, 2 to
+    :data:`~sfdf.hdl.join.LOOKAHEAD_MAX` inputs),
     when each of those inputs' data channels reloads its head register with the write data in every
     cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`), and so does its control
     channel (whose next head's ``quiet`` the receiver's ``due`` reads a cycle ahead)."""
@@ -63,7 +64,7 @@ def heartbeat_in_head_edges(network, platform) -> frozenset:
     edges = set()
     for node in network.nodes:
         ins = network.in_edges(node.name)
-        if 1 < len(ins) <= LOOKAHEAD_MAX and all(head_reloads_while_empty(e.capacity, platform)
+        if node.registered_offers and 1 < len(ins) <= LOOKAHEAD_MAX and all(head_reloads_while_empty(e.capacity, platform)
                                                 and head_reloads_while_empty(e.control_capacity, platform)
                                                 for e in ins):
             edges.update(e.name for e in ins)
@@ -134,6 +135,8 @@ class SFDFNode(wiring.Component):
     heartbeat_in_head : set of str
         Edges whose data channel's head carries the heartbeat's index (:func:`heartbeat_in_head_edges`,
         for both ends of each edge).
+    registered_offers : bool
+        The spec's ``registered_offers``: ``False`` builds no offer registers (:func:`sfdf.hdl.offer.offer_slots`).
 
     Members
     -------
@@ -159,7 +162,8 @@ class SFDFNode(wiring.Component):
     def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
                  params=None, shifts=None, word_width=None, out_width=None, mode="credit",
                  algorithm="nonpropagation", components=None, flushable=False, live_credit=True,
-                 position=False, window=None, full_width=None, heartbeat_in_head=frozenset()):
+                 position=False, window=None, full_width=None, heartbeat_in_head=frozenset(),
+                 registered_offers=True):
         if ii < 1:
             raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
         if mode not in ("credit", "inband"):
@@ -170,6 +174,7 @@ class SFDFNode(wiring.Component):
         self.iw, self.dw, self.pw = index_width, data_width, payload_width
         self.fw = full_width or index_width
         self.heartbeat_in_head = frozenset(heartbeat_in_head)
+        self.registered_offers = registered_offers
         self._rebuilds = not self.out_edges and self.fw != self.iw  # a sink with narrow indices inside
         self.word_width, self.out_width = word_width or data_width, out_width or data_width
         self.mode, self.algorithm, self.components = mode, algorithm, components or {}
@@ -362,7 +367,7 @@ class SFDFNode(wiring.Component):
         inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
         computation to every output at once."""
         m = Module()
-        self._offer_slots = offer_slots(len(self.in_edges), platform)  # offers held per input (0: none)
+        self._offer_slots = offer_slots(len(self.in_edges), platform, self.registered_offers)
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
         # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)

@@ -40,10 +40,13 @@ __all__ = ["SLOTS", "OfferRegister", "offer_slots", "release_layout"]
 SLOTS = 2
 
 
-def offer_slots(inputs: int, platform) -> int:
+def offer_slots(inputs: int, platform, registered: bool = True) -> int:
     """Offers an offer register holds per input of a node of ``inputs`` inputs on ``platform`` (0: none, the
     receivers offer to the join straight): :data:`SLOTS` where the platform is pipelined
-    (:func:`sfdf.hdl.dsp.pipelined`), else one for a join of two or more inputs (module docstring)."""
+    (:func:`sfdf.hdl.dsp.pipelined`), else one for a join of two or more inputs (module docstring); none
+    for a node whose spec says ``registered_offers = false`` (``registered``)."""
+    if not registered:
+        return 0
     if pipelined(platform):
         return SLOTS
     return 1 if inputs > 1 else 0

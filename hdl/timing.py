@@ -5,7 +5,8 @@ Each figure is the hardware's own, from the modules that build it:
 * a token pushed at cycle ``t`` is offered by its channel at ``t + 1`` (:class:`~sfdf.hdl.channels.DataChannel`:
   ``valid`` is a register) and, where the receiving node has an offer register
   (:class:`~sfdf.hdl.offer.OfferRegister`, :func:`~sfdf.hdl.offer.offer_slots`: every node where the
-  platform is pipelined, a join of two or more inputs elsewhere), held there for the decide stage at ``t + 2``;
+  platform is pipelined, a join of two or more inputs elsewhere, none where the spec says
+  ``registered_offers = false``), held there for the decide stage at ``t + 2``;
 * the room a consumption frees is seen by the writer a cycle later (``ready`` is a register; a token an
   offer register holds counts until the join releases it);
 * a decided computation waits a cycle in the decided queue, plus its kernel's latency
@@ -35,7 +36,7 @@ def stage_timing(network, platform=None) -> StageTiming:
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
     deep = pipelined(platform)
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
-    inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
-    offer = {name: OFFER_CYCLES for name, k in inputs.items() if k and offer_slots(k, platform)}
+    offer = {n.name: OFFER_CYCLES for n in network.nodes if network.in_edges(n.name)
+             and offer_slots(len(network.in_edges(n.name)), platform, n.registered_offers)}
     return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
                        latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer)

@@ -81,7 +81,8 @@ class NetworkTop(wiring.Component):
                 word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
                 index_width=inner, full_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
                 algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges),
-                live_credit=net.live_credit, heartbeat_in_head=early_heads)
+                live_credit=net.live_credit, heartbeat_in_head=early_heads,
+                registered_offers=node.registered_offers)
         edge_kind = InbandEdge if net.mode == "inband" else CreditEdge
         for e in net.edges:
             flush = e.name in self.flush_edges

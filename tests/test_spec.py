@@ -227,7 +227,7 @@ def test_duplicate_node():
 
 def test_node_unknown_key():
     check_node('kernal = "random_filter"', 't.toml:6: node "u".kernal: unknown key; did you mean kernel? '
-               "use one of: name, kernel, params, ii, control_messages")
+               "use one of: name, kernel, params, ii, control_messages, registered_offers")
 
 
 def test_unknown_kernel():
@@ -321,6 +321,14 @@ def test_control_messages_negative():
 def test_control_messages_word():
     check_node('control_messages = "many"', 't.toml:6: node "u".control_messages: must be an integer in 0..65536 or '
                '"unbounded", not "many"; use the most user control messages per data token, or "unbounded"')
+
+
+def test_registered_offers():
+    assert [n.registered_offers for n in parse_spec(with_node("registered_offers = false"), "t.toml").nodes] == \
+        [False, True]  # the default: registered where the platform gives them
+    check_node("registered_offers = 1", 't.toml:6: node "u".registered_offers: must be true or false, not 1; use true '
+               "(offers from registers: a cycle per hop, for the clock) or false (a cycle less per hop into this "
+               "node, at a slower clock)")
 
 
 # -- [[edge]] -------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "nodes_rate",
     "throughput_bound",
     "throughput_summary",
+    "unregistered_offers",
 ]
 
 
@@ -256,7 +257,23 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
     return {"tokens_per_cycle": float(bound.rate), "exact": str(bound.rate), "binding_edges": list(bound.edges),
             "binding_cycle": [p.what for p in bound.cycle], "tokens": bound.tokens, "cycles": bound.cycles,
             "describe": describe, "unmodelled": unmodelled, "full_rate": float(full),
-            "full_rate_exact": str(full), "full_rate_sizing": full_rate_sizing(network, timing, bound)}
+            "full_rate_exact": str(full), "full_rate_sizing": full_rate_sizing(network, timing, bound),
+            "unregistered_offers": unregistered_offers(network, timing, bound)}
+
+
+def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound) -> dict | None:
+    """The other way to a faster reconvergent path than capacity: the nodes whose offer registers lengthen
+    ``bound``'s binding cycle (a token's place into them), and the bound with none there (the spec's
+    ``registered_offers = false``: a cycle less per hop into each, at a slower clock); None if that is
+    no faster."""
+    nodes = sorted({p.dst[2:] for p in bound.cycle if p.src.startswith("W:") and p.dst.startswith("C:")
+                    and timing.offer.get(p.dst[2:])})
+    if not nodes:
+        return None
+    faster = throughput_bound(network, replace(timing, offer={v: k for v, k in timing.offer.items() if v not in nodes}))
+    if faster.rate <= bound.rate:
+        return None
+    return {"nodes": nodes, "tokens_per_cycle": float(faster.rate), "exact": str(faster.rate)}
 
 
 def _cycle_below(places, rate: Fraction):

@@ -4,7 +4,7 @@ With and without back-pressure: the variance network with its own kernels on spa
 credit mode and in-band under each dummy algorithm; the diamond and BLAST-like topologies in credit
 mode (random_filter kernels) and in-band under each algorithm, as is 003 Fig. 2 made safe (output
 buffers); random DAGs with undirected cycles, random capacities and filter rates (8 seeds here, 60 in
-bench/cosim.py). The unsafe specs deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's
+bench/cosim.py); nodes without offer registers (``registered_offers = false``). The unsafe specs deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's
 receiver; with live credit it completes), and 003 Fig. 2 under an adversarial flush.
 """
 
@@ -73,6 +73,22 @@ def test_unpipelined_ice40_variance_matches_model(live_credit, examples, verilat
 def test_unpipelined_ice40_random_dag_matches_model(seed, verilator_toolchain, cosim_build_root):
     check(random_credit_network(seed), cosim_build_root, computations=120, seed=seed, pause=0.3,
           platform=FamilyOnly("ice40"))
+
+
+def unregistered(network):
+    """``network`` with ``registered_offers = false`` on every node: the receivers offer to the joins straight."""
+    return replace(network, nodes=tuple(replace(n, registered_offers=False) for n in network.nodes))
+
+
+@pytest.mark.parametrize("mode", ["credit", "nonpropagation"])
+def test_unregistered_offers_variance_matches_model(mode, examples, verilator_toolchain, cosim_build_root):
+    """The generic (pipelined) elaboration without offer registers, as a spec may ask, with back-pressure."""
+    check(unregistered(in_mode(load_spec(examples / "variance.toml"), mode)), cosim_build_root, computations=200,
+          seed=11, pause=0.4, zeros=0.7, max_frame=24)
+
+
+def test_unregistered_offers_random_dag_matches_model(verilator_toolchain, cosim_build_root):
+    check(unregistered(random_credit_network(3)), cosim_build_root, computations=120, seed=3, pause=0.3)
 
 
 @pytest.mark.parametrize("pause", PAUSES)

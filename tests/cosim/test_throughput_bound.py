@@ -1,7 +1,7 @@
 """The throughput bound of ``sfdf check`` (gen/analysis/throughput.py on hdl/timing.py's cycles) against the
 generated hardware on Verilator: chains whose capacity or a node's initiation interval binds, a residual
 block and a split-join whose reconvergent paths bind, in credit and in-band mode, generic (pipelined, as
-ECP5) and for iCE40 (unpipelined). Sinks always ready, no filtering, one frame; the rate is the sink's
+ECP5) and for iCE40 (unpipelined), and with nodes whose spec turns their offer registers off. Sinks always ready, no filtering, one frame; the rate is the sink's
 beats per cycle from its first beat to its last."""
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ pytestmark = pytest.mark.cosim
 WORDS = 400
 
 
-def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None, ii=None):
+def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None, ii=None, unregistered=()):
     pairs = list(dict.fromkeys(p for path in paths for p in itertools.pairwise(path)))
     names = list(dict.fromkeys(v for path in paths for v in path))
     edges = tuple(Edge(f"{u}_{v}", u, v, (capacities or {}).get(f"{u}_{v}", capacity),
                        output_buffer=(output_buffers or {}).get(f"{u}_{v}", 0)) for u, v in pairs)
-    return Network(name, tuple(Node(v, ii=(ii or {}).get(v, 1)) for v in names), edges, mode=mode)
+    return Network(name, tuple(Node(v, ii=(ii or {}).get(v, 1), registered_offers=v not in unregistered)
+                               for v in names), edges, mode=mode)
 
 
 CHAIN = [["n0", "n1", "n2", "n3"]]
@@ -44,6 +45,12 @@ CASES = {
     "residual": (network("tb_residual", RESIDUAL, 16, {"a_e": 4}), None, Fraction(4, 12)),
     "residual_inband": (network("tb_residual_ib", RESIDUAL, 16, {"a_e": 4}, mode="inband"), None, Fraction(4, 12)),
     "split": (network("tb_split", SPLIT, 4), None, Fraction(10, 14)),
+    # registered_offers = false: a cycle less per hop into those nodes (into e, a join, in "split_u")
+    "residual_u": (network("tb_residual_u", RESIDUAL, 16, {"a_e": 4}, unregistered=("b1", "b2", "b3")), None,
+                   Fraction(4, 9)),
+    "residual_inband_u": (network("tb_residual_ib_u", RESIDUAL, 16, {"a_e": 4}, mode="inband",
+                                  unregistered=("a", "b1", "b2", "b3", "e")), None, Fraction(4, 8)),
+    "split_u": (network("tb_split_u", SPLIT, 4, unregistered=("e",)), None, Fraction(10, 13)),
     "chain_q1_ice40": (network("tb_chain_q1_i", CHAIN, 1), "ice40", Fraction(1, 2)),
     # iCE40: one cycle per hop, but e (a join of two inputs) has one-slot offer registers: two on b3 -> e
     "split_ice40": (network("tb_split_i", SPLIT, 2), "ice40", Fraction(6, 11)),
