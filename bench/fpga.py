@@ -115,6 +115,11 @@ DESIGNS = {
     "variance16-inband": ("variance16", "inband", lambda: variance("inband", 16)),
     "random20-plain": ("random20", "plain", random20),
     "random20-credit": ("random20", "credit", random20),
+    "residual-plain": ("residual", "plain", lambda: load_spec(ROOT / "examples" / "residual.toml")),
+    "residual-credit": ("residual", "credit", lambda: load_spec(ROOT / "examples" / "residual.toml")),
+    # the branch's nodes with registered_offers = false: a cycle less per hop, at a slower clock
+    "residual-unregistered-credit": ("residual", "credit",
+                                     lambda: load_spec(ROOT / "examples" / "residual_unregistered.toml")),
 }
 
 

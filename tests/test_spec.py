@@ -623,7 +623,7 @@ def test_load_spec_names_the_file(write_file):
 
 
 EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr",
-                 "residual"]
+                 "residual", "residual_unregistered"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
