@@ -182,6 +182,7 @@ class _Parser:
         else:
             self.check_acyclic(net, doc.get("edge"))
         self.check_kernel_inputs(net, doc.get("node"))
+        self.check_offers(net, doc.get("node"))
         return net
 
     def _syntax_error(self, exc: tomllib.TOMLDecodeError) -> SpecError:
@@ -427,6 +428,15 @@ class _Parser:
                          "remove or reverse an edge on the cycle (a network is acyclic; an SDF feedback loop "
                          "carries initial items, 004)", self.lines.find("edge", index))
 
+
+    def check_offers(self, net: Network, tables) -> None:
+        """``registered_offers = false`` on a node without inputs would be ignored: refused, as every setting
+        that has no effect is."""
+        for index, node in enumerate(net.nodes):
+            if not node.registered_offers and not net.in_edges(node.name):
+                raise self.error(f"{_label('node', index, tables[index])}.registered_offers",
+                                 "a node without inputs has no offers to register", "remove registered_offers",
+                                 self.lines.find("node", index, ("registered_offers",)))
 
     def check_kernel_inputs(self, net: Network, tables) -> None:
         """Kernels that read their predecessors' layouts (the variance network) get the right ones."""

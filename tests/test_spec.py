@@ -324,11 +324,13 @@ def test_control_messages_word():
 
 
 def test_registered_offers():
-    assert [n.registered_offers for n in parse_spec(with_node("registered_offers = false"), "t.toml").nodes] == \
-        [False, True]  # the default: registered where the platform gives them
+    spec = BASE.replace('name = "v"\n', 'name = "v"\nregistered_offers = false\n', 1)
+    assert [n.registered_offers for n in parse_spec(spec, "t.toml").nodes] == [True, False]  # the default: True
     check_node("registered_offers = 1", 't.toml:6: node "u".registered_offers: must be true or false, not 1; use true '
                "(offers from registers: a cycle per hop, for the clock) or false (a cycle less per hop into this "
                "node, at a slower clock)")
+    check_node("registered_offers = false", 't.toml:6: node "u".registered_offers: a node without inputs has no '
+               "offers to register; remove registered_offers")
 
 
 # -- [[edge]] -------------------------------------------------------------------------------------------
