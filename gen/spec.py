@@ -428,7 +428,6 @@ class _Parser:
                          "remove or reverse an edge on the cycle (a network is acyclic; an SDF feedback loop "
                          "carries initial items, 004)", self.lines.find("edge", index))
 
-
     def check_offers(self, net: Network, tables) -> None:
         """``registered_offers = false`` on a node without inputs would be ignored: refused, as every setting
         that has no effect is."""

@@ -270,7 +270,8 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound) ->
                     and timing.offer.get(p.dst[2:])})
     if not nodes:
         return None
-    faster = throughput_bound(network, replace(timing, offer={v: k for v, k in timing.offer.items() if v not in nodes}))
+    kept = {name: cycles for name, cycles in timing.offer.items() if name not in nodes}
+    faster = throughput_bound(network, replace(timing, offer=kept))
     if faster.rate <= bound.rate:
         return None
     return {"nodes": nodes, "tokens_per_cycle": float(faster.rate), "exact": str(faster.rate)}
