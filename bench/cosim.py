@@ -8,9 +8,11 @@ random back-pressure and idle sources (pause 0.3) and the deadlock watchdog, exa
 time and the build and run seconds. Exits 1 when a seed does not match the model (its log's path is in
 the row), so a sweep can gate a change.
 
-Writes bench/out/cosim.json and prints a table.
+Writes bench/out/cosim.json and prints a table. ``--unregistered`` runs the same seeds with
+``registered_offers = false`` on every node with inputs (the receivers offer to the joins straight;
+docs/hardware.md, "Registered offers") and writes bench/out/cosim-unregistered.json.
 
-    .venv/bin/python bench/cosim.py [--seeds 0-59] [--jobs 2]
+    .venv/bin/python bench/cosim.py [--seeds 0-59] [--jobs 2] [--unregistered]
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from sfdf.cosim.network import run_network
@@ -40,8 +43,11 @@ def seeds(text: str) -> list[int]:
     return out
 
 
-def run_seed(seed: int, build_dir: str) -> dict:
+def run_seed(seed: int, build_dir: str, unregistered: bool = False) -> dict:
     network = random_credit_network(seed)
+    if unregistered:
+        network = replace(network, nodes=tuple(replace(n, registered_offers=not network.in_edges(n.name))
+                                               for n in network.nodes))
     start = time.monotonic()
     run = run_network(network, build_dir=build_dir, computations=COMPUTATIONS, seed=seed, pause=PAUSE)
     return {
@@ -59,8 +65,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0-59", help="seeds, e.g. 0-59 or 3,7,11 (default 0-59)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds built and run at once (default 2)")
-    parser.add_argument("--build-dir", default=str(ROOT / "build" / "cosim"))
+    parser.add_argument("--build-dir", default=None, help="default build/cosim (build/cosim-unregistered)")
+    parser.add_argument("--unregistered", action="store_true",
+                        help="every node with inputs without offer registers (registered_offers = false)")
     args = parser.parse_args(argv)
+    build_dir = args.build_dir or str(ROOT / "build" / ("cosim-unregistered" if args.unregistered else "cosim"))
+    out = OUT.with_name("cosim-unregistered.json") if args.unregistered else OUT
     header = (f"{'seed':>4} {'nodes':>5} {'edges':>5} {'w':>3} {'live':>5} {'result':<8} {'sim ns':>7} "
               f"{'build s':>8} {'run s':>6}")
     print(header)
@@ -69,7 +79,7 @@ def main(argv=None) -> int:
     start = time.monotonic()
     chosen = seeds(args.seeds)
     with ProcessPoolExecutor(args.jobs) as pool:
-        for row in pool.map(run_seed, chosen, [args.build_dir] * len(chosen)):
+        for row in pool.map(run_seed, chosen, [build_dir] * len(chosen), [args.unregistered] * len(chosen)):
             rows.append(row)
             print(f"{row['seed']:>4} {row['nodes']:>5} {row['edges']:>5} {row['index_width']:>3} "
                   f"{str(row['live_credit']).lower():>5} {'PASS' if row['passed'] else 'FAIL':<8} {row['sim_ns']:>7} "
@@ -77,8 +87,9 @@ def main(argv=None) -> int:
     failed = [row["seed"] for row in rows if not row["passed"]]
     print(f"{len(rows) - len(failed)} of {len(rows)} seeds match the model token by token"
           + (f"; failed: {failed}" if failed else "") + f" ({time.monotonic() - start:.0f} s, {args.jobs} jobs)")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"computations": COMPUTATIONS, "pause": PAUSE, "rows": rows}, indent=1))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"computations": COMPUTATIONS, "pause": PAUSE, "unregistered": args.unregistered,
+                               "rows": rows}, indent=1))
     return 1 if failed else 0
 
 
