@@ -266,6 +266,8 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound) ->
     ``bound``'s binding cycle (a token's place into them), and the bound with none there (the spec's
     ``registered_offers = false``: a cycle less per hop into each, at a slower clock); None if that is
     no faster."""
+    if not bound.edges:  # the nodes' own rate binds, no channel's room
+        return None
     nodes = sorted({p.dst[2:] for p in bound.cycle if p.src.startswith("W:") and p.dst.startswith("C:")
                     and timing.offer.get(p.dst[2:])})
     if not nodes:
