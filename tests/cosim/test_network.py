@@ -4,8 +4,9 @@ With and without back-pressure: the variance network with its own kernels on spa
 credit mode and in-band under each dummy algorithm; the diamond and BLAST-like topologies in credit
 mode (random_filter kernels) and in-band under each algorithm, as is 003 Fig. 2 made safe (output
 buffers); random DAGs with undirected cycles, random capacities and filter rates (8 seeds here, 60 in
-bench/cosim.py); nodes without offer registers (``registered_offers = false``). The unsafe specs deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's
-receiver; with live credit it completes), and 003 Fig. 2 under an adversarial flush.
+bench/cosim.py); nodes without offer registers (``registered_offers = false``). The unsafe specs
+deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's receiver; with live credit it
+completes), and 003 Fig. 2 under an adversarial flush.
 """
 
 from __future__ import annotations

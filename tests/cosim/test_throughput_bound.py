@@ -1,8 +1,9 @@
 """The throughput bound of ``sfdf check`` (gen/analysis/throughput.py on hdl/timing.py's cycles) against the
 generated hardware on Verilator: chains whose capacity or a node's initiation interval binds, a residual
 block and a split-join whose reconvergent paths bind, in credit and in-band mode, generic (pipelined, as
-ECP5) and for iCE40 (unpipelined), and with nodes whose spec turns their offer registers off. Sinks always ready, no filtering, one frame; the rate is the sink's
-beats per cycle from its first beat to its last."""
+ECP5) and for iCE40 (unpipelined), and with nodes whose spec turns their offer registers off. Sinks
+always ready, no filtering, one frame; the rate is the sink's beats per cycle from its first beat to its
+last."""
 
 from __future__ import annotations
 
