@@ -262,8 +262,8 @@ def main(argv=None):
         ctrl = row["control_per_data_token"]["u_x"]
         # x's offer register holds up to two credited tokens, which count in q: a batch of T + 1 streams
         # beside them up to T = |q| - 3; without the register (registered_offers = false) up to |q| - 2
-        plain = measure(parse_spec(pair(q, t, unregistered=True), f"pair_t{t}_u.toml"), args.words, build_dir)
-        unregistered = plain["sink_tokens_per_cycle"]["x"]
+        bare = measure(parse_spec(pair(q, t, unregistered=True), f"pair_t{t}_u.toml"), args.words, build_dir)
+        unregistered = bare["sink_tokens_per_cycle"]["x"]
         curve.append({"threshold": t, "tokens_per_cycle": rate, "control_per_token": ctrl,
                       "tokens_per_cycle_unregistered": unregistered, "cycles_per_s": row["cycles_per_s"]})
         auto = " (auto)" if t == max(0, q - 3) else ""

@@ -64,9 +64,10 @@ def heartbeat_in_head_edges(network, platform) -> frozenset:
     edges = set()
     for node in network.nodes:
         ins = network.in_edges(node.name)
-        reloads = all(head_reloads_while_empty(e.capacity, platform)
-                      and head_reloads_while_empty(e.control_capacity, platform) for e in ins)
-        if node.registered_offers and 1 < len(ins) <= LOOKAHEAD_MAX and reloads:
+        if not (node.registered_offers and 1 < len(ins) <= LOOKAHEAD_MAX):
+            continue
+        if all(head_reloads_while_empty(e.capacity, platform) and head_reloads_while_empty(e.control_capacity, platform)
+               for e in ins):
             edges.update(e.name for e in ins)
     return frozenset(edges)
 

@@ -36,7 +36,8 @@ def stage_timing(network, platform=None) -> StageTiming:
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
     deep = pipelined(platform)
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
-    offer = {n.name: OFFER_CYCLES for n in network.nodes if network.in_edges(n.name)
-             and offer_slots(len(network.in_edges(n.name)), platform, n.registered_offers)}
+    inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
+    offer = {n.name: OFFER_CYCLES for n in network.nodes
+             if inputs[n.name] and offer_slots(inputs[n.name], platform, n.registered_offers)}
     return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
                        latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer)

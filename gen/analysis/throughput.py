@@ -268,8 +268,9 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound) ->
     no faster."""
     if not bound.edges:  # the nodes' own rate binds, no channel's room
         return None
-    nodes = sorted({p.dst[2:] for p in bound.cycle if p.src.startswith("W:") and p.dst.startswith("C:")
-                    and timing.offer.get(p.dst[2:])})
+    # an edge's tokens place W_u -> C_v (event_graph) is the one an offer register of v lengthens
+    into = {(f"W:{e.src}", f"C:{e.dst}"): e.dst for e in network.edges}
+    nodes = sorted({v for v in (into.get((p.src, p.dst)) for p in bound.cycle) if v and timing.offer.get(v)})
     if not nodes:
         return None
     kept = {name: cycles for name, cycles in timing.offer.items() if name not in nodes}

@@ -77,8 +77,10 @@ def test_unpipelined_ice40_random_dag_matches_model(seed, verilator_toolchain, c
 
 
 def unregistered(network):
-    """``network`` with ``registered_offers = false`` on every node: the receivers offer to the joins straight."""
-    return replace(network, nodes=tuple(replace(n, registered_offers=False) for n in network.nodes))
+    """``network`` with ``registered_offers = false`` on every node with inputs (the spec refuses it on a
+    source): the receivers offer to the joins straight."""
+    return replace(network, nodes=tuple(replace(n, registered_offers=not network.in_edges(n.name))
+                                        for n in network.nodes))
 
 
 @pytest.mark.parametrize("mode", ["credit", "nonpropagation"])

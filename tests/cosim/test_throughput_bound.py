@@ -50,7 +50,7 @@ CASES = {
     "residual_u": (network("tb_residual_u", RESIDUAL, 16, {"a_e": 4}, unregistered=("b1", "b2", "b3")), None,
                    Fraction(4, 9)),
     "residual_inband_u": (network("tb_residual_ib_u", RESIDUAL, 16, {"a_e": 4}, mode="inband",
-                                  unregistered=("a", "b1", "b2", "b3", "e")), None, Fraction(4, 8)),
+                                  unregistered=("b1", "b2", "b3", "e")), None, Fraction(4, 8)),
     "split_u": (network("tb_split_u", SPLIT, 4, unregistered=("e",)), None, Fraction(10, 13)),
     "chain_q1_ice40": (network("tb_chain_q1_i", CHAIN, 1), "ice40", Fraction(1, 2)),
     # iCE40: one cycle per hop, but e (a join of two inputs) has one-slot offer registers: two on b3 -> e
