@@ -260,8 +260,8 @@ def main(argv=None):
         row = measure(parse_spec(pair(q, t), f"pair_t{t}.toml"), args.words, build_dir)
         rate = row["sink_tokens_per_cycle"]["x"]
         ctrl = row["control_per_data_token"]["u_x"]
-        # x's offer register holds up to two credited tokens, which count in q: a batch of T + 1 streams
-        # beside them up to T = |q| - 3; without the register (registered_offers = false) up to |q| - 2
+        # x's offer register releases a popped token a cycle later (when the join consumes it), so q holds
+        # one more: a batch of T + 1 streams up to T = |q| - 3; without it (registered_offers = false) |q| - 2
         bare = measure(parse_spec(pair(q, t, unregistered=True), f"pair_t{t}_u.toml"), args.words, build_dir)
         unregistered = bare["sink_tokens_per_cycle"]["x"]
         curve.append({"threshold": t, "tokens_per_cycle": rate, "control_per_token": ctrl,
