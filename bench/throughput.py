@@ -57,15 +57,17 @@ def pair(q: int, t: int | None, unregistered: bool = False) -> str:
 
 
 def measure(network, words, build_dir, report=None):
-    """Run ``network`` with one frame of ``words`` words per source; return the throughput figures.
-    ``report``: its :func:`check` report, when the caller has it."""
+    """Run ``network`` with one frame of ``words`` words per source; return the throughput figures, with
+    ``sfdf check``'s bound. ``report``: its :func:`check` report, when the caller has it."""
     report = report or check(network)
     resolved = report.network
     raw, _ = run_measurement(network, {s: [random_words(1, s, words)] for s in resolved.sources}, build_dir,
                              report=report)
     rates = {sink: steady_rate(cycles) for sink, cycles in raw["sink_beat_cycles"].items()}
+    bound = throughput_bound(resolved, stage_timing(resolved))
     return {
         "network": resolved.name, "thresholds": {e.name: e.threshold for e in resolved.edges},
+        "bound": float(bound.rate), "bound_exact": str(bound.rate),
         "sink_tokens_per_cycle": rates, "cycles": raw["cycles"], "cycles_per_s": raw["cycles_per_s"],
         "control_per_data_token": {e: raw["control_pushes"][e] / max(1, raw["data_tokens"][e])
                                    for e in raw["control_pushes"]},
@@ -117,12 +119,10 @@ def reconvergent(build_dir, words, capacity=16):
             report = check(network)
             row = measure(network, words, build_dir, report)
             rate = row["sink_tokens_per_cycle"]["e"]
-            resolved = report.network
-            bound = throughput_bound(resolved, stage_timing(resolved))  # sfdf check's figure
             rows.append({"structure": name, "skip_capacity": skip, "words_per_cycle": rate,
-                         "bound": float(bound.rate), "bound_exact": str(bound.rate)})
-            print(f"{name}: skip |q| = {skip}: {rate:.3f} words/cycle (bound {bound.rate} = {float(bound.rate):.3f})",
-                  flush=True)
+                         "bound": row["bound"], "bound_exact": row["bound_exact"]})  # sfdf check's figure
+            print(f"{name}: skip |q| = {skip}: {rate:.3f} words/cycle (bound {row['bound_exact']} = "
+                  f"{row['bound']:.3f})", flush=True)
     (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
     plot_reconvergent(rows, capacity)
     return rows
@@ -262,13 +262,16 @@ def main(argv=None):
         ctrl = row["control_per_data_token"]["u_x"]
         # x's offer register releases a popped token a cycle later (when the join consumes it), so q holds
         # one more: a batch of T + 1 streams up to T = |q| - 3; without it (registered_offers = false) |q| - 2
+        # (sfdf check's bound: gen.analysis.throughput.batch_rate)
         bare = measure(parse_spec(pair(q, t, unregistered=True), f"pair_t{t}_u.toml"), args.words, build_dir)
         unregistered = bare["sink_tokens_per_cycle"]["x"]
-        curve.append({"threshold": t, "tokens_per_cycle": rate, "control_per_token": ctrl,
-                      "tokens_per_cycle_unregistered": unregistered, "cycles_per_s": row["cycles_per_s"]})
+        curve.append({"threshold": t, "tokens_per_cycle": rate, "bound": row["bound"], "control_per_token": ctrl,
+                      "tokens_per_cycle_unregistered": unregistered, "bound_unregistered": bare["bound"],
+                      "cycles_per_s": row["cycles_per_s"]})
         auto = " (auto)" if t == max(0, q - 3) else ""
-        print(f"|q| = {q}, T = {t:2d}{auto}: {rate:.3f} tokens/cycle ({unregistered:.3f} with registered_offers = "
-              f"false), {ctrl:.3f} control messages per token, cocotb {row['cycles_per_s']:.0f} cycles/s")
+        print(f"|q| = {q}, T = {t:2d}{auto}: {rate:.3f} tokens/cycle (bound {row['bound_exact']}; "
+              f"{unregistered:.3f} with registered_offers = false, bound {bare['bound_exact']}), "
+              f"{ctrl:.3f} control messages per token, cocotb {row['cycles_per_s']:.0f} cycles/s")
     live = measure(parse_spec(pair(q, None), "pair_live.toml"), args.words, build_dir)
     print(f"|q| = {q}, live credit (no threshold): {live['sink_tokens_per_cycle']['x']:.3f} tokens/cycle, "
           f"{live['control_per_data_token']['u_x']:.3f} control messages per token")
@@ -295,7 +298,9 @@ def plot(curve, q):
     fig, ax = plt.subplots(figsize=(6, 4))
     ts = [r["threshold"] for r in curve]
     ax.plot(ts, [r["tokens_per_cycle"] for r in curve], "o-", label="tokens per cycle")
+    ax.plot(ts, [r["bound"] for r in curve], "k_", ms=14, label="sfdf check's bound")
     ax.plot(ts, [r["tokens_per_cycle_unregistered"] for r in curve], "^:", label="the same, x's registered_offers = false")
+    ax.plot(ts, [r["bound_unregistered"] for r in curve], "_", color="grey", ms=10, label="its bound")
     ax.plot(ts, [r["control_per_token"] for r in curve], "s--", label="control messages per data token")
     ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="target 0.98")
     ax.axvline(q - 3, color="C2", lw=0.8, ls="-.", label=f"auto T = |q| - 3 = {q - 3}")

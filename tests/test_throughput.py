@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from sfdf.cli import main
 from sfdf.gen.analysis.throughput import (
     StageTiming,
+    batch_rate,
     event_graph,
     full_rate_sizing,
     nodes_rate,
@@ -217,4 +218,67 @@ def test_what_the_bound_does_not_model_makes_it_an_upper_one():
     summary = throughput_summary(buffered, PIPELINED)
     assert summary["unmodelled"] == ["output buffers on v_x"] and "(at most: output buffers on v_x" in summary["describe"]
     batched = replace(chain, live_credit=False)
-    assert throughput_summary(batched, PIPELINED)["unmodelled"] == ["credits batched by T (live_credit = false)"]
+    assert throughput_summary(batched, PIPELINED)["unmodelled"] == ["credit batches across edges (live_credit = false)"]
+    one = replace(network([["u", "v"]]), live_credit=False)
+    assert throughput_summary(one, PIPELINED)["unmodelled"] == []  # one edge: batch_rate is exact
+
+
+def batch_schedule_rate(capacity, threshold, hop, release, batches=None):
+    """The rate of one edge of 000's batched credits by brute force: the earliest cycle of every commit
+    ``W`` and take ``C`` under the hardware's rules alone (one commit and one take per cycle; a token taken
+    ``hop`` cycles after the commit of its batch's last, which carries the credit; its room back
+    ``release`` cycles after the take), and the rate of the periodic schedule it settles into."""
+    size = threshold + 1
+    n = (batches or 40 * (capacity + hop + release + 2)) * size
+    w, c = [], []
+    for j in range(n):
+        w.append(max(w[j - 1] + 1 if j else 0, c[j - capacity] + release if j >= capacity else 0))
+        # token j - threshold ends its batch when j does: take every token of the batch now
+        if (j + 1) % size == 0:
+            for k in range(j + 1 - size, j + 1):
+                c.append(max(c[k - 1] + 1 if k else 0, w[j] + hop))
+    tail = len(c) // 2 // size * size  # a batch boundary in the settled half
+    for period in range(1, (len(c) - tail) // 4):
+        span = period * size
+        steps = {w[k + span] - w[k] for k in range(tail, len(c) - span)}
+        if len(steps) == 1:
+            return Fraction(span, steps.pop())
+    raise AssertionError("no period")
+
+
+@pytest.mark.parametrize("loop", [2, 3, 4])
+def test_batch_rate_is_the_brute_force_schedule_s(loop):
+    """batch_rate's unrolled batch against the schedule commit by commit, every T at |q| = 1..12, and no
+    capacity lowers it (measured on Verilator: tests/cosim/test_throughput_bound.py)."""
+    for capacity in range(1, 13):
+        for threshold in range(capacity):
+            assert batch_rate(capacity, threshold, loop) == batch_schedule_rate(capacity, threshold, loop - 1, 1), \
+                (capacity, threshold, loop)
+    for threshold in range(8):
+        rates = [batch_rate(q, threshold, loop) for q in range(threshold + 1, 30)]
+        assert rates == sorted(rates)
+
+
+def test_batched_credit_binds_where_t_leaves_too_little_room(capsys, tmp_path):
+    """000's receiver as printed at |q| = 16: T = 13 streams (the auto T), T = 14 takes 15 of every 16
+    cycles and T = 15 16 of 18; without the receiving node's offer register a cycle less round the
+    loop, so T = 14 streams again. ``sfdf check`` says so, sizes the edge, and names the register."""
+    pair = replace(network([["u", "x"]]), live_credit=False)
+    rates = {t: throughput_bound(pair.with_edges(replace(e, threshold=t) for e in pair.edges), PIPELINED).rate
+             for t in (13, 14, 15)}
+    assert rates == {13: 1, 14: Fraction(15, 16), 15: Fraction(8, 9)}
+    t14 = pair.with_edges(replace(e, threshold=14) for e in pair.edges)
+    summary = throughput_summary(t14, PIPELINED)
+    assert summary["binding_edges"] == ["u_x"] and summary["full_rate_sizing"] == {"u_x": 17}
+    assert "credit batches of T + 1 = 15 tokens" in summary["describe"] and "T <= 13 streams" in summary["describe"]
+    timing = stage_timing(t14)  # the generic Verilog: x's offer register is one of the 3 cycles
+    assert summary["tokens_per_cycle"] == throughput_summary(t14, timing)["tokens_per_cycle"]
+    assert throughput_summary(t14, timing)["unregistered_offers"] == {"nodes": ["x"], "tokens_per_cycle": 1.0,
+                                                                        "exact": "1"}
+    spec = tmp_path / "pair.toml"
+    spec.write_text('[network]\nname = "pair"\nlive_credit = false\n[[node]]\nname = "u"\n[[node]]\nname = "x"\n'
+                    '[[edge]]\nfrom = "u"\nto = "x"\ncapacity = 16\nthreshold = 15\n')
+    assert main(["check", str(spec)]) == 0
+    out = capsys.readouterr().out
+    assert "0.889 tokens per cycle: u_x's credit batches of T + 1 = 16 tokens" in out
+    assert "or without offer registers on x" in out and "0.941 tokens per cycle" in out

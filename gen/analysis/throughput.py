@@ -2,9 +2,8 @@
 and how to size a reconvergent path").
 
 When every computation emits a token on every output and no control message travels (no filtering),
-and no token waits for a flush (003's output buffers) or a batched credit (000's receiver as printed,
-``live_credit = false``): the bound is then an upper one, as ``sfdf check`` says),
-the hardware of :mod:`sfdf.hdl` is a *timed marked graph* (Commoner, Holt, Even and Pnueli, "Marked
+and no token waits for a flush (003's output buffers: the bound is then an upper one, as ``sfdf check``
+says), the hardware of :mod:`sfdf.hdl` is a *timed marked graph* (Commoner, Holt, Even and Pnueli, "Marked
 directed graphs", 1971; Ramamoorthy and Ho, "Performance evaluation of asynchronous concurrent systems
 using Petri nets", 1980): each node is two transitions, its decide stage ``C`` (consumes one token of
 every input, steps the kernel) and its emit stage ``W`` (pushes one token on every output), and every
@@ -24,6 +23,8 @@ graphs, Ramamoorthy and Ho Thm. 1). A reconvergent path gives the binding cycle:
 branch, back through the short branch's rooms, so the short branch must hold a token for every cycle of
 the long branch's latency. :func:`throughput_bound` finds the binding cycle exactly (integer
 Dinkelbach steps on negative cycles, found by SPFA from the as-soon-as-possible schedule);
+with 000's receiver as printed (``live_credit = false``) it is also at most each edge's
+:func:`batch_rate` (:class:`CreditBatch`), exact for an edge alone and an upper bound in a network;
 :func:`full_rate_sizing` gives the capacities that reach the rate the nodes allow (:func:`nodes_rate`), by
 a linear programme over the graph's firing times. Measured on Verilator: tests/cosim/test_throughput_bound.py.
 """
@@ -36,9 +37,12 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 __all__ = [
+    "CreditBatch",
     "Place",
     "StageTiming",
     "ThroughputBound",
+    "batch_rate",
+    "credit_batches",
     "event_graph",
     "full_rate_sizing",
     "nodes_rate",
@@ -88,6 +92,32 @@ class Place:
 
 
 @dataclass(frozen=True)
+class CreditBatch:
+    """An edge of 000's receiver as printed (``live_credit = false``), whose tokens wait in batches of
+    ``T + 1`` for the credit message sent with each batch's last (:func:`batch_rate`).
+
+    Members
+    -------
+    edge : str
+    threshold, capacity : int
+        ``T`` and ``|q|``.
+    loop : int
+        Cycles from a sender's commit to its seeing the room the token left: ``hop``, the receiving node's
+        ``offer`` and ``release`` (:class:`StageTiming`).
+    """
+
+    edge: str
+    threshold: int
+    capacity: int
+    loop: int
+
+    @property
+    def streaming_threshold(self) -> int:
+        """The largest ``T`` at which the batches alone allow one token per cycle: ``|q| - loop``."""
+        return self.capacity - self.loop
+
+
+@dataclass(frozen=True)
 class ThroughputBound:
     """The steady rate of every node, in computations (tokens) per cycle, and the cycle that binds it.
 
@@ -97,10 +127,13 @@ class ThroughputBound:
         ``tokens / cycles`` of :attr:`cycle`; at most ``1 / ii`` of the slowest node.
     cycle : tuple of Place
         The binding cycle, in order.
+    batch : CreditBatch or None
+        The edge whose credit batches bind (:func:`batch_rate`; its cycle is one batch unrolled), if any.
     """
 
     rate: Fraction
     cycle: tuple[Place, ...]
+    batch: CreditBatch | None = None
 
     @property
     def tokens(self) -> int:
@@ -118,6 +151,11 @@ class ThroughputBound:
     def describe(self) -> str:
         """One line: the rate, and what the binding cycle is made of."""
         rate = f"{float(self.rate):.3f} tokens per cycle"
+        if self.batch is not None:
+            b = self.batch
+            return (f"{rate}: {b.edge}'s credit batches of T + 1 = {b.threshold + 1} tokens, each taken when the "
+                    f"credit message sent with its last arrives, against its room of {b.capacity} and the "
+                    f"{b.loop} cycles round it (T <= {b.streaming_threshold} streams)")
         if self.edges:
             return (f"{rate}: the room of {', '.join(self.edges)} ({self.tokens} tokens) against the "
                     f"{self.cycles} cycles of latency around it")
@@ -148,7 +186,8 @@ def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | No
 
 
 def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int] | None = None) -> ThroughputBound:
-    """The least tokens-per-cycle ratio over the cycles of :func:`event_graph` (module docstring)."""
+    """The least tokens-per-cycle ratio over the cycles of :func:`event_graph` (module docstring), and
+    over the edges' credit batches where the network has them (:func:`credit_batches`)."""
     places = event_graph(network, timing, capacities)
     best = min((p for p in places if p.src == p.dst), key=lambda p: Fraction(p.tokens, p.delay))
     cycle = (best,)
@@ -156,8 +195,66 @@ def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int]
         rate = Fraction(sum(p.tokens for p in cycle), sum(p.delay for p in cycle))
         lower = _cycle_below(places, rate)
         if lower is None:
-            return ThroughputBound(rate, _rotated(cycle))
+            break
         cycle = lower
+    bound = ThroughputBound(rate, _rotated(cycle))
+    for batch in credit_batches(network, timing, capacities):
+        cycle = _batch_cycle(network, timing, batch)
+        batched = ThroughputBound(Fraction(sum(p.tokens for p in cycle), sum(p.delay for p in cycle)), cycle, batch)
+        if batched.rate < bound.rate:
+            bound = batched
+    return bound
+
+
+def batch_rate(capacity: int, threshold: int, loop: int) -> Fraction:
+    """The tokens per cycle one edge of 000's batched credits allows (``live_credit = false``), with
+    ``|q| = capacity``, ``T = threshold`` and ``loop`` cycles from a commit to the room it frees
+    (:class:`CreditBatch`).
+
+    000's receiver (Alg. 1) takes a token only against a credit, and the sender (Alg. 2) sends the
+    credit for a batch of ``T + 1`` tokens with the batch's last, so the batch's first token is taken
+    ``hop + offer`` cycles after the last is committed, and its room is back ``release`` cycles later:
+    the commit ``|q|`` tokens after a batch's first waits ``loop`` cycles after the batch's last,
+    ``W(b + |q| - T) >= W(b) + loop``, beside one commit per cycle, ``W(j + 1) >= W(j) + 1``. Unrolled over
+    one batch this is a timed marked graph of ``T + 1`` commits whose only cycle through the batch's
+    constraint runs from a batch's last (position ``T``) to position ``p = |q| mod (T + 1)``,
+    ``c = |q| div (T + 1)`` batches later, and on to that batch's last: ``c (T + 1)`` tokens over
+    ``loop + T - p`` cycles. So ``T <= |q| - loop`` streams (``gen.analysis.control.auto_threshold``'s rule
+    with ``loop = CREDIT_LATENCY + 1``), and ``T = 0`` is the room's own ``|q| / loop``. Checked against
+    a cycle-by-cycle schedule (tests/test_throughput.py) and the generated hardware on Verilator
+    (tests/cosim/test_throughput_bound.py).
+    """
+    batches, p = divmod(capacity, threshold + 1)
+    return min(Fraction(1), Fraction((threshold + 1) * batches, loop + threshold - p))
+
+
+def credit_batches(network, timing: StageTiming, capacities: Mapping[str, int] | None = None) -> list[CreditBatch]:
+    """The edges of ``network`` whose tokens wait for batched credits (000's receiver as printed,
+    ``live_credit = false``; none with live credit or in-band), ``capacities`` overriding ``|q|``."""
+    if network.mode != "credit" or network.live_credit:
+        return []
+    from .control import auto_threshold
+
+    capacities = capacities or {}
+    batches = []
+    for e in network.edges:
+        capacity = capacities.get(e.name, e.capacity)
+        threshold = e.threshold if isinstance(e.threshold, int) else auto_threshold(e.capacity)
+        batches.append(CreditBatch(e.name, threshold, capacity,
+                                   timing.hop + timing.offer.get(e.dst, 0) + timing.release))
+    return batches
+
+
+def _batch_cycle(network, timing: StageTiming, batch: CreditBatch) -> tuple[Place, ...]:
+    """:func:`batch_rate`'s binding cycle as places: the room, the commits from position ``p`` to a batch's
+    last, the credit sent with it."""
+    e = next(edge for edge in network.edges if edge.name == batch.edge)
+    p = batch.capacity % (batch.threshold + 1)
+    return (
+        Place(f"C:{e.dst}", f"W:{e.src}", batch.capacity - p, timing.release, f"{e.name} room", e.name),
+        Place(f"W:{e.src}", f"W:{e.src}", 0, batch.threshold - p, f"{e.src}'s commits to a batch's last"),
+        Place(f"W:{e.src}", f"C:{e.dst}", 0, timing.hop + timing.offer.get(e.dst, 0), f"{e.name}'s batch credit"),
+    )
 
 
 def nodes_rate(network, timing: StageTiming) -> Fraction:
@@ -184,7 +281,7 @@ def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None
     from scipy.sparse import coo_matrix
 
     target = nodes_rate(network, timing)
-    if (bound.rate >= target) if bound is not None else _reaches(network, timing, {}, target):
+    if (bound or throughput_bound(network, timing)).rate >= target:
         return {}
     places = event_graph(network, timing)
     vertices = sorted({p.src for p in places} | {p.dst for p in places})
@@ -225,6 +322,9 @@ def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None
         sized[e.name] = high
     # the LP's firing times certify capacities at or above its own; after lowering, the SPFA does
     assert _schedules(places, vid, res.x[:n], sized, target) if not rounded else _reaches(network, timing, sized, target)
+    for batch in credit_batches(network, timing, sized):  # 000's credit batches ask for room of their own
+        while batch_rate(sized[batch.edge], batch.threshold, batch.loop) < target:
+            sized[batch.edge] += 1
     return {e.name: sized[e.name] for e in edges if sized[e.name] > e.capacity}
 
 
@@ -247,12 +347,13 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
         return None
     bound = throughput_bound(network, timing)
     full = nodes_rate(network, timing)
-    # an output buffer (003) hides its tokens until a flush, and 000's receiver as printed takes a token
-    # only against a credit message, batched by T: both only delay tokens, so the bound stays a bound
+    # an output buffer (003) hides its tokens until a flush, and 000's credit batches are bounded edge by
+    # edge (batch_rate: exact for an edge alone, but a batch's wait lengthens every path through its edge,
+    # and edges' batches meet at forks and joins): both only delay tokens, so the bound stays a bound
     hidden = [e.name for e in network.edges if e.output_buffer > 1]
-    batched = network.mode == "credit" and not network.live_credit
+    batched = len(credit_batches(network, timing)) > 1
     unmodelled = ([f"output buffers on {', '.join(hidden)}"] if hidden else []) + \
-        (["credits batched by T (live_credit = false)"] if batched else [])
+        (["credit batches across edges (live_credit = false)"] if batched else [])
     describe = bound.describe() + (f" (at most: {' and '.join(unmodelled)} not modelled)" if unmodelled else "")
     return {"tokens_per_cycle": float(bound.rate), "exact": str(bound.rate), "binding_edges": list(bound.edges),
             "binding_cycle": [p.what for p in bound.cycle], "tokens": bound.tokens, "cycles": bound.cycles,
@@ -359,7 +460,8 @@ def _asap(places) -> dict[str, int]:
 
 
 def _reaches(network, timing, capacities, rate: Fraction) -> bool:
-    """Whether ``network`` with ``capacities`` streams at ``rate`` or faster."""
+    """Whether ``network``'s event graph with ``capacities`` streams at ``rate`` or faster (credit batches
+    aside)."""
     return _cycle_below(event_graph(network, timing, capacities), rate) is None
 
 

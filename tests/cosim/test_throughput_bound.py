@@ -1,9 +1,9 @@
 """The throughput bound of ``sfdf check`` (gen/analysis/throughput.py on hdl/timing.py's cycles) against the
 generated hardware on Verilator: chains whose capacity or a node's initiation interval binds, a residual
 block and a split-join whose reconvergent paths bind, in credit and in-band mode, generic (pipelined, as
-ECP5) and for iCE40 (unpipelined), and with nodes whose spec turns their offer registers off. Sinks
-always ready, no filtering, one frame; the rate is the sink's beats per cycle from its first beat to its
-last."""
+ECP5) and for iCE40 (unpipelined), with nodes whose spec turns their offer registers off, and with 000's
+credit batches (``live_credit = false``). Sinks always ready, no filtering, one frame; the rate is the
+sink's beats per cycle from its first beat to its last."""
 
 from __future__ import annotations
 
@@ -25,16 +25,20 @@ pytestmark = pytest.mark.cosim
 WORDS = 400
 
 
-def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None, ii=None, unregistered=()):
+def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None, ii=None, unregistered=(),
+            thresholds=None):
+    """``thresholds``: edge -> T of 000's batched credits (``live_credit = false`` on the whole network)."""
     pairs = list(dict.fromkeys(p for path in paths for p in itertools.pairwise(path)))
     names = list(dict.fromkeys(v for path in paths for v in path))
     edges = tuple(Edge(f"{u}_{v}", u, v, (capacities or {}).get(f"{u}_{v}", capacity),
-                       output_buffer=(output_buffers or {}).get(f"{u}_{v}", 0)) for u, v in pairs)
+                       output_buffer=(output_buffers or {}).get(f"{u}_{v}", 0),
+                       threshold=(thresholds or {}).get(f"{u}_{v}", "auto")) for u, v in pairs)
     return Network(name, tuple(Node(v, ii=(ii or {}).get(v, 1), registered_offers=v not in unregistered)
-                               for v in names), edges, mode=mode)
+                               for v in names), edges, mode=mode, live_credit=thresholds is None)
 
 
 CHAIN = [["n0", "n1", "n2", "n3"]]
+PAIR = [["u", "x"]]
 RESIDUAL = [["a", "b1", "b2", "b3", "e"], ["a", "e"]]
 SPLIT = [["a", "b1", "b2", "b3", "e"], ["a", "c1", "e"]]
 
@@ -52,6 +56,15 @@ CASES = {
     "residual_inband_u": (network("tb_residual_ib_u", RESIDUAL, 16, {"a_e": 4}, mode="inband",
                                   unregistered=("b1", "b2", "b3", "e")), None, Fraction(4, 8)),
     "split_u": (network("tb_split_u", SPLIT, 4, unregistered=("e",)), None, Fraction(10, 13)),
+    # 000's receiver as printed: batches of T + 1 against |q| = 16 and 3 cycles (2 without x's register)
+    "batch_t14": (network("tb_batch_t14", PAIR, 16, thresholds={"u_x": 14}), None, Fraction(15, 16)),
+    "batch_t15": (network("tb_batch_t15", PAIR, 16, thresholds={"u_x": 15}), None, Fraction(8, 9)),
+    "batch_t15_u": (network("tb_batch_t15_u", PAIR, 16, thresholds={"u_x": 15}, unregistered=("x",)), None,
+                    Fraction(16, 17)),
+    "batch_q5_t3": (network("tb_batch_q5", PAIR, 5, thresholds={"u_x": 3}), None, Fraction(4, 5)),
+    # a chain: each edge's batches alone (measured equal to the slower edge's)
+    "batch_chain": (network("tb_batch_chain", [["n0", "n1", "n2"]], 8, thresholds={"n0_n1": 6, "n1_n2": 5}), None,
+                    Fraction(7, 8)),
     "chain_q1_ice40": (network("tb_chain_q1_i", CHAIN, 1), "ice40", Fraction(1, 2)),
     # iCE40: one cycle per hop, but e (a join of two inputs) has one-slot offer registers: two on b3 -> e
     "split_ice40": (network("tb_split_i", SPLIT, 2), "ice40", Fraction(6, 11)),
@@ -82,3 +95,16 @@ def test_output_buffers_only_slow_the_hardware_below_the_bound(verilator_toolcha
     assert bound.rate == Fraction(2, 3)
     raw, _ = run_measurement(net, {"a": [random_words(1, "a", WORDS)]}, cosim_build_root / "throughput", report=report)
     assert steady_rate(raw["sink_beat_cycles"]["e"]) < 0.95 * float(bound.rate)
+
+
+def test_credit_batches_slow_a_reconvergent_path_below_the_bound(verilator_toolchain, cosim_build_root):
+    """000's batched credits on a split-join: each batch's wait lengthens the long branch, which the skip
+    edge must cover, so the bound (each edge's batches alone, :func:`batch_rate`) is an upper one there,
+    as ``sfdf check`` says (measured 0.671 against 8/9)."""
+    thresholds = dict.fromkeys(("a_b1", "b1_b2", "b2_e", "a_e"), 15)
+    net = network("tb_batch_split", [["a", "b1", "b2", "e"], ["a", "e"]], 16, thresholds=thresholds)
+    report = check(net)
+    bound = throughput_bound(report.network, stage_timing(report.network))
+    assert bound.rate == Fraction(8, 9) and bound.batch is not None
+    raw, _ = run_measurement(net, {"a": [random_words(1, "a", WORDS)]}, cosim_build_root / "throughput", report=report)
+    assert steady_rate(raw["sink_beat_cycles"]["e"]) < 0.9 * float(bound.rate)
