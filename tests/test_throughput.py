@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sfdf.cli import main
+from sfdf.gen.analysis import check
 from sfdf.gen.analysis.throughput import (
     StageTiming,
     batch_rate,
@@ -217,9 +218,9 @@ def test_what_the_bound_does_not_model_makes_it_an_upper_one():
                                                         for e in chain.edges)
     summary = throughput_summary(buffered, PIPELINED)
     assert summary["unmodelled"] == ["output buffers on v_x"] and "(at most: output buffers on v_x" in summary["describe"]
-    batched = replace(chain, live_credit=False)
+    batched = check(replace(chain, live_credit=False)).network
     assert throughput_summary(batched, PIPELINED)["unmodelled"] == ["credit batches across edges (live_credit = false)"]
-    one = replace(network([["u", "v"]]), live_credit=False)
+    one = check(replace(network([["u", "v"]]), live_credit=False)).network
     assert throughput_summary(one, PIPELINED)["unmodelled"] == []  # one edge: batch_rate is exact
 
 
@@ -263,10 +264,15 @@ def test_batched_credit_binds_where_t_leaves_too_little_room(capsys, tmp_path):
     """000's receiver as printed at |q| = 16: T = 13 streams (the auto T), T = 14 takes 15 of every 16
     cycles and T = 15 16 of 18; without the receiving node's offer register a cycle less round the
     loop, so T = 14 streams again. ``sfdf check`` says so, sizes the edge, and names the register."""
-    pair = replace(network([["u", "x"]]), live_credit=False)
+    pair = replace(network([["u", "x"]]), live_credit=False).with_intervals({"u_x": 15})
     rates = {t: throughput_bound(pair.with_edges(replace(e, threshold=t) for e in pair.edges), PIPELINED).rate
              for t in (13, 14, 15)}
     assert rates == {13: 1, 14: Fraction(15, 16), 15: Fraction(8, 9)}
+    # 000 Alg. 4 closes a batch at [e] + 1 tokens where that is fewer: heartbeat 0, a credit with every token
+    assert throughput_bound(pair.with_edges(replace(e, threshold=15, interval=0) for e in pair.edges),
+                            PIPELINED).rate == 1
+    with pytest.raises(ValueError, match="resolved"):
+        throughput_bound(replace(network([["u", "x"]]), live_credit=False), PIPELINED)
     t14 = pair.with_edges(replace(e, threshold=14) for e in pair.edges)
     summary = throughput_summary(t14, PIPELINED)
     assert summary["binding_edges"] == ["u_x"] and summary["full_rate_sizing"] == {"u_x": 17}

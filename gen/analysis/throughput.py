@@ -100,7 +100,9 @@ class CreditBatch:
     -------
     edge : str
     threshold, capacity : int
-        ``T`` and ``|q|``.
+        ``T`` and ``|q|``. ``T`` is the batch the sender's credits actually close: 000 Alg. 2's threshold,
+        or the heartbeat ``[e]`` where smaller (Alg. 4 sends the credit once ``i - LastRecvIdx > [e]``,
+        which with a token on every computation is the ``[e] + 1``-th since the last).
     loop : int
         Cycles from a sender's commit to its seeing the room the token left: ``hop``, the receiving node's
         ``offer`` and ``release`` (:class:`StageTiming`).
@@ -229,18 +231,18 @@ def batch_rate(capacity: int, threshold: int, loop: int) -> Fraction:
 
 
 def credit_batches(network, timing: StageTiming, capacities: Mapping[str, int] | None = None) -> list[CreditBatch]:
-    """The edges of ``network`` whose tokens wait for batched credits (000's receiver as printed,
-    ``live_credit = false``; none with live credit or in-band), ``capacities`` overriding ``|q|``."""
+    """The edges of ``network`` (resolved: :func:`sfdf.gen.analysis.resolve`) whose tokens wait for
+    batched credits (000's receiver as printed, ``live_credit = false``; none with live credit or
+    in-band), ``capacities`` overriding ``|q|``."""
     if network.mode != "credit" or network.live_credit:
         return []
-    from .control import auto_threshold
-
     capacities = capacities or {}
     batches = []
     for e in network.edges:
-        capacity = capacities.get(e.name, e.capacity)
-        threshold = e.threshold if isinstance(e.threshold, int) else auto_threshold(e.capacity)
-        batches.append(CreditBatch(e.name, threshold, capacity,
+        if not isinstance(e.threshold, int) or not (e.interval is None or isinstance(e.interval, int)):
+            raise ValueError(f"edge {e.name}: the credit batches need a resolved threshold and heartbeat")
+        threshold = e.threshold if e.interval is None else min(e.threshold, e.interval)
+        batches.append(CreditBatch(e.name, threshold, capacities.get(e.name, e.capacity),
                                    timing.hop + timing.offer.get(e.dst, 0) + timing.release))
     return batches
 
