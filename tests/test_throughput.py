@@ -17,12 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sfdf.cli import main
-from sfdf.gen.analysis import check
+from sfdf.gen.analysis import batches, check
+from sfdf.gen.analysis.batches import batch_rate, credit_batches, schedule_rate
 from sfdf.gen.analysis.throughput import (
     StageTiming,
-    batch_rate,
     event_graph,
     full_rate_sizing,
+    network_rate,
     nodes_rate,
     throughput_bound,
     throughput_summary,
@@ -208,10 +209,10 @@ def test_throughput_never_falls_as_a_capacity_grows(net, timing, data):
     assert rates == sorted(rates)
 
 
-def test_what_the_bound_does_not_model_makes_it_an_upper_one():
-    """Output buffers (003) and 000's batched credits only delay tokens: the summary says "at most"
-    (measured below the bound: tests/cosim/test_throughput_bound.py, and bench/throughput.py's T = 15
-    at |q| = 16, 0.890 against 1)."""
+def test_what_the_bound_does_not_model_makes_it_an_upper_one(monkeypatch):
+    """Output buffers (003) only delay tokens: the summary says "at most" (measured below the bound:
+    tests/cosim/test_throughput_bound.py); so it does for 000's credit batches only where their schedule
+    is too long to follow."""
     chain = network([["u", "v", "x"]], capacity=16)
     assert throughput_summary(chain, PIPELINED)["unmodelled"] == []
     buffered = replace(chain, mode="inband").with_edges(replace(e, output_buffer=4) if e.name == "v_x" else e
@@ -219,9 +220,11 @@ def test_what_the_bound_does_not_model_makes_it_an_upper_one():
     summary = throughput_summary(buffered, PIPELINED)
     assert summary["unmodelled"] == ["output buffers on v_x"] and "(at most: output buffers on v_x" in summary["describe"]
     batched = check(replace(chain, live_credit=False)).network
-    assert throughput_summary(batched, PIPELINED)["unmodelled"] == ["credit batches across edges (live_credit = false)"]
-    one = check(replace(network([["u", "v"]]), live_credit=False)).network
-    assert throughput_summary(one, PIPELINED)["unmodelled"] == []  # one edge: batch_rate is exact
+    assert throughput_summary(batched, PIPELINED)["unmodelled"] == []  # the batches' schedule is exact
+    monkeypatch.setattr(batches, "SCHEDULE_BUDGET", 10)  # a schedule too long to follow: the bound, "at most"
+    summary = throughput_summary(batched, PIPELINED)
+    assert summary["unmodelled"] == ["the credit batches' schedule (live_credit = false)"]
+    assert "(at most: the credit batches' schedule" in summary["describe"]
 
 
 def batch_schedule_rate(capacity, threshold, hop, release, batches=None):
@@ -288,3 +291,63 @@ def test_batched_credit_binds_where_t_leaves_too_little_room(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "0.889 tokens per cycle: u_x's credit batches of T + 1 = 16 tokens" in out
     assert "or without offer registers on x" in out and "0.941 tokens per cycle" in out
+
+
+def test_the_batches_schedule_is_the_closed_form_on_one_edge():
+    """schedule_rate (the event graph with each token waiting for its batch's last, fired token by token
+    until it repeats) against batch_rate on one edge, every T at |q| = 1..8, with and without the
+    receiving node's offer register."""
+    for capacity in range(1, 9):
+        for threshold in range(capacity):
+            for offer in (0, 1):
+                timing = StageTiming(hop=1, release=1, decided=2, offer={"x": offer})
+                pair = replace(network([["u", "x"]], capacity), live_credit=False)
+                pair = pair.with_edges(replace(e, threshold=threshold, interval=None) for e in pair.edges)
+                (batch,) = credit_batches(pair, timing)
+                got = schedule_rate(event_graph(pair, timing), [batch])
+                assert got == min(batch_rate(capacity, threshold, 2 + offer), nodes_rate(pair, timing)), \
+                    (capacity, threshold, offer)
+
+
+def test_credit_batches_add_their_waits_along_a_reconvergent_path():
+    """A split-join with T = 15 on its long branch's last edge and the skip (the first two edges' heartbeat
+    of 0 sends a credit with every token): each edge alone allows 8/9, but a token waits for its batch
+    on the long branch and the skip must cover it: 2/3 (Verilator: 0.671,
+    tests/cosim/test_throughput_bound.py). The sizing reaches full rate, and no sized edge can give one
+    slot back alone."""
+    net = replace(network([["a", "b", "c", "e"], ["a", "e"]], 16), live_credit=False).with_edges(
+        replace(e, threshold=15) for e in network([["a", "b", "c", "e"], ["a", "e"]], 16).edges)
+    resolved = check(net).network
+    assert {e.name: e.interval for e in resolved.edges} == {"a_b": 0, "b_c": 0, "c_e": 15, "a_e": 15}
+    timing = stage_timing(resolved)
+    assert throughput_bound(resolved, timing).rate == Fraction(8, 9)
+    assert network_rate(resolved, timing) == (Fraction(2, 3), True)
+    summary = throughput_summary(resolved, timing)
+    assert summary["exact"] == "2/3" and "add their waits along every path" in summary["describe"]
+    sized = summary["full_rate_sizing"]
+    assert sized == {"c_e": 18, "a_e": 24}
+    assert network_rate(resolved, timing, sized) == (1, True)
+    for edge in sized:
+        assert network_rate(resolved, timing, {**sized, edge: sized[edge] - 1})[0] < 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(dags(max_nodes=5, max_edges=6, capacities=(2, 8)), st.sampled_from([PIPELINED, UNPIPELINED]), st.data())
+def test_the_batches_schedule_lies_between_the_waits_graph_and_the_bound(net, timing, data):
+    """On random networks with 000's credit batches (any T, any heartbeat): the schedule's rate is at most
+    each cycle's and each edge's batches' alone (throughput_bound), and at least the graph's in which every
+    token waits T commits (batch_waits); the sizing reaches the nodes' rate on the schedule, and no sized
+    edge can give a slot back alone. (Against Verilator: tests/cosim/test_throughput_bound.py.)"""
+    net = replace(net, mode="credit", live_credit=False).with_edges(
+        replace(e, threshold=data.draw(st.integers(0, e.capacity - 1)),
+                interval=data.draw(st.one_of(st.none(), st.integers(0, 6)))) for e in net.edges)
+    rate, exact = network_rate(net, timing)
+    assert exact
+    waits = event_graph(net, timing, batch_waits=True)
+    assert brute_force_rate(waits) <= rate <= throughput_bound(net, timing).rate
+    target = nodes_rate(net, timing)
+    sized = full_rate_sizing(net, timing, rate)
+    capacities = {e.name: sized.get(e.name, e.capacity) for e in net.edges}
+    assert network_rate(net, timing, capacities)[0] == target
+    for name in sized:
+        assert network_rate(net, timing, {**capacities, name: capacities[name] - 1})[0] < target

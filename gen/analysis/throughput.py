@@ -24,9 +24,10 @@ branch, back through the short branch's rooms, so the short branch must hold a t
 the long branch's latency. :func:`throughput_bound` finds the binding cycle exactly (integer
 Dinkelbach steps on negative cycles, found by SPFA from the as-soon-as-possible schedule);
 with 000's receiver as printed (``live_credit = false``) it is also at most each edge's
-:func:`batch_rate` (:class:`CreditBatch`), exact for an edge alone and an upper bound in a network;
-:func:`full_rate_sizing` gives the capacities that reach the rate the nodes allow (:func:`nodes_rate`), by
-a linear programme over the graph's firing times. Measured on Verilator: tests/cosim/test_throughput_bound.py.
+:func:`~.batches.batch_rate`, and :func:`network_rate` is the exact rate of the schedule with the batches
+(:mod:`.batches`); :func:`full_rate_sizing` gives the capacities that reach the rate the nodes allow
+(:func:`nodes_rate`), by a linear programme over the graph's firing times. Measured on Verilator:
+tests/cosim/test_throughput_bound.py.
 """
 
 from __future__ import annotations
@@ -36,15 +37,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from .batches import CreditBatch, credit_batches, schedule_rate
+
 __all__ = [
-    "CreditBatch",
     "Place",
     "StageTiming",
     "ThroughputBound",
-    "batch_rate",
-    "credit_batches",
     "event_graph",
     "full_rate_sizing",
+    "network_rate",
     "nodes_rate",
     "throughput_bound",
     "throughput_summary",
@@ -81,7 +82,8 @@ class StageTiming:
 @dataclass(frozen=True)
 class Place:
     """A place of the event graph: ``tokens`` at reset, ``delay`` cycles from ``src`` firing to ``dst``
-    seeing a token; ``edge``: the network edge whose room this is (None for other places)."""
+    seeing a token; ``edge``: the network edge whose room this is, ``carries``: whose tokens travel it
+    (None for other places)."""
 
     src: str
     dst: str
@@ -89,34 +91,7 @@ class Place:
     delay: int
     what: str
     edge: str | None = None
-
-
-@dataclass(frozen=True)
-class CreditBatch:
-    """An edge of 000's receiver as printed (``live_credit = false``), whose tokens wait in batches of
-    ``T + 1`` for the credit message sent with each batch's last (:func:`batch_rate`).
-
-    Members
-    -------
-    edge : str
-    threshold, capacity : int
-        ``T`` and ``|q|``. ``T`` is the batch the sender's credits actually close: 000 Alg. 2's threshold,
-        or the heartbeat ``[e]`` where smaller (Alg. 4 sends the credit once ``i - LastRecvIdx > [e]``,
-        which with a token on every computation is the ``[e] + 1``-th since the last).
-    loop : int
-        Cycles from a sender's commit to its seeing the room the token left: ``hop``, the receiving node's
-        ``offer`` and ``release`` (:class:`StageTiming`).
-    """
-
-    edge: str
-    threshold: int
-    capacity: int
-    loop: int
-
-    @property
-    def streaming_threshold(self) -> int:
-        """The largest ``T`` at which the batches alone allow one token per cycle: ``|q| - loop``."""
-        return self.capacity - self.loop
+    carries: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +105,8 @@ class ThroughputBound:
     cycle : tuple of Place
         The binding cycle, in order.
     batch : CreditBatch or None
-        The edge whose credit batches bind (:func:`batch_rate`; its cycle is one batch unrolled), if any.
+        The edge whose credit batches bind (:func:`~.batches.batch_rate`; its cycle is one batch unrolled),
+        if any.
     """
 
     rate: Fraction
@@ -166,10 +142,14 @@ class ThroughputBound:
         return f"{rate}: {', '.join(p.what for p in self.cycle)} ({self.tokens} over {self.cycles} cycles)"
 
 
-def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | None = None) -> list[Place]:
+def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | None = None,
+                batch_waits: bool = False) -> list[Place]:
     """The places of ``network``'s hardware as a timed marked graph (module docstring); ``capacities``
-    overrides edges' ``|q|`` by name."""
+    overrides edges' ``|q|`` by name. ``batch_waits``: each of 000's batched edges' token place holds ``-T``
+    tokens, a token waiting for the commit ``T`` after its own (at least its batch's last, :mod:`.batches`),
+    so that the hardware streams at least at this graph's rate."""
     capacities = capacities or {}
+    waits = {b.edge: b.threshold for b in credit_batches(network, timing)} if batch_waits else {}
     places = []
     for node in network.nodes:
         v, latency = node.name, timing.latency.get(node.name, 0)
@@ -180,7 +160,8 @@ def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | No
         ]
     for e in network.edges:
         places += [
-            Place(f"W:{e.src}", f"C:{e.dst}", 0, timing.hop + timing.offer.get(e.dst, 0), f"{e.name} tokens"),
+            Place(f"W:{e.src}", f"C:{e.dst}", -waits.get(e.name, 0), timing.hop + timing.offer.get(e.dst, 0),
+                  f"{e.name} tokens", carries=e.name),
             Place(f"C:{e.dst}", f"W:{e.src}", capacities.get(e.name, e.capacity), timing.release, f"{e.name} room",
                   e.name),
         ]
@@ -189,7 +170,8 @@ def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | No
 
 def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int] | None = None) -> ThroughputBound:
     """The least tokens-per-cycle ratio over the cycles of :func:`event_graph` (module docstring), and
-    over the edges' credit batches where the network has them (:func:`credit_batches`)."""
+    over the edges' credit batches alone where the network has them (:mod:`.batches`): exact without
+    batches, an upper bound with them (:func:`network_rate`)."""
     places = event_graph(network, timing, capacities)
     best = min((p for p in places if p.src == p.dst), key=lambda p: Fraction(p.tokens, p.delay))
     cycle = (best,)
@@ -201,62 +183,36 @@ def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int]
         cycle = lower
     bound = ThroughputBound(rate, _rotated(cycle))
     for batch in credit_batches(network, timing, capacities):
-        cycle = _batch_cycle(network, timing, batch)
+        cycle = _batch_cycle(timing, batch)
         batched = ThroughputBound(Fraction(sum(p.tokens for p in cycle), sum(p.delay for p in cycle)), cycle, batch)
         if batched.rate < bound.rate:
             bound = batched
     return bound
 
 
-def batch_rate(capacity: int, threshold: int, loop: int) -> Fraction:
-    """The tokens per cycle one edge of 000's batched credits allows (``live_credit = false``), with
-    ``|q| = capacity``, ``T = threshold`` and ``loop`` cycles from a commit to the room it frees
-    (:class:`CreditBatch`).
-
-    000's receiver (Alg. 1) takes a token only against a credit, and the sender (Alg. 2) sends the
-    credit for a batch of ``T + 1`` tokens with the batch's last, so the batch's first token is taken
-    ``hop + offer`` cycles after the last is committed, and its room is back ``release`` cycles later:
-    the commit ``|q|`` tokens after a batch's first waits ``loop`` cycles after the batch's last,
-    ``W(b + |q| - T) >= W(b) + loop``, beside one commit per cycle, ``W(j + 1) >= W(j) + 1``. Unrolled over
-    one batch this is a timed marked graph of ``T + 1`` commits whose only cycle through the batch's
-    constraint runs from a batch's last (position ``T``) to position ``p = |q| mod (T + 1)``,
-    ``c = |q| div (T + 1)`` batches later, and on to that batch's last: ``c (T + 1)`` tokens over
-    ``loop + T - p`` cycles. So ``T <= |q| - loop`` streams (``gen.analysis.control.auto_threshold``'s rule
-    with ``loop = CREDIT_LATENCY + 1``), and ``T = 0`` is the room's own ``|q| / loop``. Checked against
-    a cycle-by-cycle schedule (tests/test_throughput.py) and the generated hardware on Verilator
-    (tests/cosim/test_throughput_bound.py).
-    """
-    batches, p = divmod(capacity, threshold + 1)
-    return min(Fraction(1), Fraction((threshold + 1) * batches, loop + threshold - p))
-
-
-def credit_batches(network, timing: StageTiming, capacities: Mapping[str, int] | None = None) -> list[CreditBatch]:
-    """The edges of ``network`` (resolved: :func:`sfdf.gen.analysis.resolve`) whose tokens wait for
-    batched credits (000's receiver as printed, ``live_credit = false``; none with live credit or
-    in-band), ``capacities`` overriding ``|q|``."""
-    if network.mode != "credit" or network.live_credit:
-        return []
-    capacities = capacities or {}
-    batches = []
-    for e in network.edges:
-        if not isinstance(e.threshold, int) or not (e.interval is None or isinstance(e.interval, int)):
-            raise ValueError(f"edge {e.name}: the credit batches need a resolved threshold and heartbeat")
-        threshold = e.threshold if e.interval is None else min(e.threshold, e.interval)
-        batches.append(CreditBatch(e.name, threshold, capacities.get(e.name, e.capacity),
-                                   timing.hop + timing.offer.get(e.dst, 0) + timing.release))
-    return batches
-
-
-def _batch_cycle(network, timing: StageTiming, batch: CreditBatch) -> tuple[Place, ...]:
-    """:func:`batch_rate`'s binding cycle as places: the room, the commits from position ``p`` to a batch's
-    last, the credit sent with it."""
-    e = next(edge for edge in network.edges if edge.name == batch.edge)
+def _batch_cycle(timing: StageTiming, batch: CreditBatch) -> tuple[Place, ...]:
+    """:func:`~.batches.batch_rate`'s binding cycle as places: the room, the commits from position ``p`` to
+    a batch's last, the credit sent with it."""
+    w, c = batch.token_place
     p = batch.capacity % (batch.threshold + 1)
     return (
-        Place(f"C:{e.dst}", f"W:{e.src}", batch.capacity - p, timing.release, f"{e.name} room", e.name),
-        Place(f"W:{e.src}", f"W:{e.src}", 0, batch.threshold - p, f"{e.src}'s commits to a batch's last"),
-        Place(f"W:{e.src}", f"C:{e.dst}", 0, timing.hop + timing.offer.get(e.dst, 0), f"{e.name}'s batch credit"),
+        Place(c, w, batch.capacity - p, timing.release, f"{batch.edge} room", batch.edge),
+        Place(w, w, 0, batch.threshold - p, f"{batch.src}'s commits to a batch's last"),
+        Place(w, c, 0, batch.loop - timing.release, f"{batch.edge}'s batch credit"),
     )
+
+
+def network_rate(network, timing: StageTiming, capacities: Mapping[str, int] | None = None,
+                 bound: ThroughputBound | None = None) -> tuple[Fraction, bool]:
+    """The hardware's rate with no filtering, and whether it is exact: :func:`throughput_bound` (``bound``,
+    if the caller has it), or with 000's credit batches the schedule's (:func:`~.batches.schedule_rate`),
+    and where that finds no period within its budget the bound again, not exact."""
+    batches = credit_batches(network, timing, capacities)
+    if batches:
+        rate = schedule_rate(event_graph(network, timing, capacities), batches)
+        if rate is not None:
+            return rate, True
+    return (bound or throughput_bound(network, timing, capacities)).rate, not batches
 
 
 def nodes_rate(network, timing: StageTiming) -> Fraction:
@@ -267,7 +223,7 @@ def nodes_rate(network, timing: StageTiming) -> Fraction:
                for node in network.nodes for lat in [timing.latency.get(node.name, 0)])
 
 
-def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None = None) -> dict[str, int]:
+def full_rate_sizing(network, timing: StageTiming, rate: Fraction | None = None) -> dict[str, int]:
     """Capacities that let the hardware reach :func:`nodes_rate`: ``{edge: capacity}`` for the edges
     that must grow (empty when none must), with little added in total and none that can shrink alone.
 
@@ -275,17 +231,19 @@ def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None
     delay - tokens / r`` on every place ``a -> b`` (the schedule ``t(x) + k / r`` of a timed marked graph);
     an edge's room gives ``|q| >= r (release + t(C_v) - t(W_u))``. The least total of such ``|q| >=`` the
     spec's is a linear programme (HiGHS); its capacities, rounded up, reach ``r``, and each is then
-    lowered while the exact bound (:func:`throughput_bound`) stays at ``r``. ``bound``: the network's
-    :func:`throughput_bound`, if the caller has it.
+    lowered while the exact bound (:func:`throughput_bound`) stays at ``r``. With 000's credit batches the
+    programme runs on the graph in which each token waits ``T`` commits (``batch_waits``, a rate the
+    hardware reaches or exceeds), and each grown capacity is then lowered while the schedule's exact rate
+    (:func:`network_rate`) stays at ``r``. ``rate``: the network's :func:`network_rate`, if the caller has it.
     """
     import numpy as np
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
     target = nodes_rate(network, timing)
-    if (bound or throughput_bound(network, timing)).rate >= target:
+    if (rate if rate is not None else network_rate(network, timing)[0]) >= target:
         return {}
-    places = event_graph(network, timing)
+    places = event_graph(network, timing, batch_waits=True)
     vertices = sorted({p.src for p in places} | {p.dst for p in places})
     vid = {x: k for k, x in enumerate(vertices)}
     edges = list(network.edges)
@@ -324,9 +282,17 @@ def full_rate_sizing(network, timing: StageTiming, bound: ThroughputBound | None
         sized[e.name] = high
     # the LP's firing times certify capacities at or above its own; after lowering, the SPFA does
     assert _schedules(places, vid, res.x[:n], sized, target) if not rounded else _reaches(network, timing, sized, target)
-    for batch in credit_batches(network, timing, sized):  # 000's credit batches ask for room of their own
-        while batch_rate(sized[batch.edge], batch.threshold, batch.loop) < target:
-            sized[batch.edge] += 1
+    if credit_batches(network, timing) and network_rate(network, timing, sized)[1]:
+        for e in edges:  # each token waits for its batch's last, not T commits: lower each while exact
+            low, high = e.capacity, sized[e.name]
+            while low < high:
+                mid = (low + high) // 2
+                reached, exact = network_rate(network, timing, {**sized, e.name: mid})
+                if exact and reached >= target:
+                    high = mid
+                else:
+                    low = mid + 1
+            sized[e.name] = high
     return {e.name: sized[e.name] for e in edges if sized[e.name] > e.capacity}
 
 
@@ -348,27 +314,30 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
     if not network.edges:
         return None
     bound = throughput_bound(network, timing)
+    rate, exact = network_rate(network, timing, bound=bound)
     full = nodes_rate(network, timing)
-    # an output buffer (003) hides its tokens until a flush, and 000's credit batches are bounded edge by
-    # edge (batch_rate: exact for an edge alone, but a batch's wait lengthens every path through its edge,
-    # and edges' batches meet at forks and joins): both only delay tokens, so the bound stays a bound
+    # an output buffer (003) hides its tokens until a flush: that only delays tokens, so the bound stays a
+    # bound; so do 000's credit batches where their schedule finds no period in its budget
     hidden = [e.name for e in network.edges if e.output_buffer > 1]
-    batched = len(credit_batches(network, timing)) > 1
     unmodelled = ([f"output buffers on {', '.join(hidden)}"] if hidden else []) + \
-        (["credit batches across edges (live_credit = false)"] if batched else [])
-    describe = bound.describe() + (f" (at most: {' and '.join(unmodelled)} not modelled)" if unmodelled else "")
-    return {"tokens_per_cycle": float(bound.rate), "exact": str(bound.rate), "binding_edges": list(bound.edges),
+        ([] if exact else ["the credit batches' schedule (live_credit = false)"])
+    describe = bound.describe()
+    if rate < bound.rate:  # the batches' waits add up along paths (.batches)
+        describe = (f"{float(rate):.3f} tokens per cycle: 000's credit batches add their waits along every "
+                    f"path (the schedule, computed until it repeats); the tightest single cycle allows {describe}")
+    describe += f" (at most: {' and '.join(unmodelled)} not modelled)" if unmodelled else ""
+    return {"tokens_per_cycle": float(rate), "exact": str(rate), "binding_edges": list(bound.edges),
             "binding_cycle": [p.what for p in bound.cycle], "tokens": bound.tokens, "cycles": bound.cycles,
             "describe": describe, "unmodelled": unmodelled, "full_rate": float(full),
-            "full_rate_exact": str(full), "full_rate_sizing": full_rate_sizing(network, timing, bound),
-            "unregistered_offers": unregistered_offers(network, timing, bound)}
+            "full_rate_exact": str(full), "full_rate_sizing": full_rate_sizing(network, timing, rate),
+            "unregistered_offers": unregistered_offers(network, timing, bound, rate)}
 
 
-def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound) -> dict | None:
+def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound, rate: Fraction | None = None) -> dict | None:
     """The other way to a faster reconvergent path than capacity: the nodes whose offer registers lengthen
-    ``bound``'s binding cycle (a token's place into them), and the bound with none there (the spec's
-    ``registered_offers = false``: a cycle less per hop into each, at a slower clock); None if that is
-    no faster."""
+    ``bound``'s binding cycle (a token's place into them), and the rate with none there (the spec's
+    ``registered_offers = false``: a cycle less per hop into each, at a slower clock; :func:`network_rate`,
+    ``rate`` the network's if the caller has it); None if that is no faster."""
     if not bound.edges:  # the nodes' own rate binds, no channel's room
         return None
     # an edge's tokens place W_u -> C_v (event_graph) is the one an offer register of v lengthens
@@ -377,10 +346,10 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound) ->
     if not nodes:
         return None
     kept = {name: cycles for name, cycles in timing.offer.items() if name not in nodes}
-    faster = throughput_bound(network, replace(timing, offer=kept))
-    if faster.rate <= bound.rate:
+    faster, _ = network_rate(network, replace(timing, offer=kept))
+    if faster <= (rate if rate is not None else network_rate(network, timing, bound=bound)[0]):
         return None
-    return {"nodes": nodes, "tokens_per_cycle": float(faster.rate), "exact": str(faster.rate)}
+    return {"nodes": nodes, "tokens_per_cycle": float(faster), "exact": str(faster)}
 
 
 def _cycle_below(places, rate: Fraction):
@@ -462,9 +431,9 @@ def _asap(places) -> dict[str, int]:
 
 
 def _reaches(network, timing, capacities, rate: Fraction) -> bool:
-    """Whether ``network``'s event graph with ``capacities`` streams at ``rate`` or faster (credit batches
-    aside)."""
-    return _cycle_below(event_graph(network, timing, capacities), rate) is None
+    """Whether ``network``'s event graph with ``capacities`` and ``batch_waits`` streams at ``rate`` or
+    faster."""
+    return _cycle_below(event_graph(network, timing, capacities, batch_waits=True), rate) is None
 
 
 def _rotated(cycle):

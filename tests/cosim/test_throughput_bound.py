@@ -8,14 +8,17 @@ sink's beats per cycle from its first beat to its last."""
 from __future__ import annotations
 
 import itertools
+import random
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
 
 from sfdf.cosim.rates import run_measurement, steady_rate
 from sfdf.gen.analysis import check
-from sfdf.gen.analysis.throughput import throughput_bound
+from sfdf.gen.analysis.throughput import network_rate, throughput_bound, throughput_summary
 from sfdf.gen.model import Edge, Network, Node
+from sfdf.gen.randomnet import random_dag
 from sfdf.gen.refmodel import random_words
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.timing import stage_timing
@@ -97,14 +100,44 @@ def test_output_buffers_only_slow_the_hardware_below_the_bound(verilator_toolcha
     assert steady_rate(raw["sink_beat_cycles"]["e"]) < 0.95 * float(bound.rate)
 
 
-def test_credit_batches_slow_a_reconvergent_path_below_the_bound(verilator_toolchain, cosim_build_root):
-    """000's batched credits on a split-join: each batch's wait lengthens the long branch, which the skip
-    edge must cover, so the bound (each edge's batches alone, :func:`batch_rate`) is an upper one there,
-    as ``sfdf check`` says (measured 0.671 against 8/9)."""
+def test_credit_batches_add_their_waits_along_a_reconvergent_path(verilator_toolchain, cosim_build_root):
+    """000's batched credits on a split-join (T = 15, capacity 16; the long branch's first two edges get a
+    heartbeat of 0, a credit with every token): each edge alone allows 8/9 (``throughput_bound``), but a
+    batch's wait lengthens the long branch, which the skip must cover; the schedule with the waits
+    (``network_rate``) is 2/3, and with ``sfdf check``'s sizing (b2_e 18, a_e 24, the heartbeats held) the
+    block streams."""
     thresholds = dict.fromkeys(("a_b1", "b1_b2", "b2_e", "a_e"), 15)
-    net = network("tb_batch_split", [["a", "b1", "b2", "e"], ["a", "e"]], 16, thresholds=thresholds)
+    heartbeats = {"a_b1": 0, "b1_b2": 0, "b2_e": 15, "a_e": 15}  # what "auto" gives at capacity 16, held
+    for capacities, expected in (({}, Fraction(2, 3)), ({"b2_e": 18, "a_e": 24}, Fraction(1))):
+        net = network(f"tb_batch_split{len(capacities)}", [["a", "b1", "b2", "e"], ["a", "e"]], 16, capacities,
+                      thresholds=thresholds)
+        net = net.with_intervals(heartbeats) if capacities else net
+        report = check(net)
+        assert report.deadlock_free and {e.name: e.interval for e in report.network.edges} == heartbeats
+        timing = stage_timing(report.network)
+        assert throughput_bound(report.network, timing).rate == (Fraction(8, 9) if not capacities else 1)
+        assert network_rate(report.network, timing) == (expected, True)
+        if not capacities:
+            assert throughput_summary(report.network, timing)["full_rate_sizing"] == {"b2_e": 18, "a_e": 24}
+        raw, _ = run_measurement(net, {"a": [random_words(1, "a", WORDS)]}, cosim_build_root / "throughput",
+                                 report=report)
+        assert steady_rate(raw["sink_beat_cycles"]["e"]) == pytest.approx(float(expected), rel=0.015)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 16])
+def test_credit_batches_schedule_on_random_networks(seed, verilator_toolchain, cosim_build_root):
+    """Random DAGs with 000's credit batches, drawn T on every edge (seeds whose batches bind below every
+    cycle's bound: 4/9 against 3/4, 36/61 against 4/5, 1/3 against 1/2): every sink streams at the
+    schedule's rate (``network_rate``) within 1.5%."""
+    rng = random.Random(seed)
+    net = replace(random_dag(rng, rng.randint(3, 6), rng.randint(3, 7), capacities=(3, 12), name=f"tb_batch_r{seed}"),
+                  mode="credit", live_credit=False)
+    net = net.with_edges(replace(e, threshold=rng.randint(0, e.capacity - 1)) for e in net.edges)
     report = check(net)
-    bound = throughput_bound(report.network, stage_timing(report.network))
-    assert bound.rate == Fraction(8, 9) and bound.batch is not None
-    raw, _ = run_measurement(net, {"a": [random_words(1, "a", WORDS)]}, cosim_build_root / "throughput", report=report)
-    assert steady_rate(raw["sink_beat_cycles"]["e"]) < 0.9 * float(bound.rate)
+    timing = stage_timing(report.network)
+    rate, exact = network_rate(report.network, timing)
+    assert exact and rate < throughput_bound(report.network, timing).rate
+    raw, _ = run_measurement(net, {s: [random_words(1, s, WORDS)] for s in report.network.sources},
+                             cosim_build_root / "throughput", report=report)
+    for cycles in raw["sink_beat_cycles"].values():
+        assert steady_rate(cycles) == pytest.approx(float(rate), rel=0.015)
