@@ -315,9 +315,8 @@ def test_credit_batches_add_their_waits_along_a_reconvergent_path():
     on the long branch and the skip must cover it: 2/3 (Verilator: 0.671,
     tests/cosim/test_throughput_bound.py). The sizing reaches full rate, and no sized edge can give one
     slot back alone."""
-    net = replace(network([["a", "b", "c", "e"], ["a", "e"]], 16), live_credit=False).with_edges(
-        replace(e, threshold=15) for e in network([["a", "b", "c", "e"], ["a", "e"]], 16).edges)
-    resolved = check(net).network
+    split = replace(network([["a", "b", "c", "e"], ["a", "e"]], 16), live_credit=False)
+    resolved = check(split.with_edges(replace(e, threshold=15) for e in split.edges)).network
     assert {e.name: e.interval for e in resolved.edges} == {"a_b": 0, "b_c": 0, "c_e": 15, "a_e": 15}
     timing = stage_timing(resolved)
     assert throughput_bound(resolved, timing).rate == Fraction(8, 9)
