@@ -122,7 +122,7 @@ def schedule_rate(places, batches: list[CreditBatch], budget: int | None = None)
     stages = sorted({p.src for p in places} | {p.dst for p in places})
     times: dict[str, list] = {x: [] for x in stages}
     base = math.lcm(*size.values()) if size else 1
-    tokens = 64 * base
+    tokens = max(64, 8 * base)  # doubled until the second half shows a period (at most a quarter of it)
     while tokens * len(stages) <= budget:
         try:
             for j in range(tokens):
