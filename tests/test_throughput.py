@@ -324,10 +324,24 @@ def test_credit_batches_add_their_waits_along_a_reconvergent_path():
     summary = throughput_summary(resolved, timing)
     assert summary["exact"] == "2/3" and "add their waits along every path" in summary["describe"]
     sized = summary["full_rate_sizing"]
-    assert sized == {"c_e": 18, "a_e": 24}
+    assert sized == {"c_e": 18, "a_e": 24} and summary["full_rate_sizing_least"]
     assert network_rate(resolved, timing, sized) == (1, True)
     for edge in sized:
         assert network_rate(resolved, timing, {**sized, edge: sized[edge] - 1})[0] < 1
+
+
+def test_sizing_past_the_schedules_budget_is_enough_not_the_least(monkeypatch):
+    """Where lowering on the schedule would take too many schedules (batches.SIZING_BUDGET), the sizing
+    is the linear programme's on the graph in which each token waits T commits: enough, not known to be
+    the least (here it is), and said so."""
+    split = replace(network([["a", "b", "c", "e"], ["a", "e"]], 16), live_credit=False)
+    resolved = check(split.with_edges(replace(e, threshold=15) for e in split.edges)).network
+    timing = stage_timing(resolved)
+    monkeypatch.setattr(batches, "SIZING_BUDGET", 0)
+    summary = throughput_summary(resolved, timing)
+    sized = summary["full_rate_sizing"]
+    assert not summary["full_rate_sizing_least"] and sum(sized.values()) >= 18 + 24
+    assert network_rate(resolved, timing, sized) == (1, True)
 
 
 @settings(max_examples=40, deadline=None)

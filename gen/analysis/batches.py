@@ -24,10 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["CreditBatch", "batch_rate", "credit_batches", "schedule_rate"]
+__all__ = ["CreditBatch", "batch_rate", "credit_batches", "schedule_rate", "schedules_to_size"]
 
 #: Stage firings :func:`schedule_rate` computes at most before it gives up on finding the period.
 SCHEDULE_BUDGET = 500_000
+#: Stage firings the sizing may spend lowering capacities on the schedule (:func:`schedules_to_size`).
+SIZING_BUDGET = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def schedule_rate(places, batches: list[CreditBatch], budget: int | None = None)
     stages = sorted({p.src for p in places} | {p.dst for p in places})
     times: dict[str, list] = {x: [] for x in stages}
     base = math.lcm(*size.values()) if size else 1
-    tokens = max(64, 8 * base)  # doubled until the second half shows a period (at most a quarter of it)
+    tokens = _first_tokens(base)
     while tokens * len(stages) <= budget:
         try:
             for j in range(tokens):
@@ -135,6 +137,20 @@ def schedule_rate(places, batches: list[CreditBatch], budget: int | None = None)
             return min(rates)
         tokens *= 2
     return None
+
+
+def _first_tokens(base: int) -> int:
+    """Tokens :func:`schedule_rate` computes first (doubled until the second half shows a period, which
+    may be at most a quarter of them)."""
+    return max(64, 8 * base)
+
+
+def schedules_to_size(places, batches: list[CreditBatch], edges: int) -> bool:
+    """Whether lowering ``edges`` capacities on the schedule fits :data:`SIZING_BUDGET`: a bisection of
+    about 8 schedules per edge, each at least its first tokens' firings (``places`` the event graph)."""
+    stages = len({p.src for p in places} | {p.dst for p in places})
+    base = math.lcm(*(b.threshold + 1 for b in batches)) if batches else 1
+    return edges * 8 * stages * _first_tokens(base) <= SIZING_BUDGET
 
 
 def _parts(places) -> list[list[str]]:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from .batches import CreditBatch, credit_batches, schedule_rate
+from .batches import CreditBatch, credit_batches, schedule_rate, schedules_to_size
 
 __all__ = [
     "Place",
@@ -47,6 +47,7 @@ __all__ = [
     "full_rate_sizing",
     "network_rate",
     "nodes_rate",
+    "sizing_lowered",
     "throughput_bound",
     "throughput_summary",
     "unregistered_offers",
@@ -234,7 +235,9 @@ def full_rate_sizing(network, timing: StageTiming, rate: Fraction | None = None)
     lowered while the exact bound (:func:`throughput_bound`) stays at ``r``. With 000's credit batches the
     programme runs on the graph in which each token waits ``T`` commits (``batch_waits``, a rate the
     hardware reaches or exceeds), and each grown capacity is then lowered while the schedule's exact rate
-    (:func:`network_rate`) stays at ``r``. ``rate``: the network's :func:`network_rate`, if the caller has it.
+    (:func:`network_rate`) stays at ``r``, where that fits the sizing's budget
+    (:func:`~.batches.schedules_to_size`; else the capacities are enough, not the least). ``rate``: the
+    network's :func:`network_rate`, if the caller has it.
     """
     import numpy as np
     from scipy.optimize import linprog
@@ -282,7 +285,7 @@ def full_rate_sizing(network, timing: StageTiming, rate: Fraction | None = None)
         sized[e.name] = high
     # the LP's firing times certify capacities at or above its own; after lowering, the SPFA does
     assert _schedules(places, vid, res.x[:n], sized, target) if not rounded else _reaches(network, timing, sized, target)
-    if credit_batches(network, timing) and network_rate(network, timing, sized)[1]:
+    if sizing_lowered(network, timing):
         for e in edges:  # each token waits for its batch's last, not T commits: lower each while exact
             low, high = e.capacity, sized[e.name]
             while low < high:
@@ -294,6 +297,14 @@ def full_rate_sizing(network, timing: StageTiming, rate: Fraction | None = None)
                     low = mid + 1
             sized[e.name] = high
     return {e.name: sized[e.name] for e in edges if sized[e.name] > e.capacity}
+
+
+def sizing_lowered(network, timing: StageTiming) -> bool:
+    """Whether :func:`full_rate_sizing` lowers a network with 000's credit batches on their schedule (it
+    fits :func:`~.batches.schedules_to_size`'s budget; each step where the schedule shows its period);
+    False without batches, where the bound itself sizes."""
+    batches = credit_batches(network, timing)
+    return bool(batches) and schedules_to_size(event_graph(network, timing), batches, len(network.edges))
 
 
 def _schedules(places, vid, t, capacities, rate: Fraction) -> bool:
@@ -326,10 +337,13 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
         describe = (f"{float(rate):.3f} tokens per cycle: 000's credit batches add their waits along every "
                     f"path (the schedule, computed until it repeats); the tightest single cycle allows {describe}")
     describe += f" (at most: {' and '.join(unmodelled)} not modelled)" if unmodelled else ""
+    sized = full_rate_sizing(network, timing, rate)
     return {"tokens_per_cycle": float(rate), "exact": str(rate), "binding_edges": list(bound.edges),
             "binding_cycle": [p.what for p in bound.cycle], "tokens": bound.tokens, "cycles": bound.cycles,
             "describe": describe, "unmodelled": unmodelled, "full_rate": float(full),
-            "full_rate_exact": str(full), "full_rate_sizing": full_rate_sizing(network, timing, rate),
+            "full_rate_exact": str(full), "full_rate_sizing": sized,
+            # with 000's batches the sizing is the least only where it was lowered on their schedule
+            "full_rate_sizing_least": not sized or not credit_batches(network, timing) or sizing_lowered(network, timing),
             "unregistered_offers": unregistered_offers(network, timing, bound, rate)}
 
 

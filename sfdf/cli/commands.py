@@ -84,8 +84,9 @@ def _throughput_lines(network, rate: dict) -> list[str]:
               f"size a reconvergent path\"): {rate['describe']}")]
     edges = network.edge_by_name
     if rate["full_rate_sizing"]:
-        held = " (with T and the heartbeats above: set them in the spec, as auto ones follow the capacities)" \
-            if network.mode == "credit" and not network.live_credit else ""
+        held = " (with T and the heartbeats above: set them in the spec, as auto ones follow the capacities" + \
+            ("" if rate.get("full_rate_sizing_least", True) else "; enough, not the least: too many schedules "
+             "to lower them on") + ")" if network.mode == "credit" and not network.live_credit else ""
         lines += [f"capacities for the {rate['full_rate']:.3f} tokens per cycle the nodes allow{held}:",
                   *_table(["edge", "capacity", "sized"],
                           [[name, edges[name].capacity, q] for name, q in rate["full_rate_sizing"].items()])]
