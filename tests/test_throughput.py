@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sfdf.cli import main
+from sfdf.cli.commands import _throughput_lines
 from sfdf.gen.analysis import batches, check
 from sfdf.gen.analysis.batches import batch_rate, credit_batches, schedule_rate
 from sfdf.gen.analysis.throughput import (
@@ -342,6 +343,7 @@ def test_sizing_past_the_schedules_budget_is_enough_not_the_least(monkeypatch):
     sized = summary["full_rate_sizing"]
     assert not summary["full_rate_sizing_least"] and sum(sized.values()) >= 18 + 24
     assert network_rate(resolved, timing, sized) == (1, True)
+    assert "enough, not the least" in _throughput_lines(resolved, summary)[1]
 
 
 @settings(max_examples=40, deadline=None)
