@@ -324,6 +324,8 @@ def test_credit_batches_add_their_waits_along_a_reconvergent_path():
     assert network_rate(resolved, timing) == (Fraction(2, 3), True)
     summary = throughput_summary(resolved, timing)
     assert summary["exact"] == "2/3" and "add their waits along every path" in summary["describe"]
+    # the waits add up along the whole long branch: every offer register into it counts, not e's alone
+    assert summary["unregistered_offers"] == {"nodes": ["b", "c", "e"], "tokens_per_cycle": 16 / 21, "exact": "16/21"}
     sized = summary["full_rate_sizing"]
     assert sized == {"c_e": 18, "a_e": 24} and summary["full_rate_sizing_least"]
     assert network_rate(resolved, timing, sized) == (1, True)

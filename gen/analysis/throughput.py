@@ -354,14 +354,17 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound, ra
     ``rate`` the network's if the caller has it); None if that is no faster."""
     if not bound.edges:  # the nodes' own rate binds, no channel's room
         return None
-    # an edge's tokens place W_u -> C_v (event_graph) is the one an offer register of v lengthens
+    rate = rate if rate is not None else network_rate(network, timing, bound=bound)[0]
+    # an edge's tokens place W_u -> C_v (event_graph) is the one an offer register of v lengthens; where
+    # 000's batches bind below every cycle their waits add up along whole paths, so every register counts
     into = {(f"W:{e.src}", f"C:{e.dst}"): e.dst for e in network.edges}
-    nodes = sorted({v for v in (into.get((p.src, p.dst)) for p in bound.cycle) if v and timing.offer.get(v)})
+    entered = set(into.values()) if rate < bound.rate else {into.get((p.src, p.dst)) for p in bound.cycle}
+    nodes = sorted(v for v in entered if v and timing.offer.get(v))
     if not nodes:
         return None
     kept = {name: cycles for name, cycles in timing.offer.items() if name not in nodes}
     faster, _ = network_rate(network, replace(timing, offer=kept))
-    if faster <= (rate if rate is not None else network_rate(network, timing, bound=bound)[0]):
+    if faster <= rate:
         return None
     return {"nodes": nodes, "tokens_per_cycle": float(faster), "exact": str(faster)}
 
