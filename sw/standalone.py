@@ -6,6 +6,7 @@ its own work folder and process group, so that one can be killed with everything
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import urllib.request
 from pathlib import Path
 from typing import Self
 
-__all__ = ["Cluster", "free_port"]
+__all__ = ["Cluster", "free_ports"]
 
 
 def _spark_class() -> Path:
@@ -26,10 +27,15 @@ def _spark_class() -> Path:
     return Path(pyspark.__file__).parent / "bin" / "spark-class"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports free on 127.0.0.1 now: each is held until all are chosen, so two calls in a
+    row cannot hand out the same port (a worker's web UI once took the master's, whose ``/json/`` then
+    answered with the worker's page)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
 
 
 class Cluster:
@@ -44,7 +50,7 @@ class Cluster:
                  worker_env: list[dict[str, str]] | None = None):
         self.folder, self.count, self.cores = folder, workers, cores
         self.worker_conf, self.worker_env = worker_conf or {}, worker_env or [{}] * workers
-        self.port, self.ui = free_port(), free_port()
+        self.port, self.ui, *self.worker_uis = free_ports(2 + workers)
         self.url = f"spark://127.0.0.1:{self.port}"
         self.procs: list[subprocess.Popen] = []
 
@@ -65,7 +71,7 @@ class Cluster:
         properties.write_text("".join(f"{key} {value}\n" for key, value in self.worker_conf.items()))
         self.workers = [self._start(f"worker{k}", "org.apache.spark.deploy.worker.Worker", self.url,
                                     "--host", "127.0.0.1", "--cores", str(self.cores), "--memory", "3g",
-                                    "--webui-port", str(free_port()), "--properties-file", str(properties),
+                                    "--webui-port", str(self.worker_uis[k]), "--properties-file", str(properties),
                                     "--work-dir", str(self.folder / f"worker{k}"), extra_env=self.worker_env[k])
                         for k in range(self.count)]
         deadline = time.monotonic() + 120
@@ -75,7 +81,7 @@ class Cluster:
                     alive = [w for w in json.load(page)["workers"] if w["state"] == "ALIVE"]
                 if len(alive) == self.count:
                     return self
-            except OSError:
+            except (OSError, ValueError, KeyError):  # not up yet, or not the master's page
                 pass
             time.sleep(1)
         raise RuntimeError(f"the cluster did not come up: see {self.folder}")
