@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from .batches import CreditBatch, credit_batches, schedule_rate, schedules_to_size
+from .batches import CreditBatch, batch_rate, credit_batches, schedule_rate, schedules_to_size
 
 __all__ = [
     "Place",
@@ -184,16 +184,16 @@ def throughput_bound(network, timing: StageTiming, capacities: Mapping[str, int]
         cycle = lower
     bound = ThroughputBound(rate, _rotated(cycle))
     for batch in credit_batches(network, timing, capacities):
-        cycle = _batch_cycle(timing, batch)
-        batched = ThroughputBound(Fraction(sum(p.tokens for p in cycle), sum(p.delay for p in cycle)), cycle, batch)
-        if batched.rate < bound.rate:
-            bound = batched
+        rate = batch_rate(batch.capacity, batch.threshold, batch.loop)
+        if rate < bound.rate:
+            bound = ThroughputBound(rate, _batch_cycle(timing, batch), batch)
     return bound
 
 
 def _batch_cycle(timing: StageTiming, batch: CreditBatch) -> tuple[Place, ...]:
-    """:func:`~.batches.batch_rate`'s binding cycle as places: the room, the commits from position ``p`` to
-    a batch's last, the credit sent with it."""
+    """:func:`~.batches.batch_rate`'s binding cycle as places, for the report (its tokens over its cycles are
+    the rate where below 1): the room, the commits from position ``p`` to a batch's last, the credit sent
+    with it."""
     w, c = batch.token_place
     p = batch.capacity % (batch.threshold + 1)
     return (
