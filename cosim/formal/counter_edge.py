@@ -28,7 +28,6 @@ push count) make the properties inductive and are proved like the rest.
 
 from __future__ import annotations
 
-from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Cat, Elaboratable, Module, Mux, Signal
 from amaranth.lib import wiring
 
@@ -40,7 +39,7 @@ from sfdf.hdl.tokens import counter_control_layout, counter_data_layout
 
 from .channel import attach_channel, driven_signals
 from .credit_edge import internal_registers
-from .environment import committed_computations
+from .environment import any_requests, credit_moves
 from .fifo import ModelFifo
 
 __all__ = ["CounterEdgeHarness"]
@@ -125,26 +124,9 @@ class CounterEdgeHarness(Elaboratable):
                          rcv.i_ahead.ctrl_valid.eq(cch.o_ahead.valid), rcv.i_ahead.ctrl_quiet.eq(cch.o_ahead.quiet)]
 
         comp = snd.i_comp.payload
-        m.d.comb += [
-            snd.i_comp.valid.eq(AnySeq(1)),
-            comp.index.eq(AnySeq(w)),
-            comp.delta.eq(AnySeq(dw)),
-            comp.emit.eq(AnySeq(1)),
-            comp.data.eq(AnySeq(1)),
-            comp.msg_valid.eq(AnySeq(1)),
-            comp.msg.eq(AnySeq(1)),
-            comp.eos.eq(AnySeq(1)),
-            rcv.i_consume.eq(AnySeq(1)),
-        ]
-        commit, prev, ended = committed_computations(m, snd.i_comp, w, dw)
-
-        d_in = dch.i_stream.valid & dch.i_stream.ready
-        c_in = cch.i_stream.valid & cch.i_stream.ready
-        d_out = dch.o_stream.valid & dch.o_stream.ready
-        c_out = cch.o_stream.valid & cch.o_stream.ready
+        commit, prev, ended = any_requests(m, snd, rcv, w, dw)
+        d_in, c_in, d_out, c_out, consume, offers_heartbeat = credit_moves(dch, cch, rcv)
         head = rcv.o_head
-        consume = rcv.i_consume & head.valid
-        offers_heartbeat = head.valid & ~head.is_data & ~head.is_msg & ~head.eos
         hb = snd.o_heartbeat
         clevel, dlevel = cch.level, dch.level
         # the counts are LFSR states (hdl.stamps): the proof reads them as numbers of steps from the seed

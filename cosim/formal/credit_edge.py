@@ -47,7 +47,6 @@ inductive, and are proved like the rest.
 
 from __future__ import annotations
 
-from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Elaboratable, Module, Mux, Signal
 from amaranth.lib import wiring
 
@@ -57,7 +56,7 @@ from sfdf.hdl.gap import delta_width
 from sfdf.hdl.tokens import CTRL_CREDIT, CTRL_EOS, control_layout, data_layout
 
 from .channel import attach_channel, driven_signals
-from .environment import committed_computations
+from .environment import any_requests, credit_moves
 from .fifo import ModelFifo
 from .sby import FormalError
 
@@ -136,27 +135,11 @@ class CreditEdgeHarness(Elaboratable):
 
         # the environment
         comp = snd.i_comp.payload
-        m.d.comb += [
-            snd.i_comp.valid.eq(AnySeq(1)),
-            comp.index.eq(AnySeq(w)),
-            comp.delta.eq(AnySeq(dw)),
-            comp.emit.eq(AnySeq(1)),
-            comp.data.eq(AnySeq(1)),
-            comp.msg_valid.eq(AnySeq(1) if self.messages else 0),
-            comp.msg.eq(AnySeq(1)),
-            comp.eos.eq(AnySeq(1) if self.eos else 0),
-            rcv.i_consume.eq(AnySeq(1)),
-        ]
-        commit, prev, ended = committed_computations(m, snd.i_comp, w, dw)
+        commit, prev, ended = any_requests(m, snd, rcv, w, dw, messages=self.messages, eos=self.eos)
 
         # what moved
-        d_in = dch.i_stream.valid & dch.i_stream.ready
-        c_in = cch.i_stream.valid & cch.i_stream.ready
-        d_out = dch.o_stream.valid & dch.o_stream.ready
-        c_out = cch.o_stream.valid & cch.o_stream.ready
+        d_in, c_in, d_out, c_out, consume, offers_heartbeat = credit_moves(dch, cch, rcv)
         head = rcv.o_head
-        consume = rcv.i_consume & head.valid
-        offers_heartbeat = head.valid & ~head.is_data & ~head.is_msg & ~head.eos
         hb = snd.o_heartbeat
 
         # no overflow: what the sender commits is what the channels take
