@@ -66,6 +66,16 @@ class SpecLines:
             line = self._search(_key_pattern(path[0]), start + 1, end)
         return line or start
 
+    def key_line(self, table: str, index: int | None, key: str) -> int | None:
+        """The line of ``key`` written in ``[table]`` or the ``index``-th ``[[table]]`` itself (not in a
+        sub-table), or None."""
+        region = self._region(table, index)
+        if region is None:
+            return None
+        start, end = region
+        inner = [n for n, _, name in self.headers if start < n < end]
+        return self._search(_key_pattern(key), start + 1, inner[0] if inner else end)
+
     def top(self, key: str) -> int | None:
         """The line of an unknown top-level key or table."""
         for number, _, name in self.headers:

@@ -84,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--repair", action="store_true",
                        help="also propose output buffer sizes that make the network safe (003)")
+    check.add_argument("--sized", metavar="OUT",
+                       help="write SPEC to OUT with the capacities for the rate the nodes allow (with 000's credit "
+                            "messages, also every auto T and heartbeat as sized), and check it")
     check.set_defaults(run=run.check)
 
     intervals = commands.add_parser("intervals", help="compute dummy or heartbeat intervals",

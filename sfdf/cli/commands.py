@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
-from sfdf.gen.errors import UserError
+from sfdf.gen.errors import InputError, UserError
 from sfdf.gen.kernels import word_width
+from sfdf.gen.model import AUTO
+from sfdf.gen.spec import parse_spec
 
 from .inputs import load_spec_file as _load
-from .inputs import output_folder, read_frames
+from .inputs import output_folder, read_frames, read_text
 
 __all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "gc", "generate", "intervals",
            "schedule", "sdep", "simulate", "spark"]
@@ -58,17 +61,22 @@ def check(args) -> int:
     from sfdf.hdl.timing import stage_timing
 
     network = _load_sfdf(args.spec)
+    if args.sized:
+        _check_sized_path(args.sized, args.spec)
     cycles = cycle_structure(network)  # one derivation for the check and the repair
     report = check(network, cycles=cycles)
     repair = repair_output_buffers(network, cycles=cycles) if args.repair else None
     # the generated hardware's rate with no filtering, on the cycles it takes (generic Verilog and ECP5)
     rate = throughput_summary(report.network, stage_timing(report.network))
+    sized = _write_sized(args.sized, args.spec, network, report, rate) if args.sized else None
     if args.json:
         data = report.to_json()
         if rate is not None:
             data["throughput"] = rate
         if repair is not None:
             data["repair"] = repair
+        if sized is not None:
+            data["sized"] = sized
         _print_json(data)
     else:
         print("\n".join(report.summary_lines()))
@@ -76,7 +84,67 @@ def check(args) -> int:
             print(*_throughput_lines(report.network, rate), sep="\n")
         if repair is not None:
             print(*_repair_lines(network, repair), sep="\n")
+        if sized is not None:
+            print(_sized_line(network, sized))
     return 0 if report.deadlock_free else 1
+
+
+def _check_sized_path(out: str, spec: str) -> None:
+    """``--sized OUT`` names a file sfdf may write, and not the spec itself (a one-line error before any work)."""
+    path, source = Path(out), Path(spec)
+    if path.is_dir():
+        raise InputError(out, "--sized", "is a folder", "name the file to write the sized spec to")
+    if path.exists() and source.exists() and path.samefile(source):
+        raise InputError(out, "--sized", "is the spec itself", "name another file: the spec is kept as written")
+
+
+def _sized_values(network, resolved, rate: dict) -> dict[str, dict[str, int | None]]:
+    """What ``--sized`` writes: each grown edge's capacity; with 000's credit messages also every auto ``T``
+    and heartbeat at the value the sizing assumed (auto ones would follow the new capacities)."""
+    values = {name: {"capacity": q} for name, q in rate["full_rate_sizing"].items()}
+    if values and network.mode == "credit" and not network.live_credit:
+        for written, e in zip(network.edges, resolved.edges, strict=True):
+            pinned = {key: getattr(e, key) for key in ("threshold", "interval") if getattr(written, key) == AUTO}
+            values.setdefault(e.name, {}).update(pinned)
+    return values
+
+
+def _write_sized(out: str, spec: str, network, report, rate: dict | None) -> dict:
+    """``sfdf check --sized OUT``: the spec with :func:`_sized_values` written to ``out`` and checked again
+    (``written``: False when the network has nothing to size or is not deadlock-free)."""
+    from sfdf.gen.analysis import check, throughput_summary
+    from sfdf.gen.specedit import with_edge_values
+    from sfdf.hdl.timing import stage_timing
+
+    if rate is None or not report.deadlock_free:
+        return {"path": out, "written": False,
+                "reason": "no edges" if rate is None else "not deadlock-free: nothing to size"}
+    values = _sized_values(network, report.network, rate)
+    text = with_edge_values(read_text(spec, "SPEC"), spec, values)
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(out, "--sized", f"cannot write: {exc.strerror}", "choose a writable file") from None
+    again = check(parse_spec(text, out))
+    after = throughput_summary(again.network, stage_timing(again.network)) if again.deadlock_free else None
+    return {"path": out, "written": True, "edges": values, "deadlock_free": again.deadlock_free,
+            "tokens_per_cycle": after["tokens_per_cycle"] if after else None,
+            "exact": after["exact"] if after else None}
+
+
+def _sized_line(network, sized: dict) -> str:
+    if not sized["written"]:
+        return f"sized spec: {sized['path']} not written: {sized['reason']}"
+    edges = network.edge_by_name
+    grown = [f"{name} capacity {edges[name].capacity} -> {keys['capacity']}"
+             for name, keys in sized["edges"].items() if "capacity" in keys]
+    pinned = sum(1 for keys in sized["edges"].values() if set(keys) - {"capacity"})
+    changes = ", ".join(grown) or "unchanged: no capacity limits the rate"
+    if pinned:
+        changes += f"; every auto T and heartbeat written as sized, on {pinned} edges"
+    verdict = (f"deadlock-free, {sized['tokens_per_cycle']:.3f} tokens per cycle" if sized["deadlock_free"]
+               else "NOT deadlock-free (run sfdf check on it)")
+    return f"sized spec: wrote {sized['path']} ({changes}): {verdict}"
 
 
 def _throughput_lines(network, rate: dict) -> list[str]:

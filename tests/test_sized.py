@@ -1,0 +1,122 @@
+"""``sfdf check --sized OUT``: the spec rewritten in its own text with the capacities for the nodes' rate
+(``gen.specedit``), checked again, and every way it refuses in one line."""
+
+import difflib
+import json
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+from sfdf.cli import main
+from sfdf.gen.analysis import check
+from sfdf.gen.analysis.throughput import network_rate
+from sfdf.gen.errors import UserError
+from sfdf.gen.spec import parse_spec
+from sfdf.gen.specedit import with_edge_values
+from sfdf.hdl.timing import stage_timing
+
+#: A split-join (branches of four nodes and one) with 000's credit messages: auto T and heartbeats.
+SPLIT_JOIN = "\n".join(
+    ['[network]\nname = "sj"\nmode = "credit"\nlive_credit = false\n']
+    + [f'[[node]]\nname = "{v}"\n' for v in ("a", "e", "b1", "b2", "b3", "b4", "c1")]
+    + [f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = 16\n'
+       for u, v in (("a", "b1"), ("b1", "b2"), ("b2", "b3"), ("b3", "b4"), ("b4", "e"), ("a", "c1"), ("c1", "e"))])
+
+
+def run(capsys, *argv):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def rate(network):
+    resolved = check(network).network
+    return network_rate(resolved, stage_timing(resolved))[0]
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    return [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:1] in "+-"]
+
+
+def test_residual_grows_the_skip_alone(capsys, examples, tmp_path):
+    out = tmp_path / "sized.toml"
+    status, text, err = run(capsys, "check", examples / "residual.toml", "--sized", out)
+    assert (status, err) == (0, "")
+    assert text.splitlines()[-1] == f"sized spec: wrote {out} (a_e capacity 16 -> 27): deadlock-free, 1.000 tokens per cycle"
+    before, after = (examples / "residual.toml").read_text(), out.read_text()
+    assert changed_lines(before, after) == ["- capacity = 16", "+ capacity = 27"]
+    assert rate(parse_spec(before)) == Fraction(16, 27) and rate(parse_spec(after)) == 1
+
+
+def test_sized_json(capsys, examples, tmp_path):
+    out = tmp_path / "sized.toml"
+    data = json.loads(run(capsys, "check", examples / "residual.toml", "--sized", out, "--json")[1])
+    assert data["sized"] == {"path": str(out), "written": True, "edges": {"a_e": {"capacity": 27}},
+                             "deadlock_free": True, "tokens_per_cycle": 1.0, "exact": "1"}
+
+
+def test_batched_credit_pins_every_auto_threshold_and_heartbeat(capsys, write_file, tmp_path):
+    """With 000's credit messages the sizing holds at the T and heartbeats it was computed with: auto ones
+    would follow the grown capacity (here to 14/19, below the 0.737 before sizing)."""
+    spec, out = write_file("sj.toml", SPLIT_JOIN), tmp_path / "sized.toml"
+    status, text, _ = run(capsys, "check", spec, "--sized", out)
+    assert status == 0 and text.splitlines()[-1] == (
+        f"sized spec: wrote {out} (c1_e capacity 16 -> 26; every auto T and heartbeat written as sized, on 7 "
+        "edges): deadlock-free, 1.000 tokens per cycle")
+    resolved = check(parse_spec(SPLIT_JOIN)).network
+    written = parse_spec(out.read_text())
+    assert [(e.threshold, e.interval) for e in written.edges] == [(e.threshold, e.interval) for e in resolved.edges]
+    assert {e.name: e.capacity for e in written.edges if e.capacity != 16} == {"c1_e": 26}
+    assert rate(parse_spec(SPLIT_JOIN)) < 1 and rate(written) == 1
+    unpinned = parse_spec(SPLIT_JOIN).with_edges(replace(e, capacity=26) if e.name == "c1_e" else e
+                                                 for e in parse_spec(SPLIT_JOIN).edges)
+    assert rate(unpinned) == Fraction(14, 19)
+
+
+def test_nothing_to_size_writes_the_spec_unchanged(capsys, examples, tmp_path):
+    out = tmp_path / "sized.toml"
+    status, text, _ = run(capsys, "check", examples / "variance.toml", "--sized", out)
+    assert status == 0 and text.splitlines()[-1] == (
+        f"sized spec: wrote {out} (unchanged: no capacity limits the rate): deadlock-free, 1.000 tokens per cycle")
+    assert out.read_text() == (examples / "variance.toml").read_text()
+
+
+def test_an_unsafe_network_is_not_sized(capsys, examples, tmp_path):
+    out = tmp_path / "sized.toml"
+    status, text, _ = run(capsys, "check", examples / "fig3_deadlock.toml", "--sized", out)
+    assert status == 1 and not out.exists()
+    assert text.splitlines()[-1] == f"sized spec: {out} not written: not deadlock-free: nothing to size"
+
+
+@pytest.mark.parametrize("target, message", [
+    ("same", "--sized: is the spec itself; name another file: the spec is kept as written"),
+    ("folder", "--sized: is a folder; name the file to write the sized spec to"),
+    ("missing", "--sized: cannot write: No such file or directory; choose a writable file"),
+])
+def test_sized_user_mistakes_are_one_line(capsys, examples, tmp_path, target, message):
+    spec = tmp_path / "residual.toml"
+    spec.write_text((examples / "residual.toml").read_text())
+    out = {"same": spec, "folder": tmp_path, "missing": tmp_path / "no" / "sized.toml"}[target]
+    assert run(capsys, "check", spec, "--sized", out) == (2, "", f"sfdf: error: {out}: {message}\n")
+    assert spec.read_text() == (examples / "residual.toml").read_text()
+
+
+def test_specedit_keeps_comments_quotes_and_adds_missing_keys():
+    text = ('[network]\nname = "n"\nmode = "credit"\nlive_credit = false\n\n[[node]]\nname = "a"\n\n[[node]]\n'
+            'name = "b"\n\n[[edge]]\nfrom = "a"\nto = "b"\n  "capacity" = 4   # small on purpose\n')
+    after = with_edge_values(text, "n.toml", {"a_b": {"capacity": 9, "threshold": 5, "interval": None}})
+    assert after.splitlines()[-3:] == ['  "capacity" = 9   # small on purpose', "  threshold = 5", '  interval = "inf"']
+    edge = parse_spec(after).edges[0]
+    assert (edge.capacity, edge.threshold, edge.interval) == (9, 5, None)
+
+
+def test_specedit_refuses_what_it_cannot_rewrite():
+    text = ('node = [{ name = "a" }, { name = "b" }]\nedge = [{ from = "a", to = "b", capacity = 4 }]\n\n'
+            '[network]\nname = "n"\n')
+    with pytest.raises(UserError) as caught:
+        with_edge_values(text, "n.toml", {"a_b": {"capacity": 9}})
+    assert str(caught.value) == ('n.toml: edge "a_b".capacity: cannot be rewritten in place (sfdf rewrites a key on '
+                                 'its own line of an [[edge]] table); write capacity = 9 there by hand, or write the '
+                                 'edge as an [[edge]] table')
+
