@@ -3,10 +3,14 @@
 
 import difflib
 import json
+import random
+import re
 from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sfdf.cli import main
 from sfdf.gen.analysis import check
@@ -120,3 +124,52 @@ def test_specedit_refuses_what_it_cannot_rewrite():
                                  'its own line of an [[edge]] table); write capacity = 9 there by hand, or write the '
                                  'edge as an [[edge]] table')
 
+
+
+def _spec_text(network, live_credit: bool, style: random.Random) -> str:
+    """``network`` (credit mode) written as a spec in one of the layouts people write: keys in any order,
+    indented or not, quoted or bare, with comments after values and between tables."""
+    lines = ['[network]', f'name = "{network.name}"', 'mode = "credit"']
+    lines += [] if live_credit else ["live_credit = false"]
+    used = {v for e in network.edges for v in (e.src, e.dst)}
+    lines += [""] + [f'[[node]]\nname = "{node.name}"\n' for node in network.nodes if node.name in used]
+    for edge in network.edges:
+        indent = style.choice(["", "  "])
+        key = (lambda k: f'"{k}"') if style.random() < 0.3 else (lambda k: k)
+        entries = [f'{key("from")} = "{edge.src}"', f'{key("to")} = "{edge.dst}"',
+                   f'{key("capacity")} = {edge.capacity}' + style.choice(["", "   # tokens"])]
+        if style.random() < 0.5:
+            entries.append(f'{key("threshold")} = "auto"')
+        if style.random() < 0.5:
+            entries.append(f'{key("interval")} = "auto"  # 000 Alg. 4')
+        style.shuffle(entries)
+        lines += [style.choice(["# an edge", ""]), "[[edge]]" + style.choice(["", "   # comment"])]
+        lines += [indent + entry for entry in entries] + [""]
+    return "\n".join(lines)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), live_credit=st.booleans())
+def test_sized_random_specs_reach_the_nodes_rate(seed, live_credit):
+    """On random DAG specs in varied layouts, ``--sized``'s values are written in place (nothing else
+    changes: the rewrite parses to exactly the network asked for) and the written spec streams at the
+    rate the nodes allow, with 000's credit messages too (where its T and heartbeats are written as sized)."""
+    from sfdf.cli.commands import _sized_values
+    from sfdf.gen.analysis.throughput import nodes_rate, throughput_summary
+    from sfdf.gen.randomnet import random_dag
+
+    rng = random.Random(seed)
+    network = random_dag(rng, rng.randint(3, 7), rng.randint(3, 9), capacities=(2, 8), name="r")
+    text = _spec_text(network, live_credit, rng)
+    spec = parse_spec(text, "r.toml")
+    report = check(spec)
+    if not report.deadlock_free:
+        return
+    timing = stage_timing(report.network)
+    summary = throughput_summary(report.network, timing)
+    values = _sized_values(spec, report.network, summary)
+    written = with_edge_values(text, "r.toml", values)
+    assert all(re.search(r"""(capacity|threshold|interval)["']? =""", line) for line in changed_lines(text, written))
+    after = check(parse_spec(written, "r.toml"))
+    assert after.deadlock_free
+    assert rate(parse_spec(written)) == nodes_rate(after.network, stage_timing(after.network))
