@@ -15,13 +15,28 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from .errors import UserError
+from .model import AUTO
 from .spec import parse_spec
 from .speclines import SpecLines
 
-__all__ = ["with_edge_values"]
+__all__ = ["sizing_values", "with_edge_values"]
 
 #: ``key = value  # comment`` on one line: the key (bare or quoted), the value, the rest.
 _ASSIGNMENT = r"""^(\s*["']?{key}["']?\s*=\s*)([^\s#]+)(.*)$"""
+
+
+def sizing_values(written, resolved, sizing: Mapping[str, int]) -> dict[str, dict[str, int | None]]:
+    """The edge values that make a spec reach a sizing: ``sizing``'s capacities (edge -> ``|q|``, from
+    :func:`sfdf.gen.analysis.throughput.full_rate_sizing` of ``resolved``, the ``written`` network with its
+    ``auto`` values resolved). With 000's credit messages the batches' rate depends on ``T`` and the
+    heartbeats, which ``auto`` would recompute from the new capacities, so every ``auto`` one is written as
+    ``resolved`` has it."""
+    values = {name: {"capacity": q} for name, q in sizing.items()}
+    if values and written.mode == "credit" and not written.live_credit:
+        for edge, e in zip(written.edges, resolved.edges, strict=True):
+            pinned = {key: getattr(e, key) for key in ("threshold", "interval") if getattr(edge, key) == AUTO}
+            values.setdefault(e.name, {}).update(pinned)
+    return values
 
 
 def with_edge_values(text: str, source: str, values: Mapping[str, Mapping[str, int]]) -> str:

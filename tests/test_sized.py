@@ -17,7 +17,7 @@ from sfdf.gen.analysis import check
 from sfdf.gen.analysis.throughput import network_rate
 from sfdf.gen.errors import UserError
 from sfdf.gen.spec import parse_spec
-from sfdf.gen.specedit import with_edge_values
+from sfdf.gen.specedit import sizing_values, with_edge_values
 from sfdf.hdl.timing import stage_timing
 
 #: A split-join (branches of four nodes and one) with 000's credit messages: auto T and heartbeats.
@@ -154,7 +154,6 @@ def test_sized_random_specs_reach_the_nodes_rate(seed, live_credit):
     """On random DAG specs in varied layouts, ``--sized``'s values are written in place (nothing else
     changes: the rewrite parses to exactly the network asked for) and the written spec streams at the
     rate the nodes allow, with 000's credit messages too (where its T and heartbeats are written as sized)."""
-    from sfdf.cli.commands import _sized_values
     from sfdf.gen.analysis.throughput import nodes_rate, throughput_summary
     from sfdf.gen.randomnet import random_dag
 
@@ -167,7 +166,7 @@ def test_sized_random_specs_reach_the_nodes_rate(seed, live_credit):
         return
     timing = stage_timing(report.network)
     summary = throughput_summary(report.network, timing)
-    values = _sized_values(spec, report.network, summary)
+    values = sizing_values(spec, report.network, summary["full_rate_sizing"])
     written = with_edge_values(text, "r.toml", values)
     assert all(re.search(r"""(capacity|threshold|interval)["']? =""", line) for line in changed_lines(text, written))
     after = check(parse_spec(written, "r.toml"))

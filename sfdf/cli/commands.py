@@ -12,7 +12,6 @@ from pathlib import Path
 
 from sfdf.gen.errors import InputError, UserError
 from sfdf.gen.kernels import word_width
-from sfdf.gen.model import AUTO
 from sfdf.gen.spec import parse_spec
 
 from .inputs import load_spec_file as _load
@@ -98,28 +97,17 @@ def _check_sized_path(out: str, spec: str) -> None:
         raise InputError(out, "--sized", "is the spec itself", "name another file: the spec is kept as written")
 
 
-def _sized_values(network, resolved, rate: dict) -> dict[str, dict[str, int | None]]:
-    """What ``--sized`` writes: each grown edge's capacity; with 000's credit messages also every auto ``T``
-    and heartbeat at the value the sizing assumed (auto ones would follow the new capacities)."""
-    values = {name: {"capacity": q} for name, q in rate["full_rate_sizing"].items()}
-    if values and network.mode == "credit" and not network.live_credit:
-        for written, e in zip(network.edges, resolved.edges, strict=True):
-            pinned = {key: getattr(e, key) for key in ("threshold", "interval") if getattr(written, key) == AUTO}
-            values.setdefault(e.name, {}).update(pinned)
-    return values
-
-
 def _write_sized(out: str, spec: str, network, report, rate: dict | None) -> dict:
-    """``sfdf check --sized OUT``: the spec with :func:`_sized_values` written to ``out`` and checked again
+    """``sfdf check --sized OUT``: the spec with :func:`sfdf.gen.specedit.sizing_values` written to ``out`` and checked again
     (``written``: False when the network has nothing to size or is not deadlock-free)."""
     from sfdf.gen.analysis import check, throughput_summary
-    from sfdf.gen.specedit import with_edge_values
+    from sfdf.gen.specedit import sizing_values, with_edge_values
     from sfdf.hdl.timing import stage_timing
 
     if rate is None or not report.deadlock_free:
         return {"path": out, "written": False,
                 "reason": "no edges" if rate is None else "not deadlock-free: nothing to size"}
-    values = _sized_values(network, report.network, rate)
+    values = sizing_values(network, report.network, rate["full_rate_sizing"])
     text = with_edge_values(read_text(spec, "SPEC"), spec, values)
     try:
         Path(out).write_text(text, encoding="utf-8")
