@@ -140,11 +140,12 @@ def _throughput_lines(network, rate: dict) -> list[str]:
               f"size a reconvergent path\"): {rate['describe']}")]
     edges = network.edge_by_name
     if rate["full_rate_sizing"]:
-        held = ""
+        held = " (--sized OUT writes them)"
         if network.mode == "credit" and not network.live_credit:  # 000's batches: sized at T and [e] as resolved
             least = "" if rate.get("full_rate_sizing_least", True) else \
                 "; enough, not the least: too many schedules to lower them on"
-            held = f" (with T and the heartbeats above: set them in the spec, as auto ones follow the capacities{least})"
+            held = (" with T and the heartbeats above (--sized OUT writes them all, as auto ones would follow the "
+                    f"capacities{least})")
         lines += [f"capacities for the {rate['full_rate']:.3f} tokens per cycle the nodes allow{held}:",
                   *_table(["edge", "capacity", "sized"],
                           [[name, edges[name].capacity, q] for name, q in rate["full_rate_sizing"].items()])]
