@@ -5,6 +5,8 @@ A node commits a computation (``valid & ready``) at a growing index, never wrapp
 ``2 ** index_width - 1`` computations), with ``delta`` the step from the previous committed index (from 0
 before the first) saturated at ``2 ** delta_width - 1`` (:mod:`sfdf.hdl.gap`); EOS carries no token and no
 message, and nothing is committed after it. Requests that are not committed are left unconstrained.
+The two credit-edge harnesses drive that request and the join's consumption the same way
+(:func:`any_requests`) and name what moved on the edge the same way (:func:`credit_moves`).
 """
 
 from __future__ import annotations
