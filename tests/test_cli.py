@@ -160,7 +160,7 @@ def test_check_throughput_lines(calls, capsys, examples):
     assert run(capsys, "check", examples / "ob_fig2.toml")[1].splitlines()[2:] == [
         ('throughput (the generated hardware with no filtering, docs/hardware.md "Latency, and how to size a '
          'reconvergent path"): 0.500 tokens per cycle: the room of uw (8 tokens) against 16 cycles'),
-        "capacities for the 1.000 tokens per cycle the nodes allow (--sized OUT writes them):",
+        "capacities for the 1.000 tokens per cycle the nodes allow:",
         "  edge  capacity  sized",
         "  uw          16     17",
         ("or without offer registers on w, x (registered_offers = false: a cycle less per hop into each, at a "

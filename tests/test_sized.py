@@ -172,3 +172,18 @@ def test_sized_random_specs_reach_the_nodes_rate(seed, live_credit):
     after = check(parse_spec(written, "r.toml"))
     assert after.deadlock_free
     assert rate(parse_spec(written)) == nodes_rate(after.network, stage_timing(after.network))
+
+
+def test_the_sizing_line_names_sized_only_where_it_would_write(capsys, examples, write_file):
+    """An unsafe network is sized for the rate too (its deadlock needs filtering), but --sized writes nothing
+    for it, so the line does not offer it."""
+    lines = {name: next(line for line in run(capsys, "check", path)[1].splitlines() if line.startswith("capacities"))
+             for name, path in (("residual", examples / "residual.toml"), ("fig3", examples / "fig3_deadlock.toml"),
+                                ("batched", write_file("sj.toml", SPLIT_JOIN)))}
+    assert lines == {
+        "residual": "capacities for the 1.000 tokens per cycle the nodes allow (--sized OUT writes them):",
+        "fig3": ("capacities for the 1.000 tokens per cycle the nodes allow with T and the heartbeats above (as "
+                 "auto ones would follow the capacities):"),
+        "batched": ("capacities for the 1.000 tokens per cycle the nodes allow with T and the heartbeats above "
+                    "(--sized OUT writes them all, as auto ones would follow the capacities):"),
+    }

@@ -80,7 +80,7 @@ def check(args) -> int:
     else:
         print("\n".join(report.summary_lines()))
         if rate is not None:
-            print(*_throughput_lines(report.network, rate), sep="\n")
+            print(*_throughput_lines(report.network, rate, report.deadlock_free), sep="\n")
         if repair is not None:
             print(*_repair_lines(network, repair), sep="\n")
         if sized is not None:
@@ -135,17 +135,18 @@ def _sized_line(network, sized: dict) -> str:
     return f"sized spec: wrote {sized['path']} ({changes}): {verdict}"
 
 
-def _throughput_lines(network, rate: dict) -> list[str]:
+def _throughput_lines(network, rate: dict, sizable: bool = True) -> list[str]:
+    """``rate``'s lines; ``sizable``: the network is deadlock-free, so ``--sized`` would write the sizing."""
     lines = [("throughput (the generated hardware with no filtering, docs/hardware.md \"Latency, and how to "
               f"size a reconvergent path\"): {rate['describe']}")]
     edges = network.edge_by_name
     if rate["full_rate_sizing"]:
-        held = " (--sized OUT writes them)"
+        held = " (--sized OUT writes them)" if sizable else ""
         if network.mode == "credit" and not network.live_credit:  # 000's batches: sized at T and [e] as resolved
             least = "" if rate.get("full_rate_sizing_least", True) else \
                 "; enough, not the least: too many schedules to lower them on"
-            held = (" with T and the heartbeats above (--sized OUT writes them all, as auto ones would follow the "
-                    f"capacities{least})")
+            writes = "--sized OUT writes them all, " if sizable else ""
+            held = f" with T and the heartbeats above ({writes}as auto ones would follow the capacities{least})"
         lines += [f"capacities for the {rate['full_rate']:.3f} tokens per cycle the nodes allow{held}:",
                   *_table(["edge", "capacity", "sized"],
                           [[name, edges[name].capacity, q] for name, q in rate["full_rate_sizing"].items()])]
