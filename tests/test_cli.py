@@ -512,6 +512,16 @@ def test_build_reports_fmax_and_exit_status(capsys, examples, monkeypatch, fmax,
     assert got == status and {"board", "fmax_mhz", "luts", "ffs", "brams"} <= result.keys()
 
 
+@pytest.mark.board
+def test_build_names_the_capacities_for_full_rate(capsys, examples, monkeypatch):
+    import sfdf.boards.build
+
+    monkeypatch.setattr(sfdf.boards.build, "build", _fake_build(27.2))
+    spec = examples / "residual.toml"
+    out = run(capsys, "build", spec, "--board", "ulx3s-85f")[1].splitlines()
+    assert out[-2] == f"capacities for 1.000 tokens per cycle: a_e 27 (sfdf check {spec} --sized OUT writes them into a copy of the spec)"
+
+
 def test_readme_cli_table_lists_every_flag():
     """README's CLI table names every option ``--help`` shows (one of its spellings), command by command."""
     import argparse

@@ -507,6 +507,10 @@ def build(args) -> int:
     if rate is not None:
         print(f"throughput with no filtering: {rate['describe']}, {rate['tokens_per_cycle'] * result['clock_mhz']:.1f} "
               f"Mtokens/s at {result['clock_mhz']:g} MHz (docs/hardware.md, \"Latency, and how to size a reconvergent path\")")
+        if rate["full_rate_sizing"]:
+            grown = ", ".join(f"{name} {q}" for name, q in rate["full_rate_sizing"].items())
+            print(f"capacities for {rate['full_rate']:.3f} tokens per cycle: {grown} (sfdf check {args.spec} --sized OUT "
+                  "writes them into a copy of the spec)")
     print(f"bitstream: {result['bitstream']}; nextpnr report: {args.report or result['report']}")
     if "programmed" in result:
         print("programmed" if result["programmed"] else f"programming failed: {result['program_error']}")
