@@ -453,6 +453,29 @@ def board_sim(args) -> int:
     return 1 if wrong or len(results) != len(frames) else 0
 
 
+def _board_sizing_line(spec: str, network, rate: dict, family: str) -> str:
+    """The capacities for full rate on a board's family, and what ``sfdf check --sized`` would write: the
+    generic Verilog's sizing (ECP5's cycles), which on another family may differ (iCE40's single-input nodes
+    have no offer registers), so it says whether that reaches the full rate there too."""
+    from fractions import Fraction
+
+    from sfdf.gen.analysis.throughput import full_rate_sizing, network_rate
+    from sfdf.hdl.dsp import FamilyOnly
+    from sfdf.hdl.timing import stage_timing
+
+    sized = rate["full_rate_sizing"]
+    line = f"capacities for {rate['full_rate']:.3f} tokens per cycle: " + ", ".join(f"{e} {q}" for e, q in sized.items())
+    generic = full_rate_sizing(network, stage_timing(network))
+    if generic == sized:
+        return f"{line} (sfdf check {spec} --sized OUT writes them into a copy of the spec)"
+    capacities = {e.name: generic.get(e.name, e.capacity) for e in network.edges}
+    enough = network_rate(network, stage_timing(network, FamilyOnly(family)), capacities)[0] >= \
+        Fraction(rate["full_rate_exact"])
+    written = ", ".join(f"{e} {q}" for e, q in generic.items()) or "none"
+    return (f"{line} (sfdf check {spec} --sized OUT writes the generic Verilog's, {written}: "
+            f"{'enough here too' if enough else 'not enough here: set these by hand'})")
+
+
 def build(args) -> int:
     from sfdf.boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
     from sfdf.boards.settings import build_settings
@@ -508,9 +531,7 @@ def build(args) -> int:
         print(f"throughput with no filtering: {rate['describe']}, {rate['tokens_per_cycle'] * result['clock_mhz']:.1f} "
               f"Mtokens/s at {result['clock_mhz']:g} MHz (docs/hardware.md, \"Latency, and how to size a reconvergent path\")")
         if rate["full_rate_sizing"]:
-            grown = ", ".join(f"{name} {q}" for name, q in rate["full_rate_sizing"].items())
-            print(f"capacities for {rate['full_rate']:.3f} tokens per cycle: {grown} (sfdf check {args.spec} --sized OUT "
-                  "writes them into a copy of the spec)")
+            print(_board_sizing_line(args.spec, report.network, rate, board.family))
     print(f"bitstream: {result['bitstream']}; nextpnr report: {args.report or result['report']}")
     if "programmed" in result:
         print("programmed" if result["programmed"] else f"programming failed: {result['program_error']}")
