@@ -10,9 +10,11 @@ the row), so a sweep can gate a change.
 
 Writes bench/out/cosim.json and prints a table. ``--unregistered`` runs the same seeds with
 ``registered_offers = false`` on every node with inputs (the receivers offer to the joins straight;
-docs/hardware.md, "Registered offers") and writes bench/out/cosim-unregistered.json.
+docs/hardware.md, "Registered offers") and writes bench/out/cosim-unregistered.json; ``--single-stage``
+with ``pipelined = false`` on every node that can be single-stage (one input and one output, ``ii = 1``,
+live credit; docs/hardware.md, "The single-stage node"), bench/out/cosim-single.json.
 
-    .venv/bin/python bench/cosim.py [--seeds 0-59] [--jobs 2] [--unregistered]
+    .venv/bin/python bench/cosim.py [--seeds 0-59] [--jobs 2] [--unregistered | --single-stage]
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sfdf.cosim.network import run_network
-from sfdf.cosim.randomdag import random_credit_network
+from sfdf.cosim.randomdag import random_credit_network, single_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "cosim.json"
@@ -43,16 +45,24 @@ def seeds(text: str) -> list[int]:
     return out
 
 
-def run_seed(seed: int, build_dir: str, unregistered: bool = False) -> dict:
+#: ``--unregistered`` and ``--single-stage``: the variant's name in build and output paths, and the network.
+VARIANTS = {
+    "unregistered": lambda network: replace(network, nodes=tuple(
+        replace(n, registered_offers=not network.in_edges(n.name)) for n in network.nodes)),
+    "single": single_stage,
+}
+
+
+def run_seed(seed: int, build_dir: str, variant: str | None = None) -> dict:
     network = random_credit_network(seed)
-    if unregistered:
-        network = replace(network, nodes=tuple(replace(n, registered_offers=not network.in_edges(n.name))
-                                               for n in network.nodes))
+    if variant:
+        network = VARIANTS[variant](network)
     start = time.monotonic()
     run = run_network(network, build_dir=build_dir, computations=COMPUTATIONS, seed=seed, pause=PAUSE)
     return {
         "seed": seed, "nodes": len(network.nodes), "edges": len(network.edges),
         "index_width": network.index_width, "live_credit": network.live_credit,
+        "single_stage": sum(not n.pipelined for n in network.nodes),
         "model_deadlocked": run.model_deadlocked, "passed": run.passed and not run.model_deadlocked,
         "sim_ns": int(sum(t.sim_time_ns for t in run.results.tests.values())),
         "build_s": round(run.results.build_s, 1), "run_s": round(run.results.run_s, 1),
@@ -66,11 +76,15 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", default="0-59", help="seeds, e.g. 0-59 or 3,7,11 (default 0-59)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds built and run at once (default 2)")
     parser.add_argument("--build-dir", default=None, help="default build/cosim (build/cosim-unregistered)")
-    parser.add_argument("--unregistered", action="store_true",
-                        help="every node with inputs without offer registers (registered_offers = false)")
+    variant = parser.add_mutually_exclusive_group()
+    variant.add_argument("--unregistered", action="store_const", const="unregistered", dest="variant",
+                         help="every node with inputs without offer registers (registered_offers = false)")
+    variant.add_argument("--single-stage", action="store_const", const="single", dest="variant",
+                         help="every node that can be single-stage made so (pipelined = false)")
     args = parser.parse_args(argv)
-    build_dir = args.build_dir or str(ROOT / "build" / ("cosim-unregistered" if args.unregistered else "cosim"))
-    out = OUT.with_name("cosim-unregistered.json") if args.unregistered else OUT
+    suffix = f"-{args.variant}" if args.variant else ""
+    build_dir = args.build_dir or str(ROOT / "build" / f"cosim{suffix}")
+    out = OUT.with_name(f"cosim{suffix}.json")
     header = (f"{'seed':>4} {'nodes':>5} {'edges':>5} {'w':>3} {'live':>5} {'result':<8} {'sim ns':>7} "
               f"{'build s':>8} {'run s':>6}")
     print(header)
@@ -79,7 +93,7 @@ def main(argv=None) -> int:
     start = time.monotonic()
     chosen = seeds(args.seeds)
     with ProcessPoolExecutor(args.jobs) as pool:
-        for row in pool.map(run_seed, chosen, [build_dir] * len(chosen), [args.unregistered] * len(chosen)):
+        for row in pool.map(run_seed, chosen, [build_dir] * len(chosen), [args.variant] * len(chosen)):
             rows.append(row)
             print(f"{row['seed']:>4} {row['nodes']:>5} {row['edges']:>5} {row['index_width']:>3} "
                   f"{str(row['live_credit']).lower():>5} {'PASS' if row['passed'] else 'FAIL':<8} {row['sim_ns']:>7} "
@@ -88,7 +102,7 @@ def main(argv=None) -> int:
     print(f"{len(rows) - len(failed)} of {len(rows)} seeds match the model token by token"
           + (f"; failed: {failed}" if failed else "") + f" ({time.monotonic() - start:.0f} s, {args.jobs} jobs)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"computations": COMPUTATIONS, "pause": PAUSE, "unregistered": args.unregistered,
+    out.write_text(json.dumps({"computations": COMPUTATIONS, "pause": PAUSE, "variant": args.variant,
                                "rows": rows}, indent=1))
     return 1 if failed else 0
 

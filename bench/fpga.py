@@ -120,6 +120,8 @@ DESIGNS = {
     # the branch's nodes with registered_offers = false: a cycle less per hop, at a slower clock
     "residual-unregistered-credit": ("residual", "credit",
                                      lambda: load_spec(ROOT / "examples" / "residual_unregistered.toml")),
+    # the branch's nodes single-stage (pipelined = false): one cycle per hop, at a slower clock
+    "residual-single-credit": ("residual", "credit", lambda: load_spec(ROOT / "examples" / "residual_single.toml")),
 }
 
 

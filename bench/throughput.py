@@ -77,33 +77,41 @@ def measure(network, words, build_dir, report=None):
 
 
 def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_capacity: int,
-                      unregistered: tuple[str, ...] = ()) -> str:
+                      branch_setting: dict[str, str] | None = None) -> str:
     """``a`` forks into branches of ``random_filter`` nodes at rate 0 that meet again at ``e``.
 
     ``branches``: prefix -> nodes on it (0: a direct edge, the skip). Every edge has ``capacity``
-    except the skip's ``skip_capacity``. The nodes of the branches named in ``unregistered`` have
-    ``registered_offers = false`` (a cycle less per hop into each).
+    except the skip's ``skip_capacity``. ``branch_setting``: prefix -> a line for each of that branch's
+    nodes (``registered_offers = false``: a cycle less per hop into each; ``pipelined = false``: one cycle
+    per hop through each).
     """
+    branch_setting = branch_setting or {}
     nodes = ["a", "e"] + [f"{b}{k}" for b, n in branches.items() for k in range(1, n + 1)]
     edges = []
     for b, n in branches.items():
         path = ["a"] + [f"{b}{k}" for k in range(1, n + 1)] + ["e"]
         edges += [(u, v, skip_capacity if n == 0 else capacity) for u, v in itertools.pairwise(path)]
     lines = [f'[network]\nname = "{name}"\n'] + [
-        f'[[node]]\nname = "{v}"\n' + ("registered_offers = false\n" if v.rstrip("0123456789") in unregistered else "")
+        f'[[node]]\nname = "{v}"\n' + (f"{branch_setting[v.rstrip('0123456789')]}\n"
+                                        if v.rstrip("0123456789") in branch_setting else "")
         for v in nodes]
     for u, v, q in edges:
         lines.append(f'[[edge]]\nfrom = "{u}"\nto = "{v}"\ncapacity = {q}\n')
     return "\n".join(lines)
 
 
+#: The branch settings of :data:`RECONVERGENT` beside the default.
+UNREGISTERED = {"b": "registered_offers = false"}
+SINGLE_STAGE = {"b": "pipelined = false"}
+
 #: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes), the same with
-#: ``registered_offers = false`` on the branch's nodes, and a split-join (branches of four and one node);
-#: name -> (branches, skip capacities to sweep, branches without offer registers).
+#: ``registered_offers = false`` and with ``pipelined = false`` on the branch's nodes, and a split-join
+#: (branches of four and one node); name -> (branches, skip capacities to sweep, the branch's setting).
 RECONVERGENT = {
-    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96), ()),
-    "residual_unregistered": ({"b": 8, "s": 0}, (8, 16, 24), ("b",)),
-    "splitjoin": ({"b": 4, "c": 1}, (16,), ()),
+    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96), None),
+    "residual_unregistered": ({"b": 8, "s": 0}, (8, 16, 24), UNREGISTERED),
+    "residual_single": ({"b": 8, "s": 0}, (4, 8, 11, 16), SINGLE_STAGE),
+    "splitjoin": ({"b": 4, "c": 1}, (16,), None),
 }
 
 
@@ -111,10 +119,10 @@ def reconvergent(build_dir, words, capacity=16):
     """Words per cycle out of ``e`` for each structure and skip capacity, with live credit (the default: no
     threshold, so there is no T to sweep); also written to bench/out/reconvergent.json."""
     rows = []
-    for name, (branches, skips, unregistered) in RECONVERGENT.items():
+    for name, (branches, skips, setting) in RECONVERGENT.items():
         for skip in skips:
             tag = f"{name}_s{skip}"
-            spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity, unregistered)
+            spec = reconvergent_spec(tag, branches, capacity, skip if "s" in branches else capacity, setting)
             network = parse_spec(spec, f"{tag}.toml")
             report = check(network)
             row = measure(network, words, build_dir, report)
@@ -141,20 +149,22 @@ def plot_reconvergent(rows, capacity=16):
     branches = RECONVERGENT["residual"][0]
     skips = list(range(4, 101, 2))
     fig, ax = plt.subplots(figsize=(6, 4))
-    for family, unregistered, style, color, label in (
-            (None, (), "-", "C0", "bound, generic Verilog and ECP5 (3 cycles per hop)"),
-            (None, ("b",), "-.", "C2", "bound, the same, registered_offers = false on the branch (2)"),
-            ("ice40", (), "--", "C1", "bound, iCE40 (2 cycles per hop)")):
+    for family, setting, style, color, label in (
+            (None, None, "-", "C0", "bound, generic Verilog and ECP5 (3 cycles per hop)"),
+            (None, UNREGISTERED, "-.", "C2", "bound, the same, registered_offers = false on the branch (2)"),
+            (None, SINGLE_STAGE, ":", "C3", "bound, the same, pipelined = false on the branch (1)"),
+            ("ice40", None, "--", "C1", "bound, iCE40 (2 cycles per hop)")):
         bounds = []
         for skip in skips:
-            spec = reconvergent_spec("residual", branches, capacity, skip, unregistered)
+            spec = reconvergent_spec("residual", branches, capacity, skip, setting)
             net = check(parse_spec(spec, "residual.toml")).network
             bounds.append(float(throughput_bound(net, stage_timing(net, FamilyOnly(family) if family else None)).rate))
         ax.plot(skips, bounds, style, color=color, label=label)
-    for structure, color in (("residual", "C0"), ("residual_unregistered", "C2")):
+    for structure, color, which in (("residual", "C0", ""), ("residual_unregistered", "C2", ", branch unregistered"),
+                                    ("residual_single", "C3", ", branch single-stage")):
         measured = [r for r in rows if r["structure"] == structure]
         ax.plot([r["skip_capacity"] for r in measured], [r["words_per_cycle"] for r in measured], "o", color=color,
-                label=f"measured (Verilator, generic Verilog){', branch unregistered' if color == 'C2' else ''}")
+                label=f"measured (Verilator, generic Verilog){which}")
     ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="issue 12's 0.98")
     ax.set_xlabel("skip edge capacity")
     ax.set_ylabel("words per cycle out of the join")

@@ -18,7 +18,7 @@ from sfdf.gen.analysis.cycles import edges_on_cycles
 from sfdf.gen.model import Network
 from sfdf.gen.randomnet import random_dag
 
-__all__ = ["RATES", "random_credit_network"]
+__all__ = ["RATES", "random_credit_network", "single_stage"]
 
 #: Filter rates: 0 and 1, one step inside each (thresholds 1 and 65535 of the 16-bit LFSR), and between.
 RATES = (0.0, 1 / 65536, 0.3, 0.7, 0.95, 65535 / 65536, 1.0)
@@ -36,3 +36,10 @@ def random_credit_network(seed: int) -> Network:
                                   "seed": rng.choice([0, 1, rng.randrange(1 << 16), (1 << 32) - 1])})
                   for n in net.nodes)
     return replace(net, nodes=nodes, mode="credit", index_width=rng.choice([8, 16, 32]), live_credit=seed % 4 != 3)
+
+
+def single_stage(network: Network) -> Network:
+    """``network`` with ``pipelined = false`` on every node that can be single-stage (one input and one
+    output, ``ii = 1``, live credit: :meth:`sfdf.gen.model.Network.single_stage_problem`)."""
+    return replace(network, nodes=tuple(replace(n, pipelined=network.single_stage_problem(n.name) is not None)
+                                        for n in network.nodes))

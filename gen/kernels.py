@@ -15,6 +15,7 @@ __all__ = [
     "MESSAGE_WIDTH",
     "PIXEL_BITS",
     "REQUIRED_INPUTS",
+    "STAGED_KERNELS",
     "VARIANCE_KERNELS",
     "KernelParam",
     "filter_threshold",
@@ -111,6 +112,9 @@ MESSAGE_WIDTH = 16
 PIXEL_BITS = 16
 #: The variance kernels: each fixes the width of its outputs; no parameter changes them.
 VARIANCE_KERNELS = ("variance_source", "variance_mean", "variance_mean_sq", "variance_join")
+#: Kernels whose hardware has stages where the platform is pipelined (latency above 0,
+#: :func:`sfdf.hdl.kernels.kernel_latency`): a single-stage node (``pipelined = false``) cannot run them.
+STAGED_KERNELS = ("variance_mean", "variance_mean_sq", "variance_join")
 
 
 def variance_fields(index_width: int) -> dict[str, tuple[int, int]]:

@@ -18,6 +18,8 @@ from typing import Literal
 
 import networkx as nx
 
+from sfdf.gen.kernels import STAGED_KERNELS
+
 __all__ = [
     "AUTO",
     "DUMMY_ALGORITHMS",
@@ -65,6 +67,11 @@ class Node:
         (:func:`sfdf.hdl.offer.offer_slots`), a cycle per hop for the clock; ``False``: the receivers offer
         to the join straight, a cycle less per hop into the node at a slower clock (docs/hardware.md,
         "Latency, and how to size a reconvergent path").
+    pipelined : bool
+        Hardware only: the node's two stages (docs/hardware.md, "The pipelined node"); ``False`` on a node
+        of one input and one output (live credit, ``ii = 1``, a kernel without stages): it decides and
+        sends in one cycle, a hop of one cycle where the pipelined node's is three, at a slower clock
+        (docs/hardware.md, "The single-stage node").
     """
 
     name: str
@@ -73,6 +80,7 @@ class Node:
     ii: int = 1
     control_messages: int | None = 0
     registered_offers: bool = True
+    pipelined: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
@@ -238,6 +246,22 @@ class Network:
     def sinks(self) -> tuple[str, ...]:
         """Nodes with no outgoing edge: they write ``m_axis_<node>``."""
         return tuple(n.name for n in self.nodes if not self.out_edges(n.name))
+
+    def single_stage_problem(self, node: str) -> tuple[str, str] | None:
+        """Why node ``node`` cannot be single-stage (``pipelined = false``, docs/hardware.md, "The single-stage
+        node"), and the fix; None where it can: live credit, one input and one output, ``ii = 1``, a kernel
+        without pipeline stages."""
+        n = self.node_by_name[node]
+        ins, outs = len(self.in_edges(node)), len(self.out_edges(node))
+        if self.mode != "credit" or not self.live_credit:
+            return "a single-stage node speaks live credit only", 'remove pipelined, or set mode = "credit" with live credit'
+        if ins != 1 or outs != 1:
+            return f"a single-stage node has one input and one output, not {ins} and {outs}", "remove pipelined"
+        if n.ii != 1:
+            return f"a single-stage node computes every cycle, not every {n.ii}", "remove pipelined, or ii"
+        if n.kernel in STAGED_KERNELS:
+            return f"kernel {n.kernel} has pipeline stages, which a single-stage node has not", "remove pipelined"
+        return None
 
     def topological_order(self) -> tuple[str, ...]:
         """Node names in a deterministic topological order (spec order breaks ties)."""

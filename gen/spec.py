@@ -28,7 +28,7 @@ __all__ = ["load_spec", "parse_spec"]
 
 
 _NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "live_credit", "data_width", "index_width")
-_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages", "registered_offers")
+_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages", "registered_offers", "pipelined")
 _EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
               "threshold", "width", "push", "pop", "peek", "initial")
 _MESSAGE_KEYS = ("from", "to", "latency")
@@ -183,6 +183,7 @@ class _Parser:
             self.check_acyclic(net, doc.get("edge"))
         self.check_kernel_inputs(net, doc.get("node"))
         self.check_offers(net, doc.get("node"))
+        self.check_single_stage(net, doc.get("node"))
         return net
 
     def _syntax_error(self, exc: tomllib.TOMLDecodeError) -> SpecError:
@@ -272,8 +273,12 @@ class _Parser:
         registered = get("registered_offers", _boolean(
             "use true (offers from registers: a cycle per hop, for the clock) or false (a cycle less per hop "
             "into this node, at a slower clock)"), True)
+        staged = get("pipelined", _boolean(
+            "use true (two stages: three cycles per hop, for the clock) or false (one input and one output: "
+            "decide and send in one cycle, a hop of one cycle at a slower clock)"), True)
         return Node(name=table["name"], kernel=kernel, params=params, ii=ii,
-                    control_messages=None if control == "unbounded" else control, registered_offers=registered)
+                    control_messages=None if control == "unbounded" else control, registered_offers=registered,
+                    pipelined=staged)
 
     def params(self, index: int, label: str, kernel: str | None, table: dict) -> dict:
         if "params" not in table:
@@ -436,6 +441,19 @@ class _Parser:
                 raise self.error(f"{_label('node', index, tables[index])}.registered_offers",
                                  "a node without inputs has no offers to register", "remove registered_offers",
                                  self.lines.find("node", index, ("registered_offers",)))
+
+    def check_single_stage(self, net: Network, tables) -> None:
+        """``pipelined = false`` only where the single-stage node can be built (:meth:`Network.single_stage_problem`),
+        and without ``registered_offers``, which it has none of."""
+        for index, node in enumerate(net.nodes):
+            if node.pipelined:
+                continue
+            problem = net.single_stage_problem(node.name)
+            if problem is None and "registered_offers" in tables[index]:
+                problem = "a single-stage node has no offer registers to set", "remove registered_offers"
+            if problem is not None:
+                raise self.error(f"{_label('node', index, tables[index])}.pipelined", *problem,
+                                 self.lines.find("node", index, ("pipelined",)))
 
     def check_kernel_inputs(self, net: Network, tables) -> None:
         """Kernels that read their predecessors' layouts (the variance network) get the right ones."""

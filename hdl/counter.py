@@ -68,6 +68,10 @@ class CounterSender(wiring.Component):
         ``[e]``; None: never (unsafe on a cycle, for demonstrations).
     index_width, data_width, payload_width, delta_width : int
         As :class:`sfdf.hdl.credit.CreditSender`.
+    late : bool
+        The interval test comes from the node (``i_late``: ``i - LastRecvIdx > [e]`` at the computation
+        requested, :class:`sfdf.hdl.single_stage.SingleStageNode`, which takes it for each candidate index from
+        registers), not from the budget of ``comp.delta`` (:mod:`sfdf.hdl.gap`); ``heartbeat`` not None.
     heartbeat_in_head : bool
         The data channel's head carries the heartbeat's index while the channel is empty (for a
         receiver with :class:`CounterReceiver`'s ``heartbeat_in_head``): the heartbeat register's index
@@ -83,17 +87,22 @@ class CounterSender(wiring.Component):
     o_ctrl : Out(stream.Signature(counter_control_layout))
     o_heartbeat : Out(counter_heartbeat_layout)
     i_heartbeat_clear : In(1)
+    i_late : In(1)
+        With ``late``.
     """
 
     def __init__(self, *, capacity, control_capacity, heartbeat, index_width, data_width, payload_width,
-                 delta_width=1, heartbeat_in_head=False):
+                 delta_width=1, heartbeat_in_head=False, late=False):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
         if heartbeat is not None:
             check_integer("Heartbeat", heartbeat)
+        elif late:
+            raise ValueError("A sender without heartbeat has no interval test to take late")
         self.capacity, self.heartbeat = capacity, heartbeat
-        self.heartbeat_in_head = heartbeat_in_head
+        self.heartbeat_in_head, self.late = heartbeat_in_head, late
         super().__init__({
+            **({"i_late": In(1)} if late else {}),
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
                                                              delta_width))),
             "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width))),
@@ -115,7 +124,9 @@ class CounterSender(wiring.Component):
         quiet = Signal(init=1)
 
         dummy = Signal()
-        if self.heartbeat is not None:
+        if self.late:
+            m.d.comb += dummy.eq(~comp.eos & ~comp.emit & self.i_late)
+        elif self.heartbeat is not None:
             # 000 Alg. 4: i - LastRecvIdx > [e], LastRecvIdx the last token's or dummy's index
             recv = GapCounter(self.heartbeat, comp.delta, name="recv")
             m.d.comb += dummy.eq(~comp.eos & ~comp.emit & recv.exceeded)

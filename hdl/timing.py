@@ -10,7 +10,9 @@ Each figure is the hardware's own, from the modules that build it:
 * the room a consumption frees is seen by the writer a cycle later (``ready`` is a register; a token an
   offer register holds counts until the join releases it);
 * a decided computation waits a cycle in the decided queue, plus its kernel's latency
-  (:class:`~sfdf.hdl.decided.DecidedQueue`, :data:`~sfdf.hdl.node.DECIDED` slots plus the latency).
+  (:class:`~sfdf.hdl.decided.DecidedQueue`, :data:`~sfdf.hdl.node.DECIDED` slots plus the latency);
+* a single-stage node (``pipelined = false``, :class:`~sfdf.hdl.single_stage.SingleStageNode`) has neither
+  an offer register nor a decided queue: it sends in the cycle it decides.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def stage_timing(network, platform=None) -> StageTiming:
     deep = pipelined(platform)
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
     inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
+    single = frozenset(n.name for n in network.nodes if not n.pipelined)
     offer = {n.name: OFFER_CYCLES for n in network.nodes
-             if inputs[n.name] and offer_slots(inputs[n.name], platform, n.registered_offers)}
+             if inputs[n.name] and n.name not in single and offer_slots(inputs[n.name], platform, n.registered_offers)}
     return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
-                       latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer)
+                       latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer, single=single)

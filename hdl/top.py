@@ -1,4 +1,5 @@
-"""The generated top of a network: one ``SFDFNode`` per node, channels per edge, AXI4-Stream ports.
+"""The generated top of a network: one ``SFDFNode`` per node (a ``SingleStageNode`` where the spec says
+``pipelined = false``), channels per edge, AXI4-Stream ports.
 
 Ports (docs/architecture.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
 ``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
@@ -22,6 +23,7 @@ from .axis import AxisSignature
 from .links import CreditEdge, InbandEdge, edge_link
 from .manifest import BeatKind
 from .node import SFDFNode, heartbeat_in_head_edges
+from .single_stage import SingleStageNode
 from .watermark import Watermark
 
 __all__ = ["NetworkTop"]
@@ -74,6 +76,12 @@ class NetworkTop(wiring.Component):
         early_heads = heartbeat_in_head_edges(net, platform)
         for node in net.nodes:
             ins = net.in_edges(node.name)
+            if not node.pipelined:  # one input, one output (the spec checks it)
+                nodes[node.name] = m.submodules[f"node_{node.name}"] = SingleStageNode(
+                    in_edge=ins[0], out_edge=net.out_edges(node.name)[0], kernel=node.kernel, params=node.params,
+                    shift=input_shift(node.kernel, kernels[ins[0].src], iw), index_width=inner, full_width=iw,
+                    data_width=net.data_width, payload_width=MESSAGE_WIDTH, heartbeat_in_head=early_heads)
+                continue
             nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
                 position=bool(mark) and node.name in net.sinks, window=mark["window"] if mark and not ins else None,
                 in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,

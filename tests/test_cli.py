@@ -156,7 +156,8 @@ def test_check_repair_nothing(calls, capsys, examples):
 def test_check_throughput_lines(calls, capsys, examples):
     calls["throughput"] = {"describe": "0.500 tokens per cycle: the room of uw (8 tokens) against 16 cycles",
                            "full_rate": 1.0, "full_rate_sizing": {"uw": 17},
-                           "unregistered_offers": {"nodes": ["w", "x"], "tokens_per_cycle": 0.75, "exact": "3/4"}}
+                           "unregistered_offers": {"nodes": ["w", "x"], "tokens_per_cycle": 0.75, "exact": "3/4"},
+                           "single_stage": {"nodes": ["w"], "tokens_per_cycle": 0.875, "exact": "7/8"}}
     assert run(capsys, "check", examples / "ob_fig2.toml")[1].splitlines()[2:] == [
         ('throughput (the generated hardware with no filtering, docs/hardware.md "Latency, and how to size a '
          'reconvergent path"): 0.500 tokens per cycle: the room of uw (8 tokens) against 16 cycles'),
@@ -165,6 +166,8 @@ def test_check_throughput_lines(calls, capsys, examples):
         "  uw          16     17",
         ("or without offer registers on w, x (registered_offers = false: a cycle less per hop into each, at a "
          "slower clock): 0.750 tokens per cycle"),
+        ("or single-stage w (pipelined = false: one cycle per hop through each, at a slower clock): 0.875 tokens "
+         "per cycle"),
     ]
 
 

@@ -227,7 +227,7 @@ def test_duplicate_node():
 
 def test_node_unknown_key():
     check_node('kernal = "random_filter"', 't.toml:6: node "u".kernal: unknown key; did you mean kernel? '
-               "use one of: name, kernel, params, ii, control_messages, registered_offers")
+               "use one of: name, kernel, params, ii, control_messages, registered_offers, pipelined")
 
 
 def test_unknown_kernel():
@@ -331,6 +331,65 @@ def test_registered_offers():
                "node, at a slower clock)")
     check_node("registered_offers = false", 't.toml:6: node "u".registered_offers: a node without inputs has no '
                "offers to register; remove registered_offers")
+
+
+CHAIN3 = """\
+[network]
+name = "n"
+mode = "credit"
+
+[[node]]
+name = "u"
+
+[[node]]
+name = "v"
+{v}
+[[node]]
+name = "x"
+
+[[edge]]
+from = "u"
+to = "v"
+capacity = 4
+
+[[edge]]
+from = "v"
+to = "x"
+capacity = 4
+"""
+
+
+def test_pipelined():
+    """``pipelined = false``: a single-stage node, where one can be built (docs/hardware.md)."""
+    spec = CHAIN3.format(v="pipelined = false\n")
+    assert [n.pipelined for n in parse_spec(spec, "t.toml").nodes] == [True, False, True]  # the default: True
+    check(CHAIN3.format(v="pipelined = 0\n"), 't.toml:10: node "v".pipelined: must be true or false, not 0; use true '
+          "(two stages: three cycles per hop, for the clock) or false (one input and one output: decide and send "
+          "in one cycle, a hop of one cycle at a slower clock)")
+    check(CHAIN3.replace('name = "u"\n', 'name = "u"\npipelined = false\n', 1).format(v=""),
+          't.toml:7: node "u".pipelined: a single-stage node has one input and one output, not 0 and 1; '
+          "remove pipelined")
+    check(CHAIN3.format(v="pipelined = false\nii = 2\n"), 't.toml:10: node "v".pipelined: a single-stage node '
+          "computes every cycle, not every 2; remove pipelined, or ii")
+    check(CHAIN3.replace('name = "u"\n', 'name = "u"\nkernel = "variance_source"\n', 1).format(
+          v='pipelined = false\nkernel = "variance_mean"\n'), 't.toml:11: node "v".pipelined: kernel '
+          "variance_mean has pipeline stages, which a single-stage node has not; remove pipelined")
+    check(CHAIN3.format(v="pipelined = false\nregistered_offers = true\n"), 't.toml:10: node "v".pipelined: a '
+          "single-stage node has no offer registers to set; remove registered_offers")
+    check(CHAIN3.replace('mode = "credit"', 'mode = "inband"').format(v="pipelined = false\n"),
+          't.toml:10: node "v".pipelined: a single-stage node speaks live credit only; remove pipelined, or set '
+          'mode = "credit" with live credit')
+    check(CHAIN3.replace('mode = "credit"', 'mode = "credit"\nlive_credit = false').format(v="pipelined = false\n"),
+          't.toml:11: node "v".pipelined: a single-stage node speaks live credit only; remove pipelined, or set '
+          'mode = "credit" with live credit')
+
+
+def test_staged_kernels_are_the_hardware_kernels_with_latency():
+    """gen's list of kernels a single-stage node refuses is hdl's: the kernels of latency above 0."""
+    from sfdf.gen.kernels import KERNELS, STAGED_KERNELS
+    from sfdf.hdl.kernels import kernel_latency
+
+    assert set(STAGED_KERNELS) == {k for k in KERNELS if kernel_latency(k) > 0}
 
 
 # -- [[edge]] -------------------------------------------------------------------------------------------
@@ -625,7 +684,7 @@ def test_load_spec_names_the_file(write_file):
 
 
 EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr",
-                 "residual", "residual_unregistered"]
+                 "residual", "residual_unregistered", "residual_single"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

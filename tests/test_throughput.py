@@ -122,6 +122,21 @@ def test_unregistered_offers_take_a_cycle_off_each_hop():
     assert throughput_bound(every, stage_timing(every)).rate == Fraction(16, 18)
 
 
+@pytest.mark.parametrize(("skip", "rate"), [(4, Fraction(4, 11)), (8, Fraction(8, 11)), (11, Fraction(1)),
+                                            (16, Fraction(1))])
+def test_single_stage_nodes_take_one_cycle_per_hop(skip, rate):
+    """``pipelined = false`` on the branch: a token pushed at t is consumed at t + 1 along it, so the skip
+    covers 8 cycles of the branch and 3 of the join's own (docs/hardware.md, "The single-stage node")."""
+    block = residual(skip)
+    branch = replace(block, nodes=tuple(replace(n, pipelined=not n.name.startswith("b")) for n in block.nodes))
+    timing = stage_timing(branch)
+    assert dict(timing.offer) == {"e": 1} and timing.single == {f"b{k}" for k in range(1, 9)}
+    bound = throughput_bound(branch, timing)
+    assert bound.rate == rate
+    if rate < 1:
+        assert bound.edges == ("a_e",) and (bound.tokens, bound.cycles) == (skip, 11)
+
+
 def brute_force_rate(places):
     """The least tokens over cycles over every simple cycle of the event graph (places as vertices)."""
     graph = nx.DiGraph()
@@ -135,9 +150,12 @@ def brute_force_rate(places):
 
 @settings(max_examples=60, deadline=None)
 @given(dags(max_nodes=5, max_edges=6, capacities=(1, 6)),
-       st.sampled_from([PIPELINED, UNPIPELINED, replace(PIPELINED, decided=1)]), st.integers(1, 3))
-def test_bound_is_the_least_cycle_ratio(net, timing, ii):
+       st.sampled_from([PIPELINED, UNPIPELINED, replace(PIPELINED, decided=1)]), st.integers(1, 3),
+       st.sets(st.integers(0, 4)))
+def test_bound_is_the_least_cycle_ratio(net, timing, ii, single):
+    """Against every simple cycle; ``single``: nodes (by position) that send as they decide."""
     net = replace(net, nodes=tuple(replace(n, ii=ii) if k == 0 else n for k, n in enumerate(net.nodes)))
+    timing = replace(timing, single=frozenset(n.name for k, n in enumerate(net.nodes) if k in single))
     bound = throughput_bound(net, timing)
     assert bound.rate == brute_force_rate(event_graph(net, timing))
     assert bound.rate == Fraction(bound.tokens, bound.cycles)
@@ -189,14 +207,20 @@ def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(examples, capsys)
     out = capsys.readouterr().out
     assert "throughput (the generated hardware with no filtering" in out
     assert "0.593 tokens per cycle: the room of a_e (16 tokens) against the 27 cycles of latency around it" in out
-    assert out.splitlines()[-3:-1] == ["  edge  capacity  sized", "  a_e         16     27"]
-    assert out.splitlines()[-1] == ("or without offer registers on b1, b2, b3, b4, b5, b6, b7, b8, e (registered_offers = "
-                                    "false: a cycle less per hop into each, at a slower clock): 0.889 tokens per cycle")
+    assert out.splitlines()[-4:-2] == ["  edge  capacity  sized", "  a_e         16     27"]
+    assert out.splitlines()[-2:] == [
+        ("or without offer registers on b1, b2, b3, b4, b5, b6, b7, b8, e (registered_offers = false: a cycle less per "
+         "hop into each, at a slower clock): 0.889 tokens per cycle"),
+        ("or single-stage b1, b2, b3, b4, b5, b6, b7, b8 (pipelined = false: one cycle per hop through each, at a "
+         "slower clock): 1.000 tokens per cycle")]
     assert main(["check", "--json", str(examples / "residual.toml")]) == 0
     rate = json.loads(capsys.readouterr().out)["throughput"]
     assert (rate["exact"], rate["binding_edges"], rate["full_rate_sizing"]) == ("16/27", ["a_e"], {"a_e": 27})
     assert rate["unregistered_offers"] == {"nodes": ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "e"],
                                            "tokens_per_cycle": 8 / 9, "exact": "8/9"}
+    assert rate["single_stage"] == {"nodes": [f"b{k}" for k in range(1, 9)], "tokens_per_cycle": 1.0, "exact": "1"}
+    assert main(["check", str(examples / "residual_single.toml")]) == 0
+    assert "1.000 tokens per cycle: a's initiation interval (1), no channel limits it" in capsys.readouterr().out
 
 
 @settings(max_examples=40, deadline=None)

@@ -47,6 +47,7 @@ __all__ = [
     "full_rate_sizing",
     "network_rate",
     "nodes_rate",
+    "single_stage_nodes",
     "sizing_lowered",
     "throughput_bound",
     "throughput_summary",
@@ -71,6 +72,9 @@ class StageTiming:
         The kernel's latency per node (0 where absent).
     offer : Mapping[str, int]
         Cycles a node's offer register adds to the hop of its inputs, per node (0 where it has none).
+    single : frozenset of str
+        Single-stage nodes: each decides and sends in one cycle, with no decided queue (``pipelined =
+        false``).
     """
 
     hop: int
@@ -78,6 +82,7 @@ class StageTiming:
     decided: int
     latency: Mapping[str, int] = field(default_factory=dict)
     offer: Mapping[str, int] = field(default_factory=dict)
+    single: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -154,11 +159,12 @@ def event_graph(network, timing: StageTiming, capacities: Mapping[str, int] | No
     places = []
     for node in network.nodes:
         v, latency = node.name, timing.latency.get(node.name, 0)
-        places += [
-            Place(f"C:{v}", f"W:{v}", 0, 1 + latency, f"{v} decided"),
-            Place(f"W:{v}", f"C:{v}", timing.decided + latency, timing.release, f"{v} decided room"),
-            Place(f"C:{v}", f"C:{v}", 1, node.ii, f"{v}'s initiation interval"),
-        ]
+        if v in timing.single:  # decided and sent in the same cycle
+            places.append(Place(f"C:{v}", f"W:{v}", 0, 0, f"{v} sends as it decides"))
+        else:
+            places += [Place(f"C:{v}", f"W:{v}", 0, 1 + latency, f"{v} decided"),
+                       Place(f"W:{v}", f"C:{v}", timing.decided + latency, timing.release, f"{v} decided room")]
+        places.append(Place(f"C:{v}", f"C:{v}", 1, node.ii, f"{v}'s initiation interval"))
     for e in network.edges:
         places += [
             Place(f"W:{e.src}", f"C:{e.dst}", -waits.get(e.name, 0), timing.hop + timing.offer.get(e.dst, 0),
@@ -221,6 +227,7 @@ def nodes_rate(network, timing: StageTiming) -> Fraction:
     stays inside one node (every other way back crosses an edge's room), so it is a node's own loop
     (``1 / ii``) or its two stages' (``decided + L`` tokens over ``1 + L + release`` cycles)."""
     return min(min(Fraction(1, node.ii), Fraction(timing.decided + lat, 1 + lat + timing.release))
+               if node.name not in timing.single else Fraction(1, node.ii)
                for node in network.nodes for lat in [timing.latency.get(node.name, 0)])
 
 
@@ -344,7 +351,8 @@ def throughput_summary(network, timing: StageTiming) -> dict | None:
             "full_rate_exact": str(full), "full_rate_sizing": sized,
             # with 000's batches the sizing is the least only where it was lowered on their schedule
             "full_rate_sizing_least": not sized or not credit_batches(network, timing) or sizing_lowered(network, timing),
-            "unregistered_offers": unregistered_offers(network, timing, bound, rate)}
+            "unregistered_offers": unregistered_offers(network, timing, bound, rate),
+            "single_stage": single_stage_nodes(network, timing, bound, rate)}
 
 
 def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound, rate: Fraction | None = None) -> dict | None:
@@ -364,6 +372,25 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound, ra
         return None
     kept = {name: cycles for name, cycles in timing.offer.items() if name not in nodes}
     faster, _ = network_rate(network, replace(timing, offer=kept))
+    if faster <= rate:
+        return None
+    return {"nodes": nodes, "tokens_per_cycle": float(faster), "exact": str(faster)}
+
+
+def single_stage_nodes(network, timing: StageTiming, bound: ThroughputBound, rate: Fraction | None = None) -> dict | None:
+    """The third way to a faster reconvergent path: the pipelined nodes on ``bound``'s binding cycle that can
+    be single-stage (:meth:`~sfdf.gen.model.Network.single_stage_problem`), and the rate with them so (the
+    spec's ``pipelined = false``: one cycle per hop through each, at a slower clock); None if that is no
+    faster or there are none."""
+    if not bound.edges:
+        return None
+    rate = rate if rate is not None else network_rate(network, timing, bound=bound)[0]
+    on_cycle = {place.split(":", 1)[1] for p in bound.cycle for place in (p.src, p.dst)}
+    nodes = sorted(v for v in on_cycle if v not in timing.single and network.single_stage_problem(v) is None)
+    if not nodes:
+        return None
+    faster, _ = network_rate(network, replace(timing, single=timing.single | set(nodes),
+                                              offer={v: c for v, c in timing.offer.items() if v not in nodes}))
     if faster <= rate:
         return None
     return {"nodes": nodes, "tokens_per_cycle": float(faster), "exact": str(faster)}

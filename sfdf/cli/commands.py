@@ -154,6 +154,10 @@ def _throughput_lines(network, rate: dict, sizable: bool = True) -> list[str]:
         faster = rate["unregistered_offers"]
         lines.append(f"or without offer registers on {', '.join(faster['nodes'])} (registered_offers = false: a "
                      f"cycle less per hop into each, at a slower clock): {faster['tokens_per_cycle']:.3f} tokens per cycle")
+    if rate["single_stage"]:
+        faster = rate["single_stage"]
+        lines.append(f"or single-stage {', '.join(faster['nodes'])} (pipelined = false: one cycle per hop through "
+                     f"each, at a slower clock): {faster['tokens_per_cycle']:.3f} tokens per cycle")
     return lines
 
 

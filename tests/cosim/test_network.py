@@ -4,7 +4,8 @@ With and without back-pressure: the variance network with its own kernels on spa
 credit mode and in-band under each dummy algorithm; the diamond and BLAST-like topologies in credit
 mode (random_filter kernels) and in-band under each algorithm, as is 003 Fig. 2 made safe (output
 buffers); random DAGs with undirected cycles, random capacities and filter rates (8 seeds here, 60 in
-bench/cosim.py); nodes without offer registers (``registered_offers = false``). The unsafe specs
+bench/cosim.py); nodes without offer registers (``registered_offers = false``) and single-stage nodes
+(``pipelined = false``). The unsafe specs
 deadlock where the model says: 000 Fig. 3 without heartbeats (and 000's receiver; with live credit it
 completes), and 003 Fig. 2 under an adversarial flush.
 """
@@ -17,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from sfdf.cosim.network import run_network
-from sfdf.cosim.randomdag import random_credit_network
+from sfdf.cosim.randomdag import random_credit_network, single_stage
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.dsp import FamilyOnly
 
@@ -92,6 +93,29 @@ def test_unregistered_offers_variance_matches_model(mode, examples, verilator_to
 
 def test_unregistered_offers_random_dag_matches_model(verilator_toolchain, cosim_build_root):
     check(unregistered(random_credit_network(3)), cosim_build_root, computations=120, seed=3, pause=0.3)
+
+
+@pytest.mark.parametrize("family", [None, "ice40"])
+def test_single_stage_residual_matches_model(family, examples, verilator_toolchain, cosim_build_root):
+    """examples/residual_single.toml, every node filtering 40%, with back-pressure, on 8-bit indices that
+    wrap (400 computations): the branch's single-stage nodes send dummies on the heartbeat rule, 000 Alg.
+    4 tested per candidate index modulo 2^8 (docs/hardware.md, "The single-stage node")."""
+    network = load_spec(examples / "residual_single.toml")
+    network = replace(network, index_width=8, nodes=tuple(replace(n, params={"rate": 0.4, "seed": k + 1})
+                                                           for k, n in enumerate(network.nodes)))
+    check(network, cosim_build_root, computations=400, seed=2, pause=0.4,
+          platform=FamilyOnly(family) if family else None)
+
+
+#: Random DAGs (live credit) with nodes of one input and one output: 2, 2, 2 and 3 of them.
+SINGLE_STAGE_SEEDS = [12, 65, 109, 133]
+
+
+@pytest.mark.parametrize("seed", SINGLE_STAGE_SEEDS)
+def test_single_stage_random_dag_matches_model(seed, verilator_toolchain, cosim_build_root):
+    network = single_stage(random_credit_network(seed))
+    assert not all(n.pipelined for n in network.nodes)
+    check(network, cosim_build_root, computations=120, seed=seed, pause=0.3)
 
 
 @pytest.mark.parametrize("pause", PAUSES)

@@ -1,7 +1,8 @@
 """The throughput bound of ``sfdf check`` (gen/analysis/throughput.py on hdl/timing.py's cycles) against the
 generated hardware on Verilator: chains whose capacity or a node's initiation interval binds, a residual
 block and a split-join whose reconvergent paths bind, in credit and in-band mode, generic (pipelined, as
-ECP5) and for iCE40 (unpipelined), with nodes whose spec turns their offer registers off, and with 000's
+ECP5) and for iCE40 (unpipelined), with nodes whose spec turns their offer registers off or makes them
+single-stage (``pipelined = false``), and with 000's
 credit batches (``live_credit = false``). Sinks always ready, no filtering, one frame; the rate is the
 sink's beats per cycle from its first beat to its last."""
 
@@ -29,14 +30,16 @@ WORDS = 400
 
 
 def network(name, paths, capacity, capacities=None, mode="credit", output_buffers=None, ii=None, unregistered=(),
-            thresholds=None):
-    """``thresholds``: edge -> T of 000's batched credits (``live_credit = false`` on the whole network)."""
+            thresholds=None, single=()):
+    """``thresholds``: edge -> T of 000's batched credits (``live_credit = false`` on the whole network);
+    ``single``: single-stage nodes (``pipelined = false``)."""
     pairs = list(dict.fromkeys(p for path in paths for p in itertools.pairwise(path)))
     names = list(dict.fromkeys(v for path in paths for v in path))
     edges = tuple(Edge(f"{u}_{v}", u, v, (capacities or {}).get(f"{u}_{v}", capacity),
                        output_buffer=(output_buffers or {}).get(f"{u}_{v}", 0),
                        threshold=(thresholds or {}).get(f"{u}_{v}", "auto")) for u, v in pairs)
-    return Network(name, tuple(Node(v, ii=(ii or {}).get(v, 1), registered_offers=v not in unregistered)
+    return Network(name, tuple(Node(v, ii=(ii or {}).get(v, 1), registered_offers=v not in unregistered,
+                                    pipelined=v not in single)
                                for v in names), edges, mode=mode, live_credit=thresholds is None)
 
 
@@ -59,6 +62,13 @@ CASES = {
     "residual_inband_u": (network("tb_residual_ib_u", RESIDUAL, 16, {"a_e": 4}, mode="inband",
                                   unregistered=("b1", "b2", "b3", "e")), None, Fraction(4, 8)),
     "split_u": (network("tb_split_u", SPLIT, 4, unregistered=("e",)), None, Fraction(10, 13)),
+    # pipelined = false: one cycle per hop along the branch (a token pushed at t is consumed at t + 1)
+    "residual_s": (network("tb_residual_s", RESIDUAL, 16, {"a_e": 4}, single=("b1", "b2", "b3")), None,
+                   Fraction(4, 6)),
+    "split_s": (network("tb_split_s", SPLIT, 4, single=("b1", "b2", "b3", "c1")), None, Fraction(1)),
+    "chain_q1_s": (network("tb_chain_q1_s", CHAIN, 1, single=("n1", "n2")), None, Fraction(1, 3)),
+    "residual_s_ice40": (network("tb_residual_s_i", RESIDUAL, 16, {"a_e": 4}, single=("b1", "b2", "b3")), "ice40",
+                         Fraction(4, 6)),
     # 000's receiver as printed: batches of T + 1 against |q| = 16 and 3 cycles (2 without x's register)
     "batch_t14": (network("tb_batch_t14", PAIR, 16, thresholds={"u_x": 14}), None, Fraction(15, 16)),
     "batch_t15": (network("tb_batch_t15", PAIR, 16, thresholds={"u_x": 15}), None, Fraction(8, 9)),

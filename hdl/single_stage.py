@@ -1,0 +1,136 @@
+"""The single-stage node: decide and send in one cycle, a hop of one cycle (``pipelined = false``).
+
+The pipelined node (:class:`sfdf.hdl.node.SFDFNode`, docs/hardware.md) spends three cycles per hop: its
+input channel's register, the offer register and the decided stage. On a reconvergent path that costs
+rate, since a short branch must hold a token for every cycle of the long one. A node of one input and
+one output (a chain link, the branch of a residual block) needs no join to order its heads, so here it
+is 000's atomic node (000 Alg. 3, 4 with live credit, :mod:`sfdf.hdl.counter`): the receiver's offer
+goes to the kernel and the sender in the cycle the channel shows it, and the computation commits when
+the output can take it. A token pushed at cycle ``t`` is consumed downstream at ``t + 1``.
+
+What keeps the one cycle short is 000 Alg. 4's interval test, ``i - LastRecvIdx > [e]``. The pipelined
+node takes the step ``i - prev`` from its join and a budget after it (:mod:`sfdf.hdl.gap`): two carry
+chains behind the receiver's three-way choice of offer. Here the test is taken for each of the
+receiver's three candidate indices (heartbeat, data head, control head, each a register) against
+``LastRecvIdx`` (a register), and the choice comes after (docs/hardware.md, "The single-stage node").
+The distance is exact modulo ``2^w``: a candidate lies within the watermark's window ``W`` above the
+node's last computation, which lies within ``[e]`` above ``LastRecvIdx`` (the test keeps it so), and
+``W + [e] < 2^w`` (:func:`sfdf.gen.analysis.control.watermark`: ``2^(w-1) > [e] + 2``).
+
+The node holds no token between stages (there are none), so it is exactly the papers' atomic node:
+tokens are released as they are popped, and the analysis of 000 and 002 applies as printed.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .counter import CounterReceiver, CounterSender
+from .dsp import pipelined
+from .kernels import make_kernel
+from .links import LinksSignature, edge_link
+
+__all__ = ["SingleStageNode"]
+
+
+class SingleStageNode(wiring.Component):
+    """A node of one input and one output that decides and sends in one cycle (module docstring).
+
+    Parameters
+    ----------
+    in_edge, out_edge : gen.model.Edge
+        Resolved edges (live credit: concrete intervals and control capacities).
+    kernel : str or None
+    params : Mapping
+        The kernel (latency 0 on the platform: :func:`sfdf.hdl.kernels.kernel_latency`).
+    shift : int
+        Where the kernel places the input's payload (:func:`sfdf.gen.kernels.input_shift`).
+    index_width, data_width, payload_width : int
+        As :class:`sfdf.hdl.node.SFDFNode`.
+    full_width : int or None
+        The kernels' index width (the spec's).
+    heartbeat_in_head : set of str
+        As :class:`sfdf.hdl.node.SFDFNode`: the output edge's receiver may read the heartbeat's index from
+        the data head; the input edge's never does (its receiver is this node's, a single input).
+
+    Members
+    -------
+    inputs : In(LinksSignature), outputs : Out(LinksSignature)
+        One link each, as :class:`sfdf.hdl.node.SFDFNode`'s.
+    """
+
+    def __init__(self, *, in_edge, out_edge, index_width, data_width, payload_width, kernel=None, params=None,
+                 shift=0, full_width=None, heartbeat_in_head=frozenset()):
+        if in_edge.name in heartbeat_in_head:
+            raise ValueError(f"Edge {in_edge.name} enters a single-input node: its heartbeat is not in its head")
+        self.in_edge, self.out_edge = in_edge, out_edge
+        self.kernel, self.params, self.shift = kernel, dict(params or {}), shift
+        self.iw, self.dw, self.pw, self.fw = index_width, data_width, payload_width, full_width or index_width
+        self.out_head = out_edge.name in heartbeat_in_head
+        link = {"mode": "credit", "index_width": index_width, "payload_width": payload_width, "live_credit": True}
+        super().__init__({
+            "inputs": In(LinksSignature([edge_link(in_edge, **link)])),
+            "outputs": Out(LinksSignature([edge_link(out_edge, **link, heartbeat_in_head=self.out_head)])),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e_in, e_out = self.in_edge, self.out_edge
+        link_in, link_out = self.inputs[0], self.outputs[0]
+        rx = m.submodules.rx = CounterReceiver(capacity=e_in.capacity, control_capacity=e_in.control_capacity,
+                                               index_width=self.iw, data_width=e_in.width, payload_width=self.pw)
+        wiring.connect(m, wiring.flipped(link_in.data), rx.i_data)
+        wiring.connect(m, wiring.flipped(link_in.ctrl), rx.i_ctrl)
+        tested = e_out.interval is not None
+        tx = m.submodules.tx = CounterSender(
+            capacity=e_out.capacity, control_capacity=e_out.control_capacity, heartbeat=e_out.interval,
+            index_width=self.iw, data_width=e_out.width, payload_width=self.pw,
+            heartbeat_in_head=self.out_head, late=tested)
+        wiring.connect(m, tx.o_data, wiring.flipped(link_out.data))
+        wiring.connect(m, tx.o_ctrl, wiring.flipped(link_out.ctrl))
+        kernel = m.submodules.kernel = make_kernel(
+            self.kernel, self.params, inputs=1, outputs=1, in_width=e_in.width + self.shift, data_width=self.dw,
+            index_width=self.fw, pipelined=pipelined(platform))
+        if kernel.latency:
+            raise ValueError(f"A single-stage node needs a kernel of latency 0, not {self.kernel!r} "
+                             f"(latency {kernel.latency})")
+        head, comp = rx.o_head, tx.i_comp.payload
+        prev = Signal(self.iw)  # the last computation's index (0 before the first)
+        done = Signal()  # EOS went out
+        consume = Signal()
+        data_pop, ctrl_pop = link_in.data.valid & link_in.data.ready, link_in.ctrl.valid & link_in.ctrl.ready
+        emit = head.is_data & kernel.o_emit[0]
+        m.d.comb += [
+            rx.i_heartbeat.eq(link_in.heartbeat), link_in.heartbeat_clear.eq(rx.o_heartbeat_clear),
+            link_out.heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(link_out.heartbeat_clear),
+            # nothing is held: a token or message is released as it is popped
+            link_in.release.data.eq(data_pop), link_in.release.ctrl.eq(ctrl_pop),
+            kernel.i_payloads[0].eq(head.data[:e_in.width] << self.shift),
+            kernel.i_mask.eq(head.is_data),
+            kernel.i_offset.eq(head.index - prev),
+            kernel.i_last.eq(0),
+            comp.index.eq(head.index),
+            comp.emit.eq(emit),
+            comp.data.eq(kernel.o_data),
+            comp.msg_valid.eq(head.is_msg),
+            comp.msg.eq(head.msg),
+            comp.eos.eq(head.eos),
+            tx.i_comp.valid.eq(head.valid & ~done),
+            consume.eq(tx.i_comp.valid & tx.i_comp.ready),
+            rx.i_consume.eq(consume),
+            kernel.i_step.eq(consume & ~head.eos),
+        ]
+        with m.If(consume & ~head.eos):
+            m.d.sync += prev.eq(head.index)
+        with m.If(consume & head.eos):
+            m.d.sync += done.eq(1)
+        if tested:
+            # 000 Alg. 4 for each candidate from registers, then the receiver's choice (module docstring)
+            last = Signal(self.iw)  # LastRecvIdx: the last token's or dummy's index on the output edge
+            late = [Signal(name=f"late{c}") for c in range(3)]
+            m.d.comb += [late[c].eq((rx.o_indices[c] - last)[:self.iw] > e_out.interval) for c in range(3)]
+            chosen = Mux(rx.o_choice, late[2], Mux(rx.o_early, late[1], late[0]))
+            m.d.comb += tx.i_late.eq(chosen)
+            with m.If(consume & (emit | ~head.eos & chosen)):
+                m.d.sync += last.eq(head.index)
+        return m
