@@ -50,8 +50,8 @@ class SingleStageNode(wiring.Component):
     full_width : int or None
         The kernels' index width (the spec's).
     heartbeat_in_head : set of str
-        As :class:`sfdf.hdl.node.SFDFNode`: the output edge's receiver may read the heartbeat's index from
-        the data head; the input edge's never does (its receiver is this node's, a single input).
+        As :class:`sfdf.hdl.node.SFDFNode` (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): on the input edge
+        the receiver's ``due`` is a register, computed a cycle ahead from the channels' next state.
 
     Members
     -------
@@ -61,15 +61,14 @@ class SingleStageNode(wiring.Component):
 
     def __init__(self, *, in_edge, out_edge, index_width, data_width, payload_width, kernel=None, params=None,
                  shift=0, full_width=None, heartbeat_in_head=frozenset()):
-        if in_edge.name in heartbeat_in_head:
-            raise ValueError(f"Edge {in_edge.name} enters a single-input node: its heartbeat is not in its head")
         self.in_edge, self.out_edge = in_edge, out_edge
+        self.in_head = in_edge.name in heartbeat_in_head
         self.kernel, self.params, self.shift = kernel, dict(params or {}), shift
         self.iw, self.dw, self.pw, self.fw = index_width, data_width, payload_width, full_width or index_width
         self.out_head = out_edge.name in heartbeat_in_head
         link = {"mode": "credit", "index_width": index_width, "payload_width": payload_width, "live_credit": True}
         super().__init__({
-            "inputs": In(LinksSignature([edge_link(in_edge, **link)])),
+            "inputs": In(LinksSignature([edge_link(in_edge, **link, heartbeat_in_head=self.in_head)])),
             "outputs": Out(LinksSignature([edge_link(out_edge, **link, heartbeat_in_head=self.out_head)])),
         })
 
@@ -78,7 +77,10 @@ class SingleStageNode(wiring.Component):
         e_in, e_out = self.in_edge, self.out_edge
         link_in, link_out = self.inputs[0], self.outputs[0]
         rx = m.submodules.rx = CounterReceiver(capacity=e_in.capacity, control_capacity=e_in.control_capacity,
-                                               index_width=self.iw, data_width=e_in.width, payload_width=self.pw)
+                                               index_width=self.iw, data_width=e_in.width, payload_width=self.pw,
+                                               heartbeat_in_head=self.in_head)
+        if self.in_head:  # ``due`` a register, computed a cycle ahead from the channels' next state
+            m.d.comb += [rx.i_join_index.eq(link_in.join_index), rx.i_ahead.eq(link_in.ahead)]
         wiring.connect(m, wiring.flipped(link_in.data), rx.i_data)
         wiring.connect(m, wiring.flipped(link_in.ctrl), rx.i_ctrl)
         tested = e_out.interval is not None
