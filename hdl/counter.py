@@ -30,7 +30,7 @@ token is visible to the receiver at once). The reference model runs the same pro
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .gap import GapCounter
@@ -68,10 +68,14 @@ class CounterSender(wiring.Component):
         ``[e]``; None: never (unsafe on a cycle, for demonstrations).
     index_width, data_width, payload_width, delta_width : int
         As :class:`sfdf.hdl.credit.CreditSender`.
-    late : bool
-        The interval test comes from the node (``i_late``: ``i - LastRecvIdx > [e]`` at the computation
-        requested, :class:`sfdf.hdl.single_stage.SingleStageNode`, which takes it for each candidate index from
-        registers), not from the budget of ``comp.delta`` (:mod:`sfdf.hdl.gap`); ``heartbeat`` not None.
+    candidates : bool
+        000 Alg. 4's test ``i - LastRecvIdx > [e]`` taken for each of a receiver's three candidate indices
+        (``i_indices``, ``i_early``, ``i_choice``: :func:`sfdf.hdl.select.next_index_members`, each index a
+        register) against ``LastRecvIdx`` (a register), the receiver's choice after, instead of the budget
+        of ``comp.delta`` (:mod:`sfdf.hdl.gap`), whose subtraction follows the choice: for a node that sends in
+        the cycle its receiver offers (:class:`sfdf.hdl.single_stage.SingleStageNode`; docs/hardware.md, "The
+        single-stage node", for why the distance is exact modulo ``2^w``). ``comp.index`` must be the chosen
+        candidate; ``heartbeat`` not None.
     heartbeat_in_head : bool
         The data channel's head carries the heartbeat's index while the channel is empty (for a
         receiver with :class:`CounterReceiver`'s ``heartbeat_in_head``): the heartbeat register's index
@@ -87,22 +91,23 @@ class CounterSender(wiring.Component):
     o_ctrl : Out(stream.Signature(counter_control_layout))
     o_heartbeat : Out(counter_heartbeat_layout)
     i_heartbeat_clear : In(1)
-    i_late : In(1)
-        With ``late``.
+    i_indices, i_early, i_choice
+        With ``candidates``: the receiver's ``o_indices``, ``o_early``, ``o_choice``.
     """
 
     def __init__(self, *, capacity, control_capacity, heartbeat, index_width, data_width, payload_width,
-                 delta_width=1, heartbeat_in_head=False, late=False):
+                 delta_width=1, heartbeat_in_head=False, candidates=False):
         check_integer("Capacity", capacity, 1)
         check_integer("Control capacity", control_capacity, 1)
         if heartbeat is not None:
             check_integer("Heartbeat", heartbeat)
-        elif late:
-            raise ValueError("A sender without heartbeat has no interval test to take late")
+        elif candidates:
+            raise ValueError("A sender without heartbeat has no interval test to take per candidate")
         self.capacity, self.heartbeat = capacity, heartbeat
-        self.heartbeat_in_head, self.late = heartbeat_in_head, late
+        self.heartbeat_in_head, self.candidates = heartbeat_in_head, candidates
         super().__init__({
-            **({"i_late": In(1)} if late else {}),
+            **({"i_indices": In(data.ArrayLayout(index_width, 3)), "i_early": In(1), "i_choice": In(1)}
+               if candidates else {}),
             "i_comp": In(stream.Signature(computation_layout(index_width, data_width, payload_width,
                                                              delta_width))),
             "o_data": Out(stream.Signature(counter_data_layout(index_width, data_width))),
@@ -124,8 +129,14 @@ class CounterSender(wiring.Component):
         quiet = Signal(init=1)
 
         dummy = Signal()
-        if self.late:
-            m.d.comb += dummy.eq(~comp.eos & ~comp.emit & self.i_late)
+        if self.candidates:
+            # LastRecvIdx: the last token's or dummy's index; a distance per candidate, the choice after
+            last = Signal.like(comp.index, name="last_recv")
+            w = len(comp.index)
+            late = [(self.i_indices[c] - last)[:w] > self.heartbeat for c in range(3)]
+            m.d.comb += dummy.eq(~comp.eos & ~comp.emit & Mux(self.i_choice, late[2], Mux(self.i_early, late[1], late[0])))
+            with m.If(commit & (comp.emit | dummy)):
+                m.d.sync += last.eq(comp.index)
         elif self.heartbeat is not None:
             # 000 Alg. 4: i - LastRecvIdx > [e], LastRecvIdx the last token's or dummy's index
             recv = GapCounter(self.heartbeat, comp.delta, name="recv")

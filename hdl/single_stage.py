@@ -13,7 +13,8 @@ node takes the step ``i - prev`` from its join and a budget after it (:mod:`sfdf
 chains behind the receiver's three-way choice of offer. Here the test is taken for each of the
 receiver's three candidate indices (heartbeat, data head, control head, each a register) against
 ``LastRecvIdx`` (a register), and the choice comes after (docs/hardware.md, "The single-stage node").
-The distance is exact modulo ``2^w``: a candidate lies within the watermark's window ``W`` above the
+The sender keeps ``LastRecvIdx`` and takes the tests (:class:`sfdf.hdl.counter.CounterSender`'s
+``candidates``). The distance is exact modulo ``2^w``: a candidate lies within the watermark's window ``W`` above the
 node's last computation, which lies within ``[e]`` above ``LastRecvIdx`` (the test keeps it so), and
 ``W + [e] < 2^w`` (:func:`sfdf.gen.analysis.control.watermark`: ``2^(w-1) > [e] + 2``).
 
@@ -21,7 +22,7 @@ The node holds no token between stages (there are none), so it is exactly the pa
 tokens are released as they are popped, and the analysis of 000 and 002 applies as printed.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -76,7 +77,7 @@ class SingleStageNode(wiring.Component):
         m = Module()
         e_in, e_out = self.in_edge, self.out_edge
         link_in, link_out = self.inputs[0], self.outputs[0]
-        rx = m.submodules.rx = CounterReceiver(capacity=e_in.capacity, control_capacity=e_in.control_capacity,
+        rx = m.submodules.rx0 = CounterReceiver(capacity=e_in.capacity, control_capacity=e_in.control_capacity,
                                                index_width=self.iw, data_width=e_in.width, payload_width=self.pw,
                                                heartbeat_in_head=self.in_head)
         if self.in_head:  # ``due`` a register, computed a cycle ahead from the channels' next state
@@ -84,10 +85,10 @@ class SingleStageNode(wiring.Component):
         wiring.connect(m, wiring.flipped(link_in.data), rx.i_data)
         wiring.connect(m, wiring.flipped(link_in.ctrl), rx.i_ctrl)
         tested = e_out.interval is not None
-        tx = m.submodules.tx = CounterSender(
+        tx = m.submodules.tx0 = CounterSender(
             capacity=e_out.capacity, control_capacity=e_out.control_capacity, heartbeat=e_out.interval,
             index_width=self.iw, data_width=e_out.width, payload_width=self.pw,
-            heartbeat_in_head=self.out_head, late=tested)
+            heartbeat_in_head=self.out_head, candidates=tested)
         wiring.connect(m, tx.o_data, wiring.flipped(link_out.data))
         wiring.connect(m, tx.o_ctrl, wiring.flipped(link_out.ctrl))
         kernel = m.submodules.kernel = make_kernel(
@@ -126,13 +127,6 @@ class SingleStageNode(wiring.Component):
             m.d.sync += prev.eq(head.index)
         with m.If(consume & head.eos):
             m.d.sync += done.eq(1)
-        if tested:
-            # 000 Alg. 4 for each candidate from registers, then the receiver's choice (module docstring)
-            last = Signal(self.iw)  # LastRecvIdx: the last token's or dummy's index on the output edge
-            late = [Signal(name=f"late{c}") for c in range(3)]
-            m.d.comb += [late[c].eq((rx.o_indices[c] - last)[:self.iw] > e_out.interval) for c in range(3)]
-            chosen = Mux(rx.o_choice, late[2], Mux(rx.o_early, late[1], late[0]))
-            m.d.comb += tx.i_late.eq(chosen)
-            with m.If(consume & (emit | ~head.eos & chosen)):
-                m.d.sync += last.eq(head.index)
+        if tested:  # 000 Alg. 4 for each candidate from registers, the choice after (module docstring)
+            m.d.comb += [tx.i_indices.eq(rx.o_indices), tx.i_early.eq(rx.o_early), tx.i_choice.eq(rx.o_choice)]
         return m

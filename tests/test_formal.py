@@ -134,11 +134,15 @@ def test_credit_edge(build, config):
     {"capacity": 2, "control_capacity": 2, "heartbeat": 1, "channels": "rtl"},
     {"capacity": 2, "control_capacity": 2, "heartbeat": 1, "channels": "rtl", "heartbeat_in_head": True},
     {"capacity": 3, "control_capacity": 2, "heartbeat": 0, "channels": "rtl", "heartbeat_in_head": True},
+    {"capacity": 2, "control_capacity": 2, "heartbeat": 1, "candidates": True},
+    {"capacity": 3, "control_capacity": 2, "heartbeat": 2, "channels": "rtl", "heartbeat_in_head": True,
+     "candidates": True},
 ], ids=["q2-e1", "q1-e0", "q3-e2", "q2-no-heartbeat", "q2-e1-rtl-channels", "q2-e1-heartbeat-in-head",
-        "q3-e0-heartbeat-in-head"])
+        "q3-e0-heartbeat-in-head", "q2-e1-candidates", "q3-e2-heartbeat-in-head-candidates"])
 def test_live_credit_edge(build, config):
     """The default credit edge: credits by counter (hdl.counter), stamps exact, offers in commit order;
-    also with the heartbeat's index carried in the empty data channel's head (into a lookahead join)."""
+    also with the heartbeat's index carried in the empty data channel's head (into a lookahead join), and
+    with the single-stage node's sender, 000 Alg. 4 tested per candidate index (``candidates``)."""
     _passes(CounterEdgeHarness(index_width=4, **config), build, "counter", depth=2)
 
 
@@ -168,6 +172,14 @@ def test_dummy_one_computation_early_fails(build):
     ``i - LastRecvIdx`` reaches ``[e]`` (not past it) fails it."""
     _fails(CounterEdgeHarness(capacity=2, control_capacity=2, heartbeat=2, sender=mutants.EarlyDummySender,
                               strengthen=False), build, "early-dummy", depth=6,
+           violated="a dummy iff i - LastRecvIdx > [e] (000 Alg. 4)")
+
+
+def test_candidate_test_of_the_wrong_candidate_fails(build):
+    """The single-stage node's sender must test the candidate the receiver chose: one that always tests
+    the data head's index writes its dummies at the wrong computations."""
+    _fails(CounterEdgeHarness(capacity=2, control_capacity=2, heartbeat=1, candidates=True,
+                              sender=mutants.HeadOnlyCandidateSender, strengthen=False), build, "head-only", depth=6,
            violated="a dummy iff i - LastRecvIdx > [e] (000 Alg. 4)")
 
 

@@ -28,7 +28,8 @@ push count) make the properties inductive and are proved like the rest.
 
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Cat, Elaboratable, Module, Mux, Signal
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Assert, Assume, Cat, Elaboratable, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from sfdf.hdl.channels import ControlChannel, DataChannel
@@ -69,11 +70,16 @@ class CounterEdgeHarness(Elaboratable):
         and the data channel's copy of its head's index for the join (``DataChannel(copy="index")``);
         the receiver's ``due`` is then a register computed a cycle ahead from the channels' next state
         (``DataChannel(ahead=...)``), and the proof asserts it equals the stamp comparison.
+    candidates : bool
+        The sender takes 000 Alg. 4's test for each of three candidate indices against its ``LastRecvIdx``
+        and chooses after (``CounterSender(candidates=True)``, the single-stage node's): the candidates and
+        the choice are ``AnySeq``, assumed to choose the requested computation's index; the proof asserts
+        the same test, and that the sender's ``LastRecvIdx`` is the last token's or dummy's index.
     """
 
     def __init__(self, *, capacity=2, control_capacity=2, heartbeat=1, index_width=4, channels="model",
                  sender=CounterSender, receiver=CounterReceiver, strengthen=True, heartbeat_in_head=False,
-                 data_channel=DataChannel):
+                 data_channel=DataChannel, candidates=False):
         if channels not in ("model", "rtl"):
             raise ValueError(f"channels must be 'model' or 'rtl', not {channels!r}")
         if heartbeat_in_head and (channels != "rtl" or capacity < 2):
@@ -82,6 +88,9 @@ class CounterEdgeHarness(Elaboratable):
         self.index_width, self.channels, self.heartbeat_in_head = index_width, channels, heartbeat_in_head
         self.sender_class, self.receiver_class, self.strengthen = sender, receiver, strengthen
         self.data_channel_class = data_channel
+        if candidates and heartbeat is None:
+            raise ValueError("candidates needs a heartbeat: there is no test to take without one")
+        self.candidates = candidates
 
     def elaborate(self, platform):
         m = Module()
@@ -89,7 +98,8 @@ class CounterEdgeHarness(Elaboratable):
         dw = delta_width([self.heartbeat])
         widths = {"capacity": c, "control_capacity": cc, "index_width": w, "data_width": 1, "payload_width": 1}
         in_head = {"heartbeat_in_head": True} if self.heartbeat_in_head else {}
-        snd = self.sender_class(heartbeat=self.heartbeat, delta_width=dw, **widths, **in_head)
+        snd = self.sender_class(heartbeat=self.heartbeat, delta_width=dw, **widths, **in_head,
+                                **({"candidates": True} if self.candidates else {}))
         rcv = self.receiver_class(**widths, **in_head)
         modules = {}
         for name, part in (("sender", snd), ("receiver", rcv)):
@@ -97,7 +107,11 @@ class CounterEdgeHarness(Elaboratable):
             modules[name] = m.submodules[name] = part.elaborate(platform)
         sent = driven_signals(modules["sender"])
         pushed, quiet = internal_registers(sent, snd, "pushed", "quiet")
-        budget, dummy = internal_registers(sent, snd, "recv_budget", "dummy") if self.heartbeat is not None else (None, None)
+        budget = sender_last = dummy = None
+        if self.candidates:
+            sender_last, dummy = internal_registers(sent, snd, "last_recv", "dummy")
+        elif self.heartbeat is not None:
+            budget, dummy = internal_registers(sent, snd, "recv_budget", "dummy")
         received = driven_signals(modules["receiver"])
         pops, pops1, due, ride = internal_registers(received, rcv, "pops", "pops1", "due", "ride")
         # without heartbeat_in_head, due comes from two registers set by what the last cycle did; with it,
@@ -125,6 +139,11 @@ class CounterEdgeHarness(Elaboratable):
 
         comp = snd.i_comp.payload
         commit, prev, ended = any_requests(m, snd, rcv, w, dw)
+        if self.candidates:  # any candidates, the choice naming the requested index
+            picks = snd.i_indices
+            m.d.comb += [*(picks[k].eq(AnySeq(w)) for k in range(3)), snd.i_early.eq(AnySeq(1)),
+                         snd.i_choice.eq(AnySeq(1)),
+                         Assume(Mux(snd.i_choice, picks[2], Mux(snd.i_early, picks[1], picks[0])) == comp.index)]
         d_in, c_in, d_out, c_out, consume, offers_heartbeat = credit_moves(dch, cch, rcv)
         head = rcv.o_head
         hb = snd.o_heartbeat
@@ -249,10 +268,11 @@ class CounterEdgeHarness(Elaboratable):
             rides = [(k < clevel) & ctrl[k].with_token & (befores[k] == p + 1) for k in range(cc)]
             invariant(~(p < dlevel) | (token.msg == Cat(*rides).any()),
                       f"token {p}: msg iff a message was sent with it")
-        if budget is not None:
+        if dummy is not None:
             # 000 Alg. 4 exactly: a computation without a token writes a dummy iff i - LastRecvIdx > [e], with
             # LastRecvIdx the last token's or dummy's index (0 at the start); the sender's budget is
-            # [e] - (prev - LastRecvIdx), never negative before EOS (its clamp at -1 acts only at EOS)
+            # [e] - (prev - LastRecvIdx), never negative before EOS (its clamp at -1 acts only at EOS), or
+            # with candidates its own LastRecvIdx
             last_recv, gap, since = Signal(w), Signal(w), Signal(w)
             m.d.comb += [gap.eq(comp.index - last_recv), since.eq(prev - last_recv)]
             with m.If(commit & ~comp.eos & (comp.emit | dummy)):
@@ -260,8 +280,12 @@ class CounterEdgeHarness(Elaboratable):
             with m.If(commit & ~comp.eos & ~comp.emit):
                 m.d.comb += Assert(dummy == (gap > self.heartbeat), "a dummy iff i - LastRecvIdx > [e] (000 Alg. 4)")
             invariant(last_recv <= prev, "LastRecvIdx <= prev")
-            invariant(ended | (since <= self.heartbeat) & (budget == self.heartbeat - since),
-                      "the sender's budget is [e] - (prev - LastRecvIdx), not negative")
+            if budget is not None:
+                invariant(ended | (since <= self.heartbeat) & (budget == self.heartbeat - since),
+                          "the sender's budget is [e] - (prev - LastRecvIdx), not negative")
+            else:
+                invariant(ended | (since <= self.heartbeat), "prev - LastRecvIdx <= [e]")
+                invariant(ended | (sender_last == last_recv), "the sender's LastRecvIdx")
         # the heartbeat follows everything in the channels: every token and message was pushed before it
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | (hb.index >= last), "heartbeat: index >= last")

@@ -26,6 +26,7 @@ __all__ = [
     "EarlyTokenReceiver",
     "ForgetfulReleaseChannel",
     "GreedyChannel",
+    "HeadOnlyCandidateSender",
     "LateOrderJoin",
     "PeekingInbandReceiver",
     "PopBlindBlockChannel",
@@ -168,6 +169,19 @@ class EarlyDummySender(CounterSender):
         comp = self.i_comp.payload
         left = signals["recv_budget"] - comp.delta
         m.d.comb += signals["dummy"].eq(~comp.eos & ~comp.emit & (left <= 0))
+        return m
+
+
+class HeadOnlyCandidateSender(CounterSender):
+    """A per-candidate sender (``candidates``, the single-stage node's) that takes the data head's test
+    whatever the receiver chose: a heartbeat or a message offered alone is tested at the wrong index."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        signals = driven_signals(m)
+        comp = self.i_comp.payload
+        late = (self.i_indices[1] - signals["last_recv"])[:len(comp.index)] > self.heartbeat
+        m.d.comb += signals["dummy"].eq(~comp.eos & ~comp.emit & late)
         return m
 
 
