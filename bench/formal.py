@@ -72,6 +72,8 @@ def _cases():
         {"capacity": 7, "control_capacity": 3, "heartbeat": 2, "index_width": 6},
         {"capacity": 3, "control_capacity": 4, "heartbeat": 2, "index_width": 5, "channels": "rtl"},
         {"capacity": 2, "control_capacity": 3, "heartbeat": None, "index_width": 6, "channels": "rtl"},
+        # the single-stage node's sender: 000 Alg. 4 per candidate index (hdl.single_stage)
+        {"capacity": 4, "control_capacity": 3, "heartbeat": 3, "index_width": 5, "candidates": True},
     ]
     for kw in counter:
         name = "counter-" + "-".join(f"{k[:3]}{v}" for k, v in kw.items())
@@ -128,6 +130,10 @@ def _cases():
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.EarlyDummySender)),
         ("broken-sticky-heartbeat", "StickyHeartbeatSender |q| = 3 (a dummy kept after a later push)", COUNTER, 8,
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.StickyHeartbeatSender)),
+        ("broken-head-only-candidate", "HeadOnlyCandidateSender |q| = 3, [e] = 2 (the data head's test, whatever "
+         "was chosen)", COUNTER, 8,
+         lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, candidates=True,
+                                    sender=mutants.HeadOnlyCandidateSender)),
         ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,
          lambda: InbandEdgeHarness(capacity=4, output_buffer=4, receiver=mutants.PeekingInbandReceiver)),
         ("broken-stale-interval", "StaleIntervalInbandSender |q| = 4, [q] = 3 (tests with the step before)",
