@@ -120,8 +120,9 @@ DESIGNS = {
     # the branch's nodes with registered_offers = false: a cycle less per hop, at a slower clock
     "residual-unregistered-credit": ("residual", "credit",
                                      lambda: load_spec(ROOT / "examples" / "residual_unregistered.toml")),
-    # the branch's nodes single-stage (pipelined = false): one cycle per hop, at a slower clock
-    "residual-single-credit": ("residual", "credit", lambda: load_spec(ROOT / "examples" / "residual_single.toml")),
+    # the branch's nodes pipelined (pipelined = true), where "auto" makes them single-stage in residual-credit
+    "residual-pipelined-credit": ("residual", "credit",
+                                  lambda: load_spec(ROOT / "examples" / "residual_pipelined.toml")),
 }
 
 

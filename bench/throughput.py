@@ -100,15 +100,17 @@ def reconvergent_spec(name: str, branches: dict[str, int], capacity: int, skip_c
     return "\n".join(lines)
 
 
-#: The branch settings of :data:`RECONVERGENT` beside the default.
-UNREGISTERED = {"b": "registered_offers = false"}
+#: The branch settings of :data:`RECONVERGENT`: pipelined (three cycles per hop), without offer registers
+#: (two), single-stage (one, what "auto" builds where the skip is short).
+PIPELINED = {"b": "pipelined = true"}
+UNREGISTERED = {"b": "registered_offers = false\npipelined = true"}
 SINGLE_STAGE = {"b": "pipelined = false"}
 
-#: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes), the same with
-#: ``registered_offers = false`` and with ``pipelined = false`` on the branch's nodes, and a split-join
-#: (branches of four and one node); name -> (branches, skip capacities to sweep, the branch's setting).
+#: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes, its branch pipelined),
+#: the same without the branch's offer registers and single-stage, and a split-join (branches of four and
+#: one node); name -> (branches, skip capacities to sweep, the branch's setting).
 RECONVERGENT = {
-    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96), None),
+    "residual": ({"b": 8, "s": 0}, (8, 16, 24, 32, 40, 48, 64, 96), PIPELINED),
     "residual_unregistered": ({"b": 8, "s": 0}, (8, 16, 24), UNREGISTERED),
     "residual_single": ({"b": 8, "s": 0}, (4, 8, 11, 16), SINGLE_STAGE),
     "splitjoin": ({"b": 4, "c": 1}, (16,), None),
@@ -150,10 +152,10 @@ def plot_reconvergent(rows, capacity=16):
     skips = list(range(4, 101, 2))
     fig, ax = plt.subplots(figsize=(6, 4))
     for family, setting, style, color, label in (
-            (None, None, "-", "C0", "bound, generic Verilog and ECP5 (3 cycles per hop)"),
+            (None, PIPELINED, "-", "C0", "bound, generic Verilog and ECP5, pipelined (3 cycles per hop)"),
             (None, UNREGISTERED, "-.", "C2", "bound, the same, registered_offers = false on the branch (2)"),
             (None, SINGLE_STAGE, ":", "C3", "bound, the same, pipelined = false on the branch (1)"),
-            ("ice40", None, "--", "C1", "bound, iCE40 (2 cycles per hop)")):
+            ("ice40", PIPELINED, "--", "C1", "bound, iCE40, pipelined (2 cycles per hop)")):
         bounds = []
         for skip in skips:
             spec = reconvergent_spec("residual", branches, capacity, skip, setting)

@@ -67,11 +67,12 @@ class Node:
         (:func:`sfdf.hdl.offer.offer_slots`), a cycle per hop for the clock; ``False``: the receivers offer
         to the join straight, a cycle less per hop into the node at a slower clock (docs/hardware.md,
         "Latency, and how to size a reconvergent path").
-    pipelined : bool
+    pipelined : bool or "auto"
         Hardware only: the node's two stages (docs/hardware.md, "The pipelined node"); ``False`` on a node
         of one input and one output (live credit, ``ii = 1``, a kernel without stages): it decides and
         sends in one cycle, a hop of one cycle where the pipelined node's is three, at a slower clock
-        (docs/hardware.md, "The single-stage node").
+        (docs/hardware.md, "The single-stage node"); ``"auto"``: single-stage where it can be and a
+        reconvergent path then runs faster (:func:`sfdf.hdl.timing.single_stage`), else pipelined.
     """
 
     name: str
@@ -80,7 +81,7 @@ class Node:
     ii: int = 1
     control_messages: int | None = 0
     registered_offers: bool = True
-    pipelined: bool = True
+    pipelined: bool | Auto = AUTO
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))

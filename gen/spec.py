@@ -274,8 +274,9 @@ class _Parser:
             "use true (offers from registers: a cycle per hop, for the clock) or false (a cycle less per hop "
             "into this node, at a slower clock)"), True)
         staged = get("pipelined", _boolean(
-            "use true (two stages: three cycles per hop, for the clock) or false (one input and one output: "
-            "decide and send in one cycle, a hop of one cycle at a slower clock)"), True)
+            'use "auto" (single-stage where a reconvergent path runs faster so), true (two stages: three cycles '
+            "per hop, for the clock) or false (one input and one output: decide and send in one cycle, a hop of "
+            "one cycle at a slower clock)", (AUTO,)), AUTO)
         return Node(name=table["name"], kernel=kernel, params=params, ii=ii,
                     control_messages=None if control == "unbounded" else control, registered_offers=registered,
                     pipelined=staged)
@@ -444,9 +445,9 @@ class _Parser:
 
     def check_single_stage(self, net: Network, tables) -> None:
         """``pipelined = false`` only where the single-stage node can be built (:meth:`Network.single_stage_problem`),
-        and without ``registered_offers``, which it has none of."""
+        and without ``registered_offers``, which it has none of (``"auto"`` builds one only where it can)."""
         for index, node in enumerate(net.nodes):
-            if node.pipelined:
+            if node.pipelined is not False:
                 continue
             problem = net.single_stage_problem(node.name)
             if problem is None and "registered_offers" in tables[index]:
@@ -478,11 +479,15 @@ def _raise(problem: str, fix: str):
     raise _Bad(problem, fix)
 
 
-def _boolean(fix: str):
-    """A parser of ``true``/``false``; ``fix`` says what each means."""
-    def parse(value) -> bool:
+def _boolean(fix: str, words: tuple[str, ...] = ()):
+    """A parser of ``true``/``false`` (and of ``words``, strings taken as they are); ``fix`` says what each
+    means."""
+    def parse(value):
+        if value in words and isinstance(value, str):
+            return value
         if not isinstance(value, bool):
-            raise _Bad(f"must be true or false, not {_show(value)}", fix)
+            either = "true or false" if not words else ", ".join(f'"{w}"' for w in words) + ", true or false"
+            raise _Bad(f"must be {either}, not {_show(value)}", fix)
         return value
     return parse
 

@@ -51,12 +51,13 @@ EARLY_HEAD_TABLE = (0, 1, 2, 1)
 INBAND_TABLE = (0, 1)
 
 
-def heartbeat_in_head_edges(network, platform) -> frozenset:
+def heartbeat_in_head_edges(network, platform, single=frozenset()) -> frozenset:
     """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
     :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
     its next heads a cycle ahead (registered offers, not turned off by the spec, 2 to
-    :data:`~sfdf.hdl.join.LOOKAHEAD_MAX` inputs) and the input of a single-stage node (``pipelined = false``,
-    :class:`sfdf.hdl.single_stage.SingleStageNode`: its receiver's ``due`` is then a register),
+    :data:`~sfdf.hdl.join.LOOKAHEAD_MAX` inputs) and the input of a single-stage node (``single``:
+    :func:`sfdf.hdl.timing.single_stage`; :class:`sfdf.hdl.single_stage.SingleStageNode`: its receiver's ``due``
+    is then a register),
     when each of those inputs' data channels reloads its head register with the write data in every
     cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`), and so does its control
     channel (whose next head's ``quiet`` the receiver's ``due`` reads a cycle ahead)."""
@@ -65,7 +66,7 @@ def heartbeat_in_head_edges(network, platform) -> frozenset:
     edges = set()
     for node in network.nodes:
         ins = network.in_edges(node.name)
-        if node.pipelined and not (node.registered_offers and 1 < len(ins) <= LOOKAHEAD_MAX):
+        if node.name not in single and not (node.registered_offers and 1 < len(ins) <= LOOKAHEAD_MAX):
             continue
         if all(head_reloads_while_empty(e.capacity, platform) and head_reloads_while_empty(e.control_capacity, platform)
                for e in ins):

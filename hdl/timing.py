@@ -11,20 +11,28 @@ Each figure is the hardware's own, from the modules that build it:
   offer register holds counts until the join releases it);
 * a decided computation waits a cycle in the decided queue, plus its kernel's latency
   (:class:`~sfdf.hdl.decided.DecidedQueue`, :data:`~sfdf.hdl.node.DECIDED` slots plus the latency);
-* a single-stage node (``pipelined = false``, :class:`~sfdf.hdl.single_stage.SingleStageNode`) has neither
-  an offer register nor a decided queue: it sends in the cycle it decides.
+* a single-stage node (``pipelined = false``, :class:`~sfdf.hdl.single_stage.SingleStageNode`, or ``"auto"``
+  where :func:`single_stage` chooses it) has neither an offer register nor a decided queue: it sends in the
+  cycle it decides.
 """
 
 from __future__ import annotations
 
-from sfdf.gen.analysis.throughput import StageTiming
+from sfdf.gen.analysis.throughput import (
+    StageTiming,
+    network_rate,
+    single_stage_nodes,
+    throughput_bound,
+    throughput_summary,
+)
+from sfdf.gen.model import AUTO
 
 from .dsp import pipelined
 from .kernels import kernel_latency
 from .node import DECIDED
 from .offer import offer_slots
 
-__all__ = ["stage_timing"]
+__all__ = ["hardware_rate", "single_stage", "stage_timing"]
 
 #: Cycles from a push to the channel's ``valid``, and from a release to the writer's ``ready``.
 CHANNEL_CYCLES = 1
@@ -35,12 +43,51 @@ OFFER_CYCLES = 1
 
 def stage_timing(network, platform=None) -> StageTiming:
     """The :class:`~sfdf.gen.analysis.throughput.StageTiming` of ``network``'s hardware on ``platform``
-    (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's)."""
+    (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's), its single-stage
+    nodes :func:`single_stage`'s."""
+    return _timing(network, platform, single_stage(network, platform))
+
+
+def single_stage(network, platform=None) -> frozenset:
+    """The nodes built single-stage on ``platform``: ``pipelined = false``, and the ``"auto"`` ones (the
+    default) that can be (:meth:`~sfdf.gen.model.Network.single_stage_problem`) where that raises the rate
+    of a reconvergent path, decided on the platform's cycles: while a channel's room binds the rate, the
+    auto nodes on the binding cycle become single-stage if that raises it
+    (:func:`~sfdf.gen.analysis.throughput.single_stage_nodes`, one cycle per hop through each instead of
+    three; docs/hardware.md, "The single-stage node"). ``resolved`` networks only (concrete capacities)."""
+    timing = _timing(network, platform, frozenset(n.name for n in network.nodes if n.pipelined is False))
+    auto = {n.name for n in network.nodes if n.pipelined == AUTO and network.single_stage_problem(n.name) is None}
+    while network.edges and auto - timing.single:
+        faster = single_stage_nodes(network, timing, throughput_bound(network, timing), allowed=auto)
+        if faster is None:
+            break
+        timing = _timing(network, platform, timing.single | set(faster["nodes"]))
+    return timing.single
+
+
+def hardware_rate(network, platform=None) -> dict | None:
+    """``sfdf check``'s throughput: :func:`~sfdf.gen.analysis.throughput.throughput_summary` on the platform's
+    cycles, with ``auto_single_stage``: the nodes ``"auto"`` made single-stage and the rate with them
+    pipelined (None where it made none)."""
+    timing = stage_timing(network, platform)
+    summary = throughput_summary(network, timing)
+    if summary is None:
+        return None
+    auto = sorted(v for v in timing.single if network.node_by_name[v].pipelined == AUTO)
+    summary["auto_single_stage"] = None
+    if auto:
+        rate, _ = network_rate(network, _timing(network, platform, timing.single - set(auto)))
+        summary["auto_single_stage"] = {"nodes": auto, "pipelined_tokens_per_cycle": float(rate),
+                                        "pipelined_exact": str(rate)}
+    return summary
+
+
+def _timing(network, platform, single: frozenset) -> StageTiming:
     deep = pipelined(platform)
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
     inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
-    single = frozenset(n.name for n in network.nodes if not n.pipelined)
     offer = {n.name: OFFER_CYCLES for n in network.nodes
              if inputs[n.name] and n.name not in single and offer_slots(inputs[n.name], platform, n.registered_offers)}
     return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
-                       latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer, single=single)
+                       latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer,
+                       single=frozenset(single))

@@ -1,5 +1,6 @@
 """The generated top of a network: one ``SFDFNode`` per node (a ``SingleStageNode`` where the spec says
-``pipelined = false``), channels per edge, AXI4-Stream ports.
+``pipelined = false``, or ``"auto"`` chooses it: :func:`sfdf.hdl.timing.single_stage`), channels per edge,
+AXI4-Stream ports.
 
 Ports (docs/architecture.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
 ``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
@@ -24,6 +25,7 @@ from .links import CreditEdge, InbandEdge, edge_link
 from .manifest import BeatKind
 from .node import SFDFNode, heartbeat_in_head_edges
 from .single_stage import SingleStageNode
+from .timing import single_stage
 from .watermark import Watermark
 
 __all__ = ["NetworkTop"]
@@ -73,10 +75,11 @@ class NetworkTop(wiring.Component):
         intervals = {e.name: e.interval for e in net.edges}
         mark = watermark(net, intervals)
         inner = index_bits_inside(net, intervals)  # every live index within 2^(k-1) of its node's
-        early_heads = heartbeat_in_head_edges(net, platform)
+        single = single_stage(net, platform)  # pipelined = false, and "auto" where a path runs faster so
+        early_heads = heartbeat_in_head_edges(net, platform, single)
         for node in net.nodes:
             ins = net.in_edges(node.name)
-            if not node.pipelined:  # one input, one output (the spec checks it)
+            if node.name in single:  # one input, one output (the spec checks it)
                 nodes[node.name] = m.submodules[f"node_{node.name}"] = SingleStageNode(
                     in_edge=ins[0], out_edge=net.out_edges(node.name)[0], kernel=node.kernel, params=node.params,
                     shift=input_shift(node.kernel, kernels[ins[0].src], iw), index_width=inner, full_width=iw,

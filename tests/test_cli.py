@@ -98,7 +98,7 @@ def calls(monkeypatch):
         return FakeResult(network, kwargs["computations"])
 
     analysis.intervals = intervals
-    analysis.throughput_summary = lambda net, _timing: calls.get("throughput")
+    monkeypatch.setattr("sfdf.hdl.timing.hardware_rate", lambda net, platform=None: calls.get("throughput"))
     refmodel = types.ModuleType("sfdf.gen.refmodel")
     refmodel.simulate = simulate
     monkeypatch.setitem(sys.modules, "sfdf.gen.analysis", analysis)
@@ -527,7 +527,7 @@ def test_build_names_the_capacities_for_full_rate(capsys, examples, monkeypatch,
     import sfdf.boards.build
 
     monkeypatch.setattr(sfdf.boards.build, "build", _fake_build(27.2))
-    spec = examples / "residual.toml"
+    spec = examples / "residual_pipelined.toml"
     out = run(capsys, "build", spec, "--board", board)[1].splitlines()
     assert out[-2] == line.format(spec=spec)
 

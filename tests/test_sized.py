@@ -45,17 +45,17 @@ def changed_lines(before: str, after: str) -> list[str]:
 
 def test_residual_grows_the_skip_alone(capsys, examples, tmp_path):
     out = tmp_path / "sized.toml"
-    status, text, err = run(capsys, "check", examples / "residual.toml", "--sized", out)
+    status, text, err = run(capsys, "check", examples / "residual_pipelined.toml", "--sized", out)
     assert (status, err) == (0, "")
     assert text.splitlines()[-1] == f"sized spec: wrote {out} (a_e capacity 16 -> 27): deadlock-free, 1.000 tokens per cycle"
-    before, after = (examples / "residual.toml").read_text(), out.read_text()
+    before, after = (examples / "residual_pipelined.toml").read_text(), out.read_text()
     assert changed_lines(before, after) == ["- capacity = 16", "+ capacity = 27"]
     assert rate(parse_spec(before)) == Fraction(16, 27) and rate(parse_spec(after)) == 1
 
 
 def test_sized_json(capsys, examples, tmp_path):
     out = tmp_path / "sized.toml"
-    data = json.loads(run(capsys, "check", examples / "residual.toml", "--sized", out, "--json")[1])
+    data = json.loads(run(capsys, "check", examples / "residual_pipelined.toml", "--sized", out, "--json")[1])
     assert data["sized"] == {"path": str(out), "written": True, "edges": {"a_e": {"capacity": 27}},
                              "deadlock_free": True, "tokens_per_cycle": 1.0, "exact": "1"}
 
@@ -178,7 +178,7 @@ def test_the_sizing_line_names_sized_only_where_it_would_write(capsys, examples,
     """An unsafe network is sized for the rate too (its deadlock needs filtering), but --sized writes nothing
     for it, so the line does not offer it."""
     lines = {name: next(line for line in run(capsys, "check", path)[1].splitlines() if line.startswith("capacities"))
-             for name, path in (("residual", examples / "residual.toml"), ("fig3", examples / "fig3_deadlock.toml"),
+             for name, path in (("residual", examples / "residual_pipelined.toml"), ("fig3", examples / "fig3_deadlock.toml"),
                                 ("batched", write_file("sj.toml", SPLIT_JOIN)))}
     assert lines == {
         "residual": "capacities for the 1.000 tokens per cycle the nodes allow (--sized OUT writes them):",

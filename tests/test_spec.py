@@ -362,10 +362,14 @@ capacity = 4
 def test_pipelined():
     """``pipelined = false``: a single-stage node, where one can be built (docs/hardware.md)."""
     spec = CHAIN3.format(v="pipelined = false\n")
-    assert [n.pipelined for n in parse_spec(spec, "t.toml").nodes] == [True, False, True]  # the default: True
-    check(CHAIN3.format(v="pipelined = 0\n"), 't.toml:10: node "v".pipelined: must be true or false, not 0; use true '
-          "(two stages: three cycles per hop, for the clock) or false (one input and one output: decide and send "
-          "in one cycle, a hop of one cycle at a slower clock)")
+    assert [n.pipelined for n in parse_spec(spec, "t.toml").nodes] == ["auto", False, "auto"]  # the default: auto
+    assert parse_spec(CHAIN3.format(v='pipelined = "auto"\n'), "t.toml").nodes[1].pipelined == "auto"
+    check(CHAIN3.format(v="pipelined = 0\n"), 't.toml:10: node "v".pipelined: must be "auto", true or false, not 0; '
+          'use "auto" (single-stage where a reconvergent path runs faster so), true (two stages: three cycles per '
+          "hop, for the clock) or false (one input and one output: decide and send in one cycle, a hop of one "
+          "cycle at a slower clock)")
+    # "auto" and true are accepted where a single-stage node cannot be built
+    assert parse_spec(CHAIN3.replace('name = "u"\n', 'name = "u"\npipelined = true\n', 1).format(v=""), "t.toml")
     check(CHAIN3.replace('name = "u"\n', 'name = "u"\npipelined = false\n', 1).format(v=""),
           't.toml:7: node "u".pipelined: a single-stage node has one input and one output, not 0 and 1; '
           "remove pipelined")
@@ -684,7 +688,7 @@ def test_load_spec_names_the_file(write_file):
 
 
 EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr",
-                 "residual", "residual_unregistered", "residual_single"]
+                 "residual", "residual_unregistered", "residual_pipelined"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

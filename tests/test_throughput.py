@@ -113,7 +113,7 @@ def test_stage_timing_is_the_hardware_s():
 
 def test_unregistered_offers_take_a_cycle_off_each_hop():
     """``registered_offers = false`` on the branch: two cycles per hop into those nodes, not three."""
-    block = residual(16)
+    block = pinned(residual(16))
     branch = replace(block, nodes=tuple(replace(n, registered_offers=not n.name.startswith("b")) for n in block.nodes))
     assert dict(stage_timing(branch).offer) == {"e": 1}
     assert throughput_bound(branch, stage_timing(branch)).rate == Fraction(16, 19)
@@ -135,6 +135,27 @@ def test_single_stage_nodes_take_one_cycle_per_hop(skip, rate):
     assert bound.rate == rate
     if rate < 1:
         assert bound.edges == ("a_e",) and (bound.tokens, bound.cycles) == (skip, 11)
+
+
+def pinned(net):
+    """``net`` with ``pipelined = true`` on every node ("auto" would make a slow reconvergent path's nodes
+    single-stage)."""
+    return replace(net, nodes=tuple(replace(n, pipelined=True) for n in net.nodes))
+
+
+@pytest.mark.parametrize(("skip", "single", "rate"), [(4, True, Fraction(4, 11)), (16, True, Fraction(1)),
+                                                      (26, True, Fraction(1)), (27, False, Fraction(1))])
+def test_auto_makes_a_slow_branch_single_stage(skip, single, rate):
+    """``pipelined = "auto"`` (the default): the branch's nodes single-stage where that raises the rate (every
+    skip capacity below the 27 the pipelined branch needs), pipelined where it does not; ``a`` (two outputs)
+    and ``e`` (two inputs) cannot be."""
+    timing = stage_timing(residual(skip))
+    assert timing.single == ({f"b{k}" for k in range(1, 9)} if single else set())
+    assert throughput_bound(residual(skip), timing).rate == rate
+    assert not stage_timing(pinned(residual(skip))).single  # pipelined = true keeps them
+    assert not stage_timing(network([["n0", "n1", "n2", "n3"]], capacity=1)).single  # a chain: no path to raise
+    ice40 = stage_timing(residual(skip), FamilyOnly("ice40"))  # two cycles per hop pipelined there: 18 for full rate
+    assert ice40.single == ({f"b{k}" for k in range(1, 9)} if skip < 18 else set())
 
 
 def brute_force_rate(places):
@@ -202,8 +223,9 @@ def test_sizing_reaches_the_rate_with_the_least_added(net, timing, ii):
 
 
 def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(examples, capsys):
-    """examples/residual.toml: issue 12's residual block at capacity 16 (docs/hardware.md's example)."""
-    assert main(["check", str(examples / "residual.toml")]) == 0
+    """examples/residual_pipelined.toml: issue 12's residual block at capacity 16, its branch pipelined
+    (docs/hardware.md's example); examples/residual.toml, the same with "auto", builds it single-stage."""
+    assert main(["check", str(examples / "residual_pipelined.toml")]) == 0
     out = capsys.readouterr().out
     assert "throughput (the generated hardware with no filtering" in out
     assert "0.593 tokens per cycle: the room of a_e (16 tokens) against the 27 cycles of latency around it" in out
@@ -213,14 +235,23 @@ def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(examples, capsys)
          "hop into each, at a slower clock): 0.889 tokens per cycle"),
         ("or single-stage b1, b2, b3, b4, b5, b6, b7, b8 (pipelined = false: one cycle per hop through each, at a "
          "slower clock): 1.000 tokens per cycle")]
-    assert main(["check", "--json", str(examples / "residual.toml")]) == 0
+    assert main(["check", "--json", str(examples / "residual_pipelined.toml")]) == 0
     rate = json.loads(capsys.readouterr().out)["throughput"]
     assert (rate["exact"], rate["binding_edges"], rate["full_rate_sizing"]) == ("16/27", ["a_e"], {"a_e": 27})
     assert rate["unregistered_offers"] == {"nodes": ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "e"],
                                            "tokens_per_cycle": 8 / 9, "exact": "8/9"}
     assert rate["single_stage"] == {"nodes": [f"b{k}" for k in range(1, 9)], "tokens_per_cycle": 1.0, "exact": "1"}
-    assert main(["check", str(examples / "residual_single.toml")]) == 0
-    assert "1.000 tokens per cycle: a's initiation interval (1), no channel limits it" in capsys.readouterr().out
+    assert rate["auto_single_stage"] is None
+    assert main(["check", str(examples / "residual.toml")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].endswith("1.000 tokens per cycle: a's initiation interval (1), no channel limits it")
+    assert out[-1] == ('single-stage (pipelined = "auto"): b1, b2, b3, b4, b5, b6, b7, b8, one cycle per hop through '
+                       "each at a slower clock where they limit it; pipelined they give 0.593 tokens per cycle "
+                       "(pipelined = true keeps them so)")
+    assert main(["check", "--json", str(examples / "residual.toml")]) == 0
+    rate = json.loads(capsys.readouterr().out)["throughput"]
+    assert rate["auto_single_stage"] == {"nodes": [f"b{k}" for k in range(1, 9)], "pipelined_tokens_per_cycle": 16 / 27,
+                                         "pipelined_exact": "16/27"}
 
 
 @settings(max_examples=40, deadline=None)

@@ -377,16 +377,18 @@ def unregistered_offers(network, timing: StageTiming, bound: ThroughputBound, ra
     return {"nodes": nodes, "tokens_per_cycle": float(faster), "exact": str(faster)}
 
 
-def single_stage_nodes(network, timing: StageTiming, bound: ThroughputBound, rate: Fraction | None = None) -> dict | None:
+def single_stage_nodes(network, timing: StageTiming, bound: ThroughputBound, rate: Fraction | None = None,
+                       allowed=None) -> dict | None:
     """The third way to a faster reconvergent path: the pipelined nodes on ``bound``'s binding cycle that can
-    be single-stage (:meth:`~sfdf.gen.model.Network.single_stage_problem`), and the rate with them so (the
-    spec's ``pipelined = false``: one cycle per hop through each, at a slower clock); None if that is no
-    faster or there are none."""
+    be single-stage (:meth:`~sfdf.gen.model.Network.single_stage_problem`; only those in ``allowed`` unless
+    it is None), and the rate with them so (the spec's ``pipelined = false``: one cycle per hop through
+    each, at a slower clock); None if that is no faster or there are none."""
     if not bound.edges:
         return None
     rate = rate if rate is not None else network_rate(network, timing, bound=bound)[0]
     on_cycle = {place.split(":", 1)[1] for p in bound.cycle for place in (p.src, p.dst)}
-    nodes = sorted(v for v in on_cycle if v not in timing.single and network.single_stage_problem(v) is None)
+    nodes = sorted(v for v in on_cycle if v not in timing.single and network.single_stage_problem(v) is None
+                   and (allowed is None or v in allowed))
     if not nodes:
         return None
     faster, _ = network_rate(network, replace(timing, single=timing.single | set(nodes),

@@ -56,8 +56,8 @@ def _load_sfdf(spec: str):
 # -- commands ---------------------------------------------------------------------------------------
 
 def check(args) -> int:
-    from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers, throughput_summary
-    from sfdf.hdl.timing import stage_timing
+    from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers
+    from sfdf.hdl.timing import hardware_rate
 
     network = _load_sfdf(args.spec)
     if args.sized:
@@ -66,7 +66,7 @@ def check(args) -> int:
     report = check(network, cycles=cycles)
     repair = repair_output_buffers(network, cycles=cycles) if args.repair else None
     # the generated hardware's rate with no filtering, on the cycles it takes (generic Verilog and ECP5)
-    rate = throughput_summary(report.network, stage_timing(report.network))
+    rate = hardware_rate(report.network)
     sized = _write_sized(args.sized, args.spec, network, report, rate) if args.sized else None
     if args.json:
         data = report.to_json()
@@ -100,9 +100,9 @@ def _check_sized_path(out: str, spec: str) -> None:
 def _write_sized(out: str, spec: str, network, report, rate: dict | None) -> dict:
     """``sfdf check --sized OUT``: the spec with :func:`sfdf.gen.specedit.sizing_values` written to ``out`` and checked again
     (``written``: False when the network has nothing to size or is not deadlock-free)."""
-    from sfdf.gen.analysis import check, throughput_summary
+    from sfdf.gen.analysis import check
     from sfdf.gen.specedit import sizing_values, with_edge_values
-    from sfdf.hdl.timing import stage_timing
+    from sfdf.hdl.timing import hardware_rate
 
     if rate is None or not report.deadlock_free:
         return {"path": out, "written": False,
@@ -114,7 +114,7 @@ def _write_sized(out: str, spec: str, network, report, rate: dict | None) -> dic
     except OSError as exc:
         raise InputError(out, "--sized", f"cannot write: {exc.strerror}", "choose a writable file") from None
     again = check(parse_spec(text, out))
-    after = throughput_summary(again.network, stage_timing(again.network)) if again.deadlock_free else None
+    after = hardware_rate(again.network) if again.deadlock_free else None
     return {"path": out, "written": True, "edges": values, "deadlock_free": again.deadlock_free,
             "tokens_per_cycle": after["tokens_per_cycle"] if after else None,
             "exact": after["exact"] if after else None}
@@ -154,6 +154,11 @@ def _throughput_lines(network, rate: dict, sizable: bool = True) -> list[str]:
         faster = rate["unregistered_offers"]
         lines.append(f"or without offer registers on {', '.join(faster['nodes'])} (registered_offers = false: a "
                      f"cycle less per hop into each, at a slower clock): {faster['tokens_per_cycle']:.3f} tokens per cycle")
+    if rate.get("auto_single_stage"):
+        auto = rate["auto_single_stage"]
+        lines.append(f'single-stage (pipelined = "auto"): {", ".join(auto["nodes"])}, one cycle per hop through each '
+                     f"at a slower clock where they limit it; pipelined they give "
+                     f"{auto['pipelined_tokens_per_cycle']:.3f} tokens per cycle (pipelined = true keeps them so)")
     if rate["single_stage"]:
         faster = rate["single_stage"]
         lines.append(f"or single-stage {', '.join(faster['nodes'])} (pipelined = false: one cycle per hop through "
@@ -483,9 +488,9 @@ def _board_sizing_line(spec: str, network, rate: dict, family: str) -> str:
 def build(args) -> int:
     from sfdf.boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
     from sfdf.boards.settings import build_settings
-    from sfdf.gen.analysis import check, throughput_summary
+    from sfdf.gen.analysis import check
     from sfdf.hdl.dsp import FamilyOnly
-    from sfdf.hdl.timing import stage_timing
+    from sfdf.hdl.timing import hardware_rate
 
     settings = build_settings(args.spec, args.board, args.clock, args.baud, args.buffer_words)
     board, clock_hz = settings.board, settings.clock_hz
@@ -511,7 +516,7 @@ def build(args) -> int:
     if path:
         result["critical_path_summary"] = critical_path_summary(path)
     # the rate the board's hardware allows with no filtering (its family's cycles: iCE40 has no offer registers)
-    result["throughput"] = throughput_summary(report.network, stage_timing(report.network, FamilyOnly(board.family)))
+    result["throughput"] = hardware_rate(report.network, FamilyOnly(board.family))
     ok = not result["built"] or (result["fits"] and result["timing_met"] and result.get("programmed", True))
     if args.json:
         _print_json(result)

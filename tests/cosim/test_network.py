@@ -19,8 +19,10 @@ import pytest
 
 from sfdf.cosim.network import run_network
 from sfdf.cosim.randomdag import random_credit_network, single_stage
+from sfdf.gen.analysis import check as analysis_check
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.dsp import FamilyOnly
+from sfdf.hdl.timing import single_stage as built_single_stage
 
 pytestmark = pytest.mark.cosim
 
@@ -97,14 +99,16 @@ def test_unregistered_offers_random_dag_matches_model(verilator_toolchain, cosim
 
 @pytest.mark.parametrize("family", [None, "ice40"])
 def test_single_stage_residual_matches_model(family, examples, verilator_toolchain, cosim_build_root):
-    """examples/residual_single.toml, every node filtering 40%, with back-pressure, on 8-bit indices that
-    wrap (400 computations): the branch's single-stage nodes send dummies on the heartbeat rule, 000 Alg.
-    4 tested per candidate index modulo 2^8 (docs/hardware.md, "The single-stage node")."""
-    network = load_spec(examples / "residual_single.toml")
+    """examples/residual.toml, whose branch "auto" builds single-stage, every node filtering 40%, with
+    back-pressure, on 8-bit indices that wrap (400 computations): the branch's single-stage nodes send
+    dummies on the heartbeat rule, 000 Alg. 4 tested per candidate index modulo 2^8 (docs/hardware.md,
+    "The single-stage node")."""
+    network = load_spec(examples / "residual.toml")
+    platform = FamilyOnly(family) if family else None
+    assert built_single_stage(analysis_check(network).network, platform) == {f"b{k}" for k in range(1, 9)}
     network = replace(network, index_width=8, nodes=tuple(replace(n, params={"rate": 0.4, "seed": k + 1})
                                                            for k, n in enumerate(network.nodes)))
-    check(network, cosim_build_root, computations=400, seed=2, pause=0.4,
-          platform=FamilyOnly(family) if family else None)
+    check(network, cosim_build_root, computations=400, seed=2, pause=0.4, platform=platform)
 
 
 #: Random DAGs (live credit) with nodes of one input and one output: 2, 2, 2 and 3 of them.
