@@ -130,8 +130,8 @@ def _cases():
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.EarlyDummySender)),
         ("broken-sticky-heartbeat", "StickyHeartbeatSender |q| = 3 (a dummy kept after a later push)", COUNTER, 8,
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, sender=mutants.StickyHeartbeatSender)),
-        ("broken-head-only-candidate", "HeadOnlyCandidateSender |q| = 3, [e] = 2 (the data head's test, whatever "
-         "was chosen)", COUNTER, 8,
+        ("broken-head-only-candidate", ("HeadOnlyCandidateSender |q| = 3, [e] = 2 (the data head's test, whatever "
+                                        "was chosen)"), COUNTER, 8,
          lambda: CounterEdgeHarness(capacity=3, control_capacity=3, heartbeat=2, candidates=True,
                                     sender=mutants.HeadOnlyCandidateSender)),
         ("broken-peeking-receiver", "PeekingInbandReceiver |q| = 4, |q|_o = 4 (offers hidden tokens)", INBAND, 8,
