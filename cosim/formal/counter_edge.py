@@ -74,7 +74,7 @@ class CounterEdgeHarness(Elaboratable):
         The sender takes 000 Alg. 4's test for each of three candidate indices against its ``LastRecvIdx``
         and chooses after (``CounterSender(candidates=True)``, the single-stage node's): the candidates and
         the choice are ``AnySeq``, assumed to choose the requested computation's index, which lies within
-        the index watermark's window above ``LastRecvIdx`` (``i - LastRecvIdx < 2^(w-1) - [e] - 1``); the
+        the index watermark's window above ``LastRecvIdx`` (``i - LastRecvIdx <= 2^(w-1) - 1 + [e]``); the
         proof asserts the same test, and that the sender's limit is ``LastRecvIdx + [e] + 1``.
     """
 
@@ -288,9 +288,10 @@ class CounterEdgeHarness(Elaboratable):
                 invariant(ended | (since <= self.heartbeat), "prev - LastRecvIdx <= [e]")
                 invariant(ended | (sender_limit == (last_recv + self.heartbeat + 1)[:w]),
                           "the sender's limit is LastRecvIdx + [e] + 1")
-                # the index watermark's window (docs/hardware.md, "Narrow indices inside"): every candidate
-                # lies less than 2^(w-1) - [e] - 1 above LastRecvIdx, so its distance from the limit is exact
-                m.d.comb += Assume(ended | ~commit | (gap < (1 << (w - 1)) - self.heartbeat - 1))
+                # the index watermark's window (docs/hardware.md, "The single-stage node"): a computation lies
+                # at most W = 2^(w-1) - 1 above the last, which lies at most [e] above LastRecvIdx, so its
+                # distance from the limit is below 2^(w-1) and its sign exact
+                m.d.comb += Assume(ended | ~commit | (gap <= (1 << (w - 1)) - 1 + self.heartbeat))
         # the heartbeat follows everything in the channels: every token and message was pushed before it
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | (hb.index >= last), "heartbeat: index >= last")
