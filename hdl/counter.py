@@ -71,8 +71,7 @@ class CounterSender(wiring.Component):
     candidates : bool
         000 Alg. 4's test ``i - LastRecvIdx > [e]`` taken for each of a receiver's three candidate indices
         (``i_indices``, ``i_early``, ``i_choice``: :func:`sfdf.hdl.select.next_index_members`, each index a
-        register) against ``LastRecvIdx + [e] + 1`` (a register), the sign of one subtraction each, the
-        receiver's choice after, instead of the budget
+        register) against ``LastRecvIdx`` (a register), the receiver's choice after, instead of the budget
         of ``comp.delta`` (:mod:`sfdf.hdl.gap`), whose subtraction follows the choice: for a node that sends in
         the cycle its receiver offers (:class:`sfdf.hdl.single_stage.SingleStageNode`; docs/hardware.md, "The
         single-stage node", for why the distance is exact modulo ``2^w``). ``comp.index`` must be the chosen
@@ -131,15 +130,13 @@ class CounterSender(wiring.Component):
 
         dummy = Signal()
         if self.candidates:
-            # LastRecvIdx + [e] + 1, LastRecvIdx the last token's or dummy's index (0 at the start): a candidate
-            # i has i - LastRecvIdx > [e] iff i - limit >= 0, read from the sign of one subtraction (exact while
-            # -2^(w-1) < i - limit < 2^(w-1): the index watermark's window, docs/hardware.md), the choice after
+            # LastRecvIdx: the last token's or dummy's index; a distance per candidate, the choice after
+            last = Signal.like(comp.index, name="last_recv")
             w = len(comp.index)
-            limit = Signal(w, init=(self.heartbeat + 1) % (1 << w), name="recv_limit")
-            late = [~(self.i_indices[c] - limit)[w - 1] for c in range(3)]
+            late = [(self.i_indices[c] - last)[:w] > self.heartbeat for c in range(3)]
             m.d.comb += dummy.eq(~comp.eos & ~comp.emit & Mux(self.i_choice, late[2], Mux(self.i_early, late[1], late[0])))
             with m.If(commit & (comp.emit | dummy)):
-                m.d.sync += limit.eq(comp.index + self.heartbeat + 1)
+                m.d.sync += last.eq(comp.index)
         elif self.heartbeat is not None:
             # 000 Alg. 4: i - LastRecvIdx > [e], LastRecvIdx the last token's or dummy's index
             recv = GapCounter(self.heartbeat, comp.delta, name="recv")

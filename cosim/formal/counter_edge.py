@@ -73,9 +73,8 @@ class CounterEdgeHarness(Elaboratable):
     candidates : bool
         The sender takes 000 Alg. 4's test for each of three candidate indices against its ``LastRecvIdx``
         and chooses after (``CounterSender(candidates=True)``, the single-stage node's): the candidates and
-        the choice are ``AnySeq``, assumed to choose the requested computation's index, which lies within
-        the index watermark's window above ``LastRecvIdx`` (``i - LastRecvIdx <= 2^(w-1) - 1 + [e]``); the
-        proof asserts the same test, and that the sender's limit is ``LastRecvIdx + [e] + 1``.
+        the choice are ``AnySeq``, assumed to choose the requested computation's index; the proof asserts
+        the same test, and that the sender's ``LastRecvIdx`` is the last token's or dummy's index.
     """
 
     def __init__(self, *, capacity=2, control_capacity=2, heartbeat=1, index_width=4, channels="model",
@@ -108,9 +107,9 @@ class CounterEdgeHarness(Elaboratable):
             modules[name] = m.submodules[name] = part.elaborate(platform)
         sent = driven_signals(modules["sender"])
         pushed, quiet = internal_registers(sent, snd, "pushed", "quiet")
-        budget = sender_limit = dummy = None
+        budget = sender_last = dummy = None
         if self.candidates:
-            sender_limit, dummy = internal_registers(sent, snd, "recv_limit", "dummy")
+            sender_last, dummy = internal_registers(sent, snd, "last_recv", "dummy")
         elif self.heartbeat is not None:
             budget, dummy = internal_registers(sent, snd, "recv_budget", "dummy")
         received = driven_signals(modules["receiver"])
@@ -286,12 +285,7 @@ class CounterEdgeHarness(Elaboratable):
                           "the sender's budget is [e] - (prev - LastRecvIdx), not negative")
             else:
                 invariant(ended | (since <= self.heartbeat), "prev - LastRecvIdx <= [e]")
-                invariant(ended | (sender_limit == (last_recv + self.heartbeat + 1)[:w]),
-                          "the sender's limit is LastRecvIdx + [e] + 1")
-                # the index watermark's window (docs/hardware.md, "The single-stage node"): a computation lies
-                # at most W = 2^(w-1) - 1 above the last, which lies at most [e] above LastRecvIdx, so its
-                # distance from the limit is below 2^(w-1) and its sign exact
-                m.d.comb += Assume(ended | ~commit | (gap <= (1 << (w - 1)) - 1 + self.heartbeat))
+                invariant(ended | (sender_last == last_recv), "the sender's LastRecvIdx")
         # the heartbeat follows everything in the channels: every token and message was pushed before it
         invariant(~hb.valid | (hb.index <= prev), "heartbeat: index <= prev")
         invariant(~hb.valid | (hb.index >= last), "heartbeat: index >= last")

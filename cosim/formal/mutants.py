@@ -180,7 +180,7 @@ class HeadOnlyCandidateSender(CounterSender):
         m = super().elaborate(platform)
         signals = driven_signals(m)
         comp = self.i_comp.payload
-        late = ~(self.i_indices[1] - signals["recv_limit"])[len(comp.index) - 1]
+        late = (self.i_indices[1] - signals["last_recv"])[:len(comp.index)] > self.heartbeat
         m.d.comb += signals["dummy"].eq(~comp.eos & ~comp.emit & late)
         return m
 
