@@ -1,4 +1,5 @@
-"""The single-stage node: decide and send in one cycle, a hop of one cycle (``pipelined = false``).
+"""The single-stage node: decide and send in one cycle, a hop of one cycle (``pipelined = false``, or
+``"auto"`` where :func:`sfdf.hdl.timing.single_stage` chooses it).
 
 The pipelined node (:class:`sfdf.hdl.node.SFDFNode`, docs/hardware.md) spends three cycles per hop: its
 input channel's register, the offer register and the decided stage. On a reconvergent path that costs
@@ -6,20 +7,14 @@ rate, since a short branch must hold a token for every cycle of the long one. A 
 one output (a chain link, the branch of a residual block) needs no join to order its heads, so here it
 is 000's atomic node (000 Alg. 3, 4 with live credit, :mod:`sfdf.hdl.counter`): the receiver's offer
 goes to the kernel and the sender in the cycle the channel shows it, and the computation commits when
-the output can take it. A token pushed at cycle ``t`` is consumed downstream at ``t + 1``.
+the output can take it. A token pushed at cycle ``t`` is consumed downstream at ``t + 1``. It holds no
+token between stages (it has one), so tokens are released as they are popped, and the analysis of 000
+and 002 applies as printed.
 
-What keeps the one cycle short is 000 Alg. 4's interval test, ``i - LastRecvIdx > [e]``. The pipelined
-node takes the step ``i - prev`` from its join and a budget after it (:mod:`sfdf.hdl.gap`): two carry
-chains behind the receiver's three-way choice of offer. Here the test is taken for each of the
-receiver's three candidate indices (heartbeat, data head, control head, each a register) against
-``LastRecvIdx`` (a register), and the choice comes after (docs/hardware.md, "The single-stage node").
-The sender keeps ``LastRecvIdx`` and takes the tests (:class:`sfdf.hdl.counter.CounterSender`'s
-``candidates``). The distance is exact modulo ``2^w``: a candidate lies within the watermark's window ``W`` above the
-node's last computation, which lies within ``[e]`` above ``LastRecvIdx`` (the test keeps it so), and
-``W + [e] < 2^w`` (:func:`sfdf.gen.analysis.control.watermark`: ``2^(w-1) > [e] + 2``).
-
-The node holds no token between stages (there are none), so it is exactly the papers' atomic node:
-tokens are released as they are popped, and the analysis of 000 and 002 applies as printed.
+What keeps the one cycle short is 000 Alg. 4's interval test, ``i - LastRecvIdx > [e]``: the sender
+takes it for each of the receiver's three candidate indices, each a register, and chooses after
+(:class:`sfdf.hdl.counter.CounterSender`'s ``candidates``; docs/hardware.md, "The single-stage node", for
+why the distance is exact modulo ``2^w`` under the index watermark).
 """
 
 from amaranth.hdl import Module, Signal

@@ -74,7 +74,7 @@ class StageTiming:
         Cycles a node's offer register adds to the hop of its inputs, per node (0 where it has none).
     single : frozenset of str
         Single-stage nodes: each decides and sends in one cycle, with no decided queue (``pipelined =
-        false``).
+        false``, or ``"auto"`` where :func:`sfdf.hdl.timing.single_stage` chooses it).
     """
 
     hop: int
