@@ -16,19 +16,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import statistics
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 from amaranth import Module
-from amaranth.back import rtlil
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
-from sfdf.boards.build import toolchain_env
+from sfdf.boards.build import out_of_context
 from sfdf.hdl.channels import DataChannel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,25 +74,8 @@ class Series(wiring.Component):
 
 def place(kind: str, width: int, capacity: int, seeds: list[int]) -> dict:
     """Fmax (median over ``seeds``) and utilisation of one series."""
-    env = toolchain_env()
-    top = Series(kind, width, capacity)
-    fmax, used = [], {}
-    with tempfile.TemporaryDirectory(prefix="sfdf-chan-") as scratch:
-        work = Path(scratch)
-        (work / "top.il").write_text(rtlil.convert(top, name="top"))
-        subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil top.il; synth_ecp5 -top top -json top.json"],
-                       cwd=work, check=True, capture_output=True)
-        for seed in seeds:
-            subprocess.run([env["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--out-of-context",
-                            "--json", "top.json", "--freq", "400", "--seed", str(seed), "--timing-allow-fail", "--report",
-                            f"r{seed}.json", "-q"], cwd=work, check=True, capture_output=True)
-            report = json.loads((work / f"r{seed}.json").read_text())
-            fmax.append(min(v["achieved"] for v in report["fmax"].values()))
-            used = {cell: v["used"] for cell, v in report["utilization"].items() if v["used"]}
-    return {"kind": kind, "width": width, "capacity": capacity, "series": SERIES, "seeds": seeds,
-            "fmax_mhz": [round(f, 1) for f in fmax], "fmax_median_mhz": round(statistics.median(fmax), 1),
-            "luts": used.get("TRELLIS_COMB", 0), "ffs": used.get("TRELLIS_FF", 0),
-            "brams": used.get("DP16KD", 0), "lutram": used.get("TRELLIS_RAMW", 0)}
+    return {"kind": kind, "width": width, "capacity": capacity, "series": SERIES,
+            **out_of_context(Series(kind, width, capacity), seeds)}
 
 
 def main(argv=None):

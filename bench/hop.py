@@ -27,18 +27,14 @@ import argparse
 import itertools
 import json
 import random
-import statistics
-import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from amaranth import Module, Mux, Signal
-from amaranth.back import rtlil
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from sfdf.boards.build import toolchain_env
+from sfdf.boards.build import out_of_context
 from sfdf.gen.analysis import check
 from sfdf.gen.randomnet import network_from_pairs
 from sfdf.hdl.channels import DataChannel
@@ -208,26 +204,6 @@ def sfdf_chain(rate: float, single: bool):
     return check(replace(net, data_width=DATA, nodes=nodes)).network
 
 
-def place(top, seeds) -> dict:
-    """Fmax (median over ``seeds``, each listed) and utilisation of ``top`` out of context."""
-    env = toolchain_env()
-    fmax, used = [], {}
-    with tempfile.TemporaryDirectory(prefix="sfdf-hop-") as scratch:
-        work = Path(scratch)
-        (work / "top.il").write_text(rtlil.convert(top, name="top"))
-        subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil top.il; synth_ecp5 -top top -json top.json"],
-                       cwd=work, check=True, capture_output=True)
-        for seed in seeds:
-            subprocess.run([env["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--out-of-context", "--json",
-                            "top.json", "--freq", "400", "--seed", str(seed), "--timing-allow-fail", "--report",
-                            f"r{seed}.json", "-q"], cwd=work, check=True, capture_output=True)
-            report = json.loads((work / f"r{seed}.json").read_text())
-            fmax.append(min(v["achieved"] for v in report["fmax"].values()))
-            used = {cell: v["used"] for cell, v in report["utilization"].items() if v["used"]}
-    return {"fmax_mhz": [round(f, 1) for f in fmax], "fmax_median_mhz": round(statistics.median(fmax), 1),
-            "luts": used.get("TRELLIS_COMB", 0), "ffs": used.get("TRELLIS_FF", 0)}
-
-
 def designs(rate: float):
     """name -> (cycles per hop, the top to place)."""
     return {"plain": (1, FloorChain(HOPS, rate, plain=True)), "floor": (1, FloorChain(HOPS, rate, plain=False)),
@@ -249,7 +225,7 @@ def main(argv=None):
     print("|---|---:|---:|---:|---|---:|---:|")
     for rate in args.rates:
         for name, (cycles, top) in designs(rate).items():
-            row = {"hop": name, "rate": rate, "cycles_per_hop": cycles, **place(top, args.seeds)}
+            row = {"hop": name, "rate": rate, "cycles_per_hop": cycles, **out_of_context(top, args.seeds)}
             rows.append(row)
             print(f"| {name} | {rate} | {cycles} | {row['fmax_median_mhz']} | "
                   f"{' / '.join(map(str, row['fmax_mhz']))} | {row['luts']} | {row['ffs']} |", flush=True)

@@ -39,7 +39,7 @@ from .facts import write_board_facts
 from .top import Board, BoardTop
 
 __all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
-           "fusesoc_core", "parse_report", "place_again", "toolchain_env"]
+           "fusesoc_core", "out_of_context", "parse_report", "place_again", "toolchain_env"]
 
 log = logging.getLogger(__name__)
 
@@ -388,6 +388,35 @@ def _program(board: Board, bitstream: Path, env: dict[str, str]) -> dict:
         return {"programmed": True}
     lines = (done.stdout + done.stderr).strip().splitlines()
     return {"programmed": False, "program_error": lines[-1] if lines else f"{tool} exited with {done.returncode}"}
+
+
+def out_of_context(top, seeds, freq_mhz: float = 400) -> dict:
+    """Fmax and utilisation of an Amaranth design alone on ECP5-85F: Yosys ``synth_ecp5`` and nextpnr-ecp5
+    ``--out-of-context`` (its ports need no pins), constrained at ``freq_mhz`` so the Fmax is the design's,
+    placed once per seed: ``fmax_mhz`` per seed, their median, and the last placement's LUT4, FF, LUT RAM
+    and block RAM counts (bench/channels.py, bench/hop.py)."""
+    import statistics
+    import tempfile
+
+    from amaranth.back import rtlil
+
+    env = toolchain_env()
+    fmax, used = [], {}
+    with tempfile.TemporaryDirectory(prefix="sfdf-ooc-") as scratch:
+        work = Path(scratch)
+        (work / "top.il").write_text(rtlil.convert(top, name="top"))
+        subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil top.il; synth_ecp5 -top top -json top.json"],
+                       cwd=work, check=True, capture_output=True)
+        for seed in seeds:
+            subprocess.run([env["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--out-of-context", "--json",
+                            "top.json", "--freq", str(freq_mhz), "--seed", str(seed), "--timing-allow-fail",
+                            "--report", f"r{seed}.json", "-q"], cwd=work, check=True, capture_output=True)
+            report = json.loads((work / f"r{seed}.json").read_text())
+            fmax.append(min(v["achieved"] for v in report["fmax"].values()))
+            used = {cell: v["used"] for cell, v in report["utilization"].items() if v["used"]}
+    return {"seeds": list(seeds), "fmax_mhz": [round(f, 1) for f in fmax],
+            "fmax_median_mhz": round(statistics.median(fmax), 1), "luts": used.get("TRELLIS_COMB", 0),
+            "ffs": used.get("TRELLIS_FF", 0), "brams": used.get("DP16KD", 0), "lutram": used.get("TRELLIS_RAMW", 0)}
 
 
 def place_again(built: dict, board: Board, seed: int) -> dict:
