@@ -1,19 +1,16 @@
 """bench/fpga.py's rows file (docs/fpga.json): side-by-side builds merge their rows, the tables come from it."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from benches import load_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_fpga", ROOT / "bench" / "fpga.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("fpga")
 
 
 def _row(design, board, fmax, luts=1000):

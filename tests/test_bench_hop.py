@@ -1,19 +1,12 @@
 """bench/hop.py's floor of a one-cycle hop is a correct hop: its tokens are the filters', in order, with the
 heartbeat rule's dummies, one cycle per hop (else its Fmax would bound nothing)."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from benches import load_bench
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_hop", ROOT / "bench" / "hop.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("hop")
 
 
 @pytest.mark.parametrize(("rate", "ready"), [(0.0, 1.0), (0.3, 0.7), (0.9, 0.5)])
