@@ -78,6 +78,11 @@ def _lfsr_step(state):
     return (state >> 1) ^ Mux(state[0], LFSR_MASK, 0)
 
 
+def _lfsr_step_value(state: int) -> int:
+    """:func:`_lfsr_step` of a constant."""
+    return (state >> 1) ^ (LFSR_MASK if state & 1 else 0)
+
+
 class RandomFilter(wiring.Component):
     """The ``random_filter`` kernel: wrapping sum of the payloads present, one LFSR filter per output.
 
@@ -91,18 +96,23 @@ class RandomFilter(wiring.Component):
         Input payload bits; the sum wraps at ``data_width`` bits (``o_data``).
     seed : int
     rate : float
+    ahead : bool
+        ``o_emit`` from registers: each filter's decision for the next data computation is kept from the
+        cycle the LFSR steps to it (the state two steps on), so no comparison follows the state (for a
+        node that decides and sends in one cycle, :class:`sfdf.hdl.single_stage.SingleStageNode`).
 
     Members
     -------
     As :func:`kernel_signature`: ``o_data`` is the wrapping sum of the present payloads; output ``j``
-    gets it iff ``o_emit[j]`` (combinational, from the stepped LFSR states).
+    gets it iff ``o_emit[j]`` (combinational, from the stepped LFSR states; with ``ahead`` a register
+    equal to it).
     """
 
     latency = 0
 
     def __init__(self, *, inputs, outputs, data_width, seed=_FILTER["seed"], rate=_FILTER["rate"], in_width=None,
-                 index_width=32):
-        self.inputs, self.outputs, self.data_width = inputs, outputs, data_width
+                 index_width=32, ahead=False):
+        self.inputs, self.outputs, self.data_width, self.ahead = inputs, outputs, data_width, ahead
         self.seeds = [lfsr_seed(seed, j) for j in range(outputs)]
         self.threshold = filter_threshold(rate)
         super().__init__(kernel_signature(inputs, outputs, in_width or data_width, data_width, index_width))
@@ -122,6 +132,11 @@ class RandomFilter(wiring.Component):
             m.d.comb += stepped.eq(_lfsr_step(state))
             if self.threshold == 0:  # rate 0 never filters, rate 1 always does
                 m.d.comb += self.o_emit[j].eq(1)
+            elif self.threshold < 1 << 16 and self.ahead:  # the decision for the state after the next step
+                emit = Signal(init=_lfsr_step_value(seed) >> 16 >= self.threshold, name=f"emit{j}")
+                m.d.comb += self.o_emit[j].eq(emit)
+                with m.If(self.i_step & data_computation):
+                    m.d.sync += emit.eq(_lfsr_step(stepped)[16:] >= self.threshold)
             elif self.threshold < 1 << 16:
                 m.d.comb += self.o_emit[j].eq(stepped[16:] >= self.threshold)
             with m.If(self.i_step & data_computation):
@@ -277,17 +292,18 @@ def kernel_latency(name) -> int:
     return kernel.latency
 
 
-def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width, pipelined=True):
+def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width, pipelined=True, ahead=False):
     """The hardware kernel named ``name`` in a spec (``None``: ``random_filter`` with rate 0, docs/architecture.md).
 
     ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
     ``random_filter`` wraps at (the variance kernels fix their own widths); ``pipelined``: the variance
-    kernels' pipeline stages (:func:`sfdf.hdl.dsp.pipelined`; without them their latency is 0).
+    kernels' pipeline stages (:func:`sfdf.hdl.dsp.pipelined`; without them their latency is 0); ``ahead``:
+    ``random_filter``'s decisions from registers (:class:`RandomFilter`).
     """
     params = kernel_params(name, params)
     if name in (None, "random_filter"):
         return RandomFilter(inputs=inputs, outputs=outputs, data_width=data_width, in_width=in_width,
-                            index_width=index_width, seed=params["seed"], rate=params["rate"])
+                            index_width=index_width, seed=params["seed"], rate=params["rate"], ahead=ahead)
     if name == "variance_source":
         return VarianceSource(outputs=outputs, index_width=index_width, filter_zeros=params["filter_zeros"])
     if name in ("variance_mean", "variance_mean_sq"):

@@ -88,7 +88,7 @@ class SingleStageNode(wiring.Component):
         wiring.connect(m, tx.o_ctrl, wiring.flipped(link_out.ctrl))
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=1, outputs=1, in_width=e_in.width + self.shift, data_width=self.dw,
-            index_width=self.fw, pipelined=pipelined(platform))
+            index_width=self.fw, pipelined=pipelined(platform), ahead=True)
         if kernel.latency:
             raise ValueError(f"A single-stage node needs a kernel of latency 0, not {self.kernel!r} "
                              f"(latency {kernel.latency})")

@@ -63,9 +63,9 @@ def test_join_wide_indices():
     check_join(3, width=32, steps=300, seed=9)
 
 
-def check_filter(inputs, outputs, seed, rate, steps=200):
+def check_filter(inputs, outputs, seed, rate, steps=200, ahead=False):
     rng = random.Random(seed)
-    dut = RandomFilter(inputs=inputs, outputs=outputs, data_width=16, seed=seed, rate=rate)
+    dut = RandomFilter(inputs=inputs, outputs=outputs, data_width=16, seed=seed, rate=rate, ahead=ahead)
     states = [lfsr_seed(seed, j) for j in range(outputs)]
     threshold = filter_threshold(rate)
 
@@ -88,11 +88,13 @@ def check_filter(inputs, outputs, seed, rate, steps=200):
     simulate(dut, bench)
 
 
+@pytest.mark.parametrize("ahead", [False, True])
 @pytest.mark.parametrize("inputs,outputs,seed,rate", [
     (1, 1, 1, 0.0), (1, 2, 7, 0.9), (2, 3, 12345, 0.5), (3, 1, 0, 1.0), (2, 2, 2**20, 0.25),
 ])
-def test_random_filter_matches_the_model(inputs, outputs, seed, rate):
-    check_filter(inputs, outputs, seed, rate)
+def test_random_filter_matches_the_model(inputs, outputs, seed, rate, ahead):
+    """``ahead``: the decisions from registers (a single-stage node's kernel), the same in every cycle."""
+    check_filter(inputs, outputs, seed, rate, ahead=ahead)
 
 
 def test_threshold_is_pythons_round():
