@@ -10,7 +10,7 @@ chain), ``random_filter`` at rate 0 and 0.3:
   ceiling;
 * ``floor``: the least control a one-cycle hop of 000's live credit can have (:class:`FloorNode`): the
   data head or else the heartbeat register, EOS as a flag on the last token, 000 Alg. 4's interval test
-  for both candidates from registers, no user messages, no stamps;
+  for both candidates from registers, the filter's decisions from registers, no user messages, no stamps;
 * ``pipelined``, ``single``: sfdf's own network (:class:`sfdf.hdl.top.NetworkTop`: a source, the interior
   nodes, a sink) with its interior nodes pipelined (three cycles per hop) or single-stage (one).
 
@@ -64,8 +64,9 @@ class FloorNode(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # the floor takes its filter decisions from registers, as the single-stage node does
         k = m.submodules.kernel = RandomFilter(inputs=1, outputs=1, data_width=DATA, rate=self.rate, seed=self.seed,
-                                               index_width=INDEX)
+                                               index_width=INDEX, ahead=not self.plain)
         head = self.i_data
         tok = head.valid
         m.d.comb += [k.i_payloads[0].eq(head.payload.data), self.o_data.payload.data.eq(k.o_data)]
