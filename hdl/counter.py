@@ -35,7 +35,7 @@ from amaranth.lib.wiring import In, Out
 
 from .gap import GapCounter
 from .params import check_integer
-from .select import next_index_members, offered_index
+from .select import chosen, next_index_members, offered_index
 from .stamps import STAMP_SEED, stamp_step, stamp_step_value
 from .tokens import (
     computation_layout,
@@ -134,7 +134,7 @@ class CounterSender(wiring.Component):
             last = Signal.like(comp.index, name="last_recv")
             w = len(comp.index)
             late = [(self.i_indices[c] - last)[:w] > self.heartbeat for c in range(3)]
-            m.d.comb += dummy.eq(~comp.eos & ~comp.emit & Mux(self.i_choice, late[2], Mux(self.i_early, late[1], late[0])))
+            m.d.comb += dummy.eq(~comp.eos & ~comp.emit & chosen(late, self.i_early, self.i_choice))
             with m.If(commit & (comp.emit | dummy)):
                 m.d.sync += last.eq(comp.index)
         elif self.heartbeat is not None:

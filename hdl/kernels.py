@@ -35,6 +35,7 @@ from sfdf.gen.kernels import (
     kernel_output_width,
     kernel_params,
     lfsr_seed,
+    lfsr_step,
     variance_fields,
 )
 
@@ -76,11 +77,6 @@ def frame_ends(m: Module, kernel) -> None:
 def _lfsr_step(state):
     """One right-shift Galois step of x^32 + x^22 + x^2 + x + 1, as an expression."""
     return (state >> 1) ^ Mux(state[0], LFSR_MASK, 0)
-
-
-def _lfsr_step_value(state: int) -> int:
-    """:func:`_lfsr_step` of a constant."""
-    return (state >> 1) ^ (LFSR_MASK if state & 1 else 0)
 
 
 class RandomFilter(wiring.Component):
@@ -133,7 +129,7 @@ class RandomFilter(wiring.Component):
             if self.threshold == 0:  # rate 0 never filters, rate 1 always does
                 m.d.comb += self.o_emit[j].eq(1)
             elif self.threshold < 1 << 16 and self.ahead:  # the decision for the state after the next step
-                emit = Signal(init=_lfsr_step_value(seed) >> 16 >= self.threshold, name=f"emit{j}")
+                emit = Signal(init=lfsr_step(seed) >> 16 >= self.threshold, name=f"emit{j}")
                 m.d.comb += self.o_emit[j].eq(emit)
                 with m.If(self.i_step & data_computation):
                     m.d.sync += emit.eq(_lfsr_step(stepped)[16:] >= self.threshold)

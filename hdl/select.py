@@ -5,7 +5,7 @@ from amaranth.hdl import Mux
 from amaranth.lib import data
 from amaranth.lib.wiring import Out
 
-__all__ = ["next_index_members", "offered_index", "pick"]
+__all__ = ["chosen", "next_index_members", "offered_index", "pick"]
 
 
 def pick(sel, values):
@@ -27,8 +27,13 @@ def next_index_members(index_width) -> dict:
     return {"o_indices": Out(data.ArrayLayout(index_width, 3)), "o_early": Out(1), "o_choice": Out(1)}
 
 
+def chosen(values, early, choice):
+    """Of three values, one per candidate of :func:`next_index_members`, the offered one's: ``values[2]`` if
+    ``choice``, else ``values[early]`` (whatever is computed per candidate, the choice after it)."""
+    return Mux(choice, values[2], Mux(early, values[1], values[0]))
+
+
 def offered_index(receiver):
     """The index a receiver with :func:`next_index_members` offers: ``o_indices[2]`` if ``o_choice``, else
     ``o_indices[o_early]``."""
-    indices = receiver.o_indices
-    return Mux(receiver.o_choice, indices[2], Mux(receiver.o_early, indices[1], indices[0]))
+    return chosen(receiver.o_indices, receiver.o_early, receiver.o_choice)

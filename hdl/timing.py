@@ -45,7 +45,14 @@ def stage_timing(network, platform=None) -> StageTiming:
     """The :class:`~sfdf.gen.analysis.throughput.StageTiming` of ``network``'s hardware on ``platform``
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's), its single-stage
     nodes :func:`single_stage`'s."""
-    return _timing(network, platform, single_stage(network, platform))
+    timing = _timing(network, platform, frozenset(n.name for n in network.nodes if n.pipelined is False))
+    auto = {n.name for n in network.nodes if n.pipelined == AUTO and network.single_stage_problem(n.name) is None}
+    while network.edges and auto - timing.single:
+        faster = single_stage_nodes(network, timing, throughput_bound(network, timing), allowed=auto)
+        if faster is None:
+            break
+        timing = _timing(network, platform, timing.single | set(faster["nodes"]))
+    return timing
 
 
 def single_stage(network, platform=None) -> frozenset:
@@ -55,14 +62,7 @@ def single_stage(network, platform=None) -> frozenset:
     auto nodes on the binding cycle become single-stage if that raises it
     (:func:`~sfdf.gen.analysis.throughput.single_stage_nodes`, one cycle per hop through each instead of
     three; docs/hardware.md, "The single-stage node"). ``resolved`` networks only (concrete capacities)."""
-    timing = _timing(network, platform, frozenset(n.name for n in network.nodes if n.pipelined is False))
-    auto = {n.name for n in network.nodes if n.pipelined == AUTO and network.single_stage_problem(n.name) is None}
-    while network.edges and auto - timing.single:
-        faster = single_stage_nodes(network, timing, throughput_bound(network, timing), allowed=auto)
-        if faster is None:
-            break
-        timing = _timing(network, platform, timing.single | set(faster["nodes"]))
-    return timing.single
+    return stage_timing(network, platform).single
 
 
 def hardware_rate(network, platform=None) -> dict | None:

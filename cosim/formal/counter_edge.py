@@ -35,6 +35,7 @@ from amaranth.lib import wiring
 from sfdf.hdl.channels import ControlChannel, DataChannel
 from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.gap import delta_width
+from sfdf.hdl.select import chosen
 from sfdf.hdl.stamps import stamp_sequence, stamp_step
 from sfdf.hdl.tokens import counter_control_layout, counter_data_layout
 
@@ -143,7 +144,7 @@ class CounterEdgeHarness(Elaboratable):
             picks = snd.i_indices
             m.d.comb += [*(picks[k].eq(AnySeq(w)) for k in range(3)), snd.i_early.eq(AnySeq(1)),
                          snd.i_choice.eq(AnySeq(1)),
-                         Assume(Mux(snd.i_choice, picks[2], Mux(snd.i_early, picks[1], picks[0])) == comp.index)]
+                         Assume(chosen(picks, snd.i_early, snd.i_choice) == comp.index)]
         d_in, c_in, d_out, c_out, consume, offers_heartbeat = credit_moves(dch, cch, rcv)
         head = rcv.o_head
         hb = snd.o_heartbeat
