@@ -475,7 +475,7 @@ class SFDFNode(wiring.Component):
                 m.d.comb += index.eq(full + head.step)
                 with m.If(valid & outputs_ready):
                     m.d.sync += full.eq(index)
-            self._sink(m, valid, head.eos, index, head.emit[0], head.data,
+            self._sink(m, valid & ~head.eos, valid & head.eos, index, head.emit[0], head.data,
                        head.msg_valid, head.msg, outputs_ready)
         return m
 
@@ -515,27 +515,22 @@ class SFDFNode(wiring.Component):
         ]
         return tx
 
-    def _sink(self, m, valid, eos, index, emit, value, msg_valid, msg, outputs_ready):
+    def _sink(self, m, word_go, eos_go, index, emit, value, msg_valid, msg, outputs_ready):
         """Beats of a sink: the data beat first, then the message beat (two cycles), or the EOS beat."""
         beat = self.o_beat
         data_sent = Signal()  # the data beat of this computation went out; its message beat is next
         need_data = emit & ~data_sent
-        # the payload is the beat's whatever ``valid`` says (it matters only with it), so the decided
-        # queue's valid drives the beat's valid and ready alone, not every payload bit
-        m.d.comb += [
-            beat.payload.index.eq(index),
-            beat.payload.kind.eq(Mux(eos, BeatKind.EOS, Mux(need_data, BeatKind.DATA, BeatKind.MESSAGE))),
-            beat.payload.data.eq(Mux(eos, 0, Mux(need_data, value, msg))),
-        ]
-        word_go, eos_go = valid & ~eos, valid & eos
+        m.d.comb += beat.payload.index.eq(index)
         with m.If(eos_go):
-            m.d.comb += [beat.valid.eq(1), outputs_ready.eq(beat.ready)]
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BeatKind.EOS), outputs_ready.eq(beat.ready)]
         with m.Elif(word_go & need_data):
-            m.d.comb += [beat.valid.eq(1), outputs_ready.eq(beat.ready & ~msg_valid)]
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BeatKind.DATA), beat.payload.data.eq(value),
+                         outputs_ready.eq(beat.ready & ~msg_valid)]
             with m.If(beat.ready & msg_valid):
                 m.d.sync += data_sent.eq(1)
         with m.Elif(word_go & msg_valid):
-            m.d.comb += [beat.valid.eq(1), outputs_ready.eq(beat.ready)]
+            m.d.comb += [beat.valid.eq(1), beat.payload.kind.eq(BeatKind.MESSAGE), beat.payload.data.eq(msg),
+                         outputs_ready.eq(beat.ready)]
             with m.If(beat.ready):
                 m.d.sync += data_sent.eq(0)
         with m.Else():
