@@ -35,7 +35,7 @@ from .tokens import (
 )
 
 __all__ = ["CreditEdge", "CreditLinkSignature", "InbandEdge", "InbandLinkSignature", "Links", "LinksSignature",
-           "edge_link"]
+           "connect_credit_receiver", "connect_credit_sender", "edge_link"]
 
 
 class CreditLinkSignature(wiring.Signature):
@@ -182,6 +182,28 @@ def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credi
     return CreditLinkSignature(capacity=edge.capacity, control_capacity=edge.control_capacity,
                                index_width=index_width, data_width=edge.width, payload_width=payload_width,
                                live=live_credit, heartbeat_in_head=heartbeat_in_head)
+
+
+def connect_credit_receiver(m, link, rx, *, ahead=False):
+    """Wire a credit receiver (:class:`sfdf.hdl.credit.CreditReceiver` or
+    :class:`sfdf.hdl.counter.CounterReceiver`) to its node's ``In`` ``link``: both channels' heads, the
+    heartbeat register and its clear, and with ``ahead`` (``heartbeat_in_head``) the data channel's copy of
+    its head's index and next state. Returns the cycle's pops ``(data, ctrl)``; the caller wires the
+    release."""
+    wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
+    wiring.connect(m, wiring.flipped(link.data), rx.i_data)
+    m.d.comb += [rx.i_heartbeat.eq(link.heartbeat), link.heartbeat_clear.eq(rx.o_heartbeat_clear)]
+    if ahead:
+        m.d.comb += [rx.i_join_index.eq(link.join_index), rx.i_ahead.eq(link.ahead)]
+    return link.data.valid & link.data.ready, link.ctrl.valid & link.ctrl.ready
+
+
+def connect_credit_sender(m, tx, link):
+    """Wire a credit sender (:class:`sfdf.hdl.credit.CreditSender` or :class:`sfdf.hdl.counter.CounterSender`)
+    to its node's ``Out`` ``link``: both channels' tails, the heartbeat register and its clear."""
+    wiring.connect(m, tx.o_data, wiring.flipped(link.data))
+    wiring.connect(m, tx.o_ctrl, wiring.flipped(link.ctrl))
+    m.d.comb += [link.heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(link.heartbeat_clear)]
 
 
 class LinksSignature(wiring.Signature):

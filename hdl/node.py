@@ -23,7 +23,7 @@ from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
 from .join import LOOKAHEAD_MAX, SFDFJoin
 from .kernels import kernel_latency, make_kernel
-from .links import LinksSignature, edge_link
+from .links import LinksSignature, connect_credit_receiver, connect_credit_sender, edge_link
 from .manifest import BeatKind
 from .offer import SLOTS, OfferRegister, offer_slots
 from .tokens import CTRL_CREDIT
@@ -290,12 +290,8 @@ class SFDFNode(wiring.Component):
             rx = m.submodules[f"rx{k}"] = CounterReceiver(**widths, heartbeat_in_head=self._early_head)
         else:
             rx = m.submodules[f"rx{k}"] = CreditReceiver(**widths)
-        wiring.connect(m, wiring.flipped(link.ctrl), rx.i_ctrl)
-        wiring.connect(m, wiring.flipped(link.data), rx.i_data)
-        data_pop, ctrl_pop = link.data.valid & link.data.ready, link.ctrl.valid & link.ctrl.ready
-        m.d.comb += [rx.i_heartbeat.eq(link.heartbeat), link.heartbeat_clear.eq(rx.o_heartbeat_clear)]
-        if self.live_credit and self._early_head:  # the data channel's copy of its head's index, the next state
-            m.d.comb += [rx.i_join_index.eq(link.join_index), rx.i_ahead.eq(link.ahead)]
+        # with the heartbeat in the data head: the data channel's copy of its head's index, the next state
+        data_pop, ctrl_pop = connect_credit_receiver(m, link, rx, ahead=self.live_credit and self._early_head)
         if not self._offer_slots:
             m.d.comb += [
                 *_offer(join.i_heads[k], rx.o_head),
@@ -507,12 +503,7 @@ class SFDFNode(wiring.Component):
             tx = m.submodules[f"tx{j}"] = CreditSender(
                 capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,
                 heartbeat=e.interval, **widths)
-        wiring.connect(m, tx.o_data, wiring.flipped(link.data))
-        wiring.connect(m, tx.o_ctrl, wiring.flipped(link.ctrl))
-        m.d.comb += [
-            link.heartbeat.eq(tx.o_heartbeat),
-            tx.i_heartbeat_clear.eq(link.heartbeat_clear),
-        ]
+        connect_credit_sender(m, tx, link)
         return tx
 
     def _sink(self, m, word_go, eos_go, index, emit, value, msg_valid, msg, outputs_ready):

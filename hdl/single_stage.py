@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 from .counter import CounterReceiver, CounterSender
 from .dsp import pipelined
 from .kernels import make_kernel
-from .links import LinksSignature, edge_link
+from .links import LinksSignature, connect_credit_receiver, connect_credit_sender, edge_link
 
 __all__ = ["SingleStageNode"]
 
@@ -75,17 +75,14 @@ class SingleStageNode(wiring.Component):
         rx = m.submodules.rx0 = CounterReceiver(capacity=e_in.capacity, control_capacity=e_in.control_capacity,
                                                index_width=self.iw, data_width=e_in.width, payload_width=self.pw,
                                                heartbeat_in_head=self.in_head)
-        if self.in_head:  # ``due`` a register, computed a cycle ahead from the channels' next state
-            m.d.comb += [rx.i_join_index.eq(link_in.join_index), rx.i_ahead.eq(link_in.ahead)]
-        wiring.connect(m, wiring.flipped(link_in.data), rx.i_data)
-        wiring.connect(m, wiring.flipped(link_in.ctrl), rx.i_ctrl)
+        # with the heartbeat in the head, ``due`` a register, computed a cycle ahead from the channels' next state
+        data_pop, ctrl_pop = connect_credit_receiver(m, link_in, rx, ahead=self.in_head)
         tested = e_out.interval is not None
         tx = m.submodules.tx0 = CounterSender(
             capacity=e_out.capacity, control_capacity=e_out.control_capacity, heartbeat=e_out.interval,
             index_width=self.iw, data_width=e_out.width, payload_width=self.pw,
             heartbeat_in_head=self.out_head, candidates=tested)
-        wiring.connect(m, tx.o_data, wiring.flipped(link_out.data))
-        wiring.connect(m, tx.o_ctrl, wiring.flipped(link_out.ctrl))
+        connect_credit_sender(m, tx, link_out)
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=1, outputs=1, in_width=e_in.width + self.shift, data_width=self.dw,
             index_width=self.fw, pipelined=pipelined(platform), ahead=True)
@@ -96,11 +93,8 @@ class SingleStageNode(wiring.Component):
         prev = Signal(self.iw)  # the last computation's index (0 before the first)
         done = Signal()  # EOS went out
         consume = Signal()
-        data_pop, ctrl_pop = link_in.data.valid & link_in.data.ready, link_in.ctrl.valid & link_in.ctrl.ready
         emit = head.is_data & kernel.o_emit[0]
         m.d.comb += [
-            rx.i_heartbeat.eq(link_in.heartbeat), link_in.heartbeat_clear.eq(rx.o_heartbeat_clear),
-            link_out.heartbeat.eq(tx.o_heartbeat), tx.i_heartbeat_clear.eq(link_out.heartbeat_clear),
             # nothing is held: a token or message is released as it is popped
             link_in.release.data.eq(data_pop), link_in.release.ctrl.eq(ctrl_pop),
             kernel.i_payloads[0].eq(head.data[:e_in.width] << self.shift),
