@@ -26,11 +26,15 @@ import logging
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from amaranth.back import rtlil
 
 from sfdf.hdl.dsp import FamilyOnly
 
@@ -395,11 +399,6 @@ def out_of_context(top, seeds, freq_mhz: float = 400) -> dict:
     ``--out-of-context`` (its ports need no pins), constrained at ``freq_mhz`` so the Fmax is the design's,
     placed once per seed: ``fmax_mhz`` per seed, their median, and the last placement's LUT4, FF, LUT RAM
     and block RAM counts (bench/channels.py, bench/hop.py)."""
-    import statistics
-    import tempfile
-
-    from amaranth.back import rtlil
-
     env = toolchain_env()
     fmax, used = [], {}
     with tempfile.TemporaryDirectory(prefix="sfdf-ooc-") as scratch:
