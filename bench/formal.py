@@ -5,7 +5,8 @@ component and configuration, the property set, the depth ``k``, the verdict and 
 variants of :mod:`sfdf.cosim.formal.mutants` are expected to FAIL, everything else to PASS; a row that
 does not come out as expected is marked, and the script exits 1. One solver process at a time.
 
-Writes bench/out/formal.json and prints a table.
+Writes bench/out/formal.json, prints a table, and writes it into docs/results.md between its markers (a run
+of every case only).
 
     .venv/bin/python bench/formal.py [--only SUBSTRING] [--timeout SECONDS]
 """
@@ -149,6 +150,29 @@ def _cases():
     return cases
 
 
+RESULTS = ROOT / "docs" / "results.md"
+BEGIN, END = "<!-- formal table: bench/formal.py writes between these markers -->", "<!-- end of formal table -->"
+
+
+def doc_table(rows: list[dict]) -> str:
+    """docs/results.md's table of the proofs: one row per case, a broken variant's FAIL marked as expected."""
+    lines = ["| configuration | properties | k | result | seconds |", "|---|---|---:|---|---:|"]
+    for r in rows:
+        result = r["result"] + (" (expected)" if r["expected"] == "FAIL" and r["result"] == "FAIL" else "")
+        if r["result"] != r["expected"]:
+            result += f" (expected {r['expected']})"
+        config = r["configuration"].replace("|", "\\|")
+        lines.append(f"| {config} | {r['properties'].split(':')[0]} | {r['depth']} | {result} | {r['seconds']:.1f} |")
+    return "\n".join(lines)
+
+
+def write_results(rows: list[dict], path: Path = RESULTS) -> None:
+    """Replace the table between the markers of ``path`` (left alone when the markers are missing)."""
+    text = path.read_text() if path.is_file() else ""
+    if BEGIN in text and END in text:
+        path.write_text(text[:text.index(BEGIN)] + f"{BEGIN}\n{doc_table(rows)}\n{END}" + text[text.index(END) + len(END):])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
@@ -180,6 +204,7 @@ def main(argv=None) -> int:
     if not args.only:
         OUT.write_text(json.dumps({"engine": "smtbmc yices (k-induction)", "proofs": rows}, indent=2) + "\n")
         print(f"wrote {OUT.relative_to(ROOT)}")
+        write_results(rows)
     return 1 if unexpected else 0
 
 

@@ -19,7 +19,8 @@ excluded.
 
 The rows live in docs/fpga.json, committed with the tables they make: a run writes it after every build
 (so an interrupted run resumes with --resume, in any checkout), and each row names the commit its HDL
-was built at. The tables of docs/fpga.md and README.md are made from it, between their markers.
+was built at. The tables of docs/results.md (every row), docs/fpga.md (the summary and the targets) and
+README.md (the headline and the summary) are made from it, between their markers (``--tables``).
 
     .venv/bin/python bench/fpga.py [--boards ulx3s-85f icebreaker] [--designs variance-credit ...] [--resume]
     .venv/bin/python bench/fpga.py --build variance-credit [--boards icebreaker] --save   # one row, kept
@@ -65,19 +66,22 @@ from sfdf.gen.spec import load_spec
 
 OUT = ROOT / "docs" / "fpga.json"
 DOC = ROOT / "docs" / "fpga.md"
+RESULTS = ROOT / "docs" / "results.md"
 README = ROOT / "README.md"
 BUILD = ROOT / "build" / "bench" / "fpga"
 BEGIN, END = "<!-- fpga table: bench/fpga.py writes between these markers -->", "<!-- end of fpga table -->"
 SUMMARY_BEGIN, SUMMARY_END = ("<!-- fpga summary: bench/fpga.py writes between these markers -->",
                               "<!-- end of fpga summary -->")
+TARGETS_BEGIN, TARGETS_END = ("<!-- fpga targets: bench/fpga.py writes between these markers -->",
+                              "<!-- end of fpga targets -->")
 #: Targets (issue 12): ECP5-85F unless named; "must" is the floor below the target.
 TARGET_MHZ, MUST_MHZ, TARGET_RATIO, MUST_RATIO = 150.0, 120.0, 0.90, 0.85
 TARGET_PLAIN_MHZ, TARGET_CHAIN_MHZ, MUST_CHAIN_MHZ, TARGET_ICE40_MHZ = 150.0, 180.0, 150.0, 24.0
 TARGET_LUTS_PER_EDGE, MUST_LUTS_PER_EDGE, TARGET_INBAND_LUTS_PER_EDGE = 60, 80, 30
 
 #: (design, board) -> nextpnr's router where it is not nextpnr's default (router1): on random20-credit's
-#: congested placements router1 takes 20-30 min per seed, router2 about 2 (docs/fpga.md, "Round of
-#: one-slot offers"), at a slower clock; its baseline is routed the same way, so the ratio compares one flow.
+#: congested placements router1 takes 20-30 min per seed, router2 about 2 (docs/fpga.md, "Routing a large
+#: network"), at a slower clock; its baseline is routed the same way, so the ratio compares one flow.
 ROUTER = {("random20-credit", "ulx3s-85f"): "router2", ("random20-plain", "ulx3s-85f"): "router2"}
 
 log = logging.getLogger("bench.fpga")
@@ -490,11 +494,34 @@ def netlist_noise(results: list[dict], netlists: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(results: list[dict], control: list[dict], netlists: list[dict] = ()) -> None:
+def headline(results: list[dict], control: list[dict]) -> str:
+    """README's headline sentence: the variance network on both devices, from the rows alone."""
+    by = {(r["design"], r["board"]): r for r in results}
+    per_edge = {c["design"]: c["per_edge"] for c in control}
+    rows = [by.get((d, "ulx3s-85f")) for d in ("variance-credit", "variance-inband", "variance-plain")]
+    if not all(r and r.get("fits", True) and not r.get("failed") for r in rows):
+        return ""
+    credit, inband, plain = rows
+    ice = by.get(("variance-credit", "icebreaker"))
+    ice_text = (f"; on the iCE40UP5K (iCEBreaker) credit mode places at {ice['fmax_mhz']:.1f} MHz"
+                if ice and ice.get("fits", True) and not ice.get("failed") else "")
+    return (f"On ECP5-85F (ULX3S) the variance network places at {credit['fmax_mhz']:.1f} MHz in credit mode and "
+            f"{inband['fmax_mhz']:.1f} MHz in-band, {_ratio_text(credit['fmax_mhz'] / plain['fmax_mhz'])} and "
+            f"{_ratio_text(inband['fmax_mhz'] / plain['fmax_mhz'])} of the no-control baseline's "
+            f"{plain['fmax_mhz']:.1f} (nextpnr, median of placement seeds 1-3), with "
+            f"{per_edge.get('variance-credit', '?')} LUT4 of control logic per edge in credit mode and "
+            f"{per_edge.get('variance-inband', '?')} in-band{ice_text}.")
+
+
+def write_doc(results: list[dict], control: list[dict], netlists: list[dict] = (), *, results_doc: Path = RESULTS,
+              fpga_doc: Path = DOC, readme: Path = README) -> None:
+    """Every generated FPGA table in its home: all rows, the control logic, the netlist noise and the targets
+    in docs/results.md; the summary and the targets in docs/fpga.md; the headline and the summary in README."""
     noise = netlist_noise(results, list(netlists))
-    _splice(DOC, BEGIN, END, f"{table(results, control)}\n\n" + (f"{noise}\n\n" if noise else "")
-            + "Targets (issue 12, median of the seeds):\n\n" + "\n".join(targets(results, control)))
-    _splice(README, SUMMARY_BEGIN, SUMMARY_END, summary(results, control))
+    verdicts = "Targets (median of the seeds):\n\n" + "\n".join(targets(results, control))
+    _splice(results_doc, BEGIN, END, f"{table(results, control)}\n\n" + (f"{noise}\n\n" if noise else "") + verdicts)
+    _splice(fpga_doc, TARGETS_BEGIN, TARGETS_END, f"{summary(results, control)}\n\n{verdicts}")
+    _splice(readme, SUMMARY_BEGIN, SUMMARY_END, f"{headline(results, control)}\n\n{summary(results, control)}")
 
 
 def main(argv=None) -> int:

@@ -97,3 +97,31 @@ def test_a_netlist_seed_scrambles_private_names_before_synthesis(tmp_path):
     assert "rename -scramble-name" not in (tmp_path / "0" / "ulx3s-85f" / "top.ys").read_text()
     script = (tmp_path / "7" / "ulx3s-85f" / "top.ys").read_text().splitlines()
     assert script[1:3] == ["read_rtlil top.il", "proc; rename -scramble-name -seed 7 w:$* c:$*"]
+
+
+def test_the_committed_tables_are_the_rows_of_docs_fpga_json(tmp_path):
+    """docs/results.md, docs/fpga.md and README.md hold exactly the tables ``bench/fpga.py --tables`` makes from
+    docs/fpga.json: no figure of theirs is typed by hand (rerun ``bench/fpga.py --tables`` after a row changes)."""
+    fpga = _bench()
+    homes = {"results_doc": ROOT / "docs" / "results.md", "fpga_doc": ROOT / "docs" / "fpga.md",
+             "readme": ROOT / "README.md"}
+    copies = {key: tmp_path / path.name for key, path in homes.items()}
+    for key, path in homes.items():
+        text = path.read_text()
+        assert text.count("bench/fpga.py writes between these markers") == 1, path
+        copies[key].write_text(text)
+    rows = fpga.load_rows()
+    fpga.write_doc(rows["builds"], rows["control"], rows["netlists"], **copies)
+    for key, path in homes.items():
+        assert copies[key].read_text() == path.read_text(), f"{path.relative_to(ROOT)}: run bench/fpga.py --tables"
+
+
+def test_the_readme_headline_is_the_variance_rows():
+    fpga = _bench()
+    rows = [_row("variance-credit", "ulx3s-85f", 135.0), _row("variance-inband", "ulx3s-85f", 120.0),
+            _row("variance-plain", "ulx3s-85f", 150.0)]
+    control = [{"design": "variance-credit", "per_edge": 70.0}, {"design": "variance-inband", "per_edge": 27.0}]
+    line = fpga.headline(rows, control)
+    assert "135.0 MHz in credit mode and 120.0 MHz in-band, 0.900 and 0.800 of the no-control baseline's 150.0" in line
+    assert "70.0 LUT4 of control logic per edge in credit mode and 27.0 in-band" in line
+    assert fpga.headline(rows[:2], control) == ""
