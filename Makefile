@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
-	@pkgs="$$($(PY) -m sfdf.cosim.toolchain --missing-packages)"; if [ -n "$$pkgs" ]; then \
+	@pkgs="$$($(PY) -m sfdf.hdl.toolchain --missing-packages)"; if [ -n "$$pkgs" ]; then \
 	  (apt-get update -qq && apt-get install -y -qq $$pkgs) || echo "cosim: FST waves need $$pkgs; falling back to VCD"; fi
 	touch $(STAMP)
 

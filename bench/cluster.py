@@ -4,7 +4,7 @@ worker killed mid-job.
 The cluster: a master and two workers started from the pyspark package (``spark-class
 org.apache.spark.deploy.master.Master`` / ``...worker.Worker``), one core each, each worker in its own
 work folder and its own process group; executors open the device from the archive the job ships
-(:class:`sfdf.sw.spark.Job`), never from the driver's folders. Three jobs over the same VERITAS-like
+(:class:`sfdf.sw.spark.config.Job`), never from the driver's folders. Three jobs over the same VERITAS-like
 frames: ``local[2]``, the cluster, and the cluster with one worker's process group (worker, executor,
 Python workers) killed with SIGKILL once the job's first tasks have finished: Spark re-runs the lost
 tasks on the other worker, and the results hold every frame exactly once (checked against numpy by
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from sfdf.sw.standalone import Cluster
+from sfdf.sw.spark.standalone import Cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
@@ -34,7 +34,7 @@ SPEC = str(ROOT / "examples" / "variance.toml")
 
 
 def job(spark, master: str, data: Path, out: Path, label: str) -> dict:
-    from sfdf.sw.spark import run_job
+    from sfdf.sw.spark.runs import run_job
 
     start = time.perf_counter()
     summary = run_job(SPEC, data, out, master=master, spark=spark)
@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     ap.add_argument("--frames", type=int, default=8000)
     args = ap.parse_args(argv)
     from sfdf.sw.datasets import veritas, write_frames
-    from sfdf.sw.spark import spark_session
+    from sfdf.sw.spark.config import spark_session
 
     OUT.mkdir(parents=True, exist_ok=True)
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver, like the cluster, on this machine's loopback

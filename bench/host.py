@@ -1,5 +1,5 @@
 """Host-side speed of the variance network (000 Fig. 1): simulated cycles per second of the fast device
-(cosim/fastsim.py: a compiled Verilator harness, no Python per cycle) against the cocotb bench (Python
+(sw/sim/fastsim.py: a compiled Verilator harness, no Python per cycle) against the cocotb bench (Python
 every cycle), one thread each. Figures only, never timed assertions.
 
 Also the Spark job's frames/s on ``local[1]`` and ``local[2]`` (target: at least 1.7x), the end-to-end
@@ -53,8 +53,8 @@ def generated(build_dir: Path) -> Path:
 def measure_fast_harness(manifest: Path, frames: list[np.ndarray], build_dir: Path, repeat: int) -> dict:
     """The harness alone, in this process: every frame queued, then one ``run`` until the last result
     (the wall time of that call only); best of ``repeat`` fresh devices."""
-    from sfdf.cosim.fastbuild import build
-    from sfdf.cosim.fastsim import FastSim
+    from sfdf.sw.sim.build import build
+    from sfdf.sw.sim.fastsim import FastSim
 
     facts = json.loads(manifest.read_text())
     library = build(manifest.with_name(f"{facts['name']}.v"), facts, build_dir)
@@ -115,7 +115,8 @@ def measure_spark(master: str, frames: int, build_dir: Path, repeat: int = 2) ->
     every frame through a device and checked, Parquet written), best of ``repeat`` after a warm-up run
     (the first job of a session also warms the JVM); session start and the harness build excluded."""
     from sfdf.sw.datasets import veritas, write_frames
-    from sfdf.sw.spark import run_job, spark_session
+    from sfdf.sw.spark.config import spark_session
+    from sfdf.sw.spark.runs import run_job
 
     data = build_dir / f"veritas{frames}"
     if not data.is_dir():
@@ -156,9 +157,10 @@ def measure_boards(frames: int, build_dir: Path) -> dict:
     import subprocess
     import sys
 
-    from sfdf.sw.boardsim import board_process
     from sfdf.sw.datasets import digits, write_frames
-    from sfdf.sw.spark import run_job, spark_session
+    from sfdf.sw.sim.boardsim import board_process
+    from sfdf.sw.spark.config import spark_session
+    from sfdf.sw.spark.runs import run_job
 
     board = build_dir / "board"
     subprocess.run([str(Path(sys.executable).with_name("sfdf")), "build", str(SPEC), "--board", "ulx3s-85f",

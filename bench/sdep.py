@@ -22,9 +22,9 @@ import random
 import time
 from pathlib import Path
 
-from sfdf.gen.analysis.sdep import SDEPTable
-from sfdf.gen.analysis.sdf import sdep
 from sfdf.gen.model import Edge, Network, Node
+from sfdf.gen.sdf.rates import sdep
+from sfdf.gen.sdf.sdep import SDEPTable
 
 OUT = Path(__file__).parent / "out"
 

@@ -4,11 +4,11 @@ What one build writes in ``DIR`` (``-o``, default ``build/boards/<name>-<board>`
 
 * ``<name>.v``, ``<name>.json`` (the manifest, as ``sfdf generate``) and ``<name>.core`` (FuseSoC CAPI2,
   so the network drops into other flows as IP);
-* ``<name>.board.json``: what the host needs to talk to the board (:mod:`sfdf.sw.serial`): board, clock,
+* ``<name>.board.json``: what the host needs to talk to the board (:mod:`sfdf.sw.device.uart`): board, clock,
   baud, buffered words per source (:mod:`.facts` writes and reads it);
 * ``<name>.board.v``: the board core (:class:`.core.BoardCore`: UART, link, commit FIFOs and the network; the
   board top's logic without its PLL and pin buffers) as Verilog with ports ``clk``, ``rst``, ``rx``, ``tx``,
-  ``leds``, the same elaboration the bitstream holds, for ``sfdf board-sim`` (:mod:`sfdf.sw.boardsim`);
+  ``leds``, the same elaboration the bitstream holds, for ``sfdf board-sim`` (:mod:`sfdf.sw.sim.boardsim`);
 * ``<board>/``: Amaranth's build tree (the top's RTLIL, Yosys log ``top.rpt``, nextpnr log ``top.tim``),
   the bitstream (``top.bit`` on ECP5, ``top.bin`` on iCE40) and nextpnr's JSON report ``top.report.json``.
 

@@ -1,7 +1,7 @@
 """The board's logic around a network, without the board: UART host link, buffers, watchdog, LEDs.
 
 :class:`BoardCore` is what :mod:`sfdf.boards.top` puts between the board's pins and clock, and what the UART
-cosimulation (tests/cosim/test_board_uart.py) runs on Verilator: ``rx``/``tx`` carry :mod:`sfdf.sw.codec`'s
+cosimulation (tests/cosim/test_board_uart.py) runs on Verilator: ``rx``/``tx`` carry :mod:`sfdf.sw.device.codec`'s
 packets (:mod:`sfdf.boards.link`), a UART break resets the network and the link, and 8 LEDs show the state.
 
 LEDs (``leds`` bit: meaning; boards with fewer LEDs combine them, see each board file):

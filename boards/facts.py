@@ -1,7 +1,7 @@
 """``<name>.board.json``: what the host needs to talk to a board ``sfdf build`` made, written and read here.
 
 :func:`sfdf.boards.build.build` writes it beside the manifest (``DIR/<name>.json``); the board device
-(:mod:`sfdf.sw.serial`) reads it back from the manifest's path. The facts are a JSON object:
+(:mod:`sfdf.sw.device.uart`) reads it back from the manifest's path. The facts are a JSON object:
 
 * ``board``, ``device``: the board's name (``sfdf build --board``) and its FPGA;
 * ``network``, ``manifest``: the network's name and its manifest's file name;

@@ -1,12 +1,12 @@
 """The host link's packet engines: frame packets in (CRC-checked, store and forward), beats packets out.
 
-Both speak the packets of :mod:`sfdf.boards.packets` exactly, as :mod:`sfdf.sw.codec` does on the host.
+Both speak the packets of :mod:`sfdf.boards.packets` exactly, as :mod:`sfdf.sw.device.codec` does on the host.
 
 :class:`FrameParser` writes a frame's words into its source's :class:`CommitFIFO` as they arrive and
 *commits* them only when the CRC matches: a damaged or truncated packet is rolled back and never reaches
 the network (the host learns it from the acknowledgement, see :class:`BeatSerializer`). A frame therefore
 has to fit the source's buffer; the host keeps at most that many words of each source unanswered
-(:mod:`sfdf.sw.serial`), because a UART has no back-pressure. :class:`BeatSerializer` sends every sink beat
+(:mod:`sfdf.sw.device.uart`), because a UART has no back-pressure. :class:`BeatSerializer` sends every sink beat
 as a beats packet of one beat; an empty beats packet for sink 0 (count 0) after every reset is the
 host's sign that the board is up and its frame numbering restarts at 0, and one per frame packet says
 whether it was taken.
@@ -369,12 +369,12 @@ class BeatSerializer(wiring.Component):
     acknowledgement per frame packet.
 
     A beat is ``tdata`` (``ceil(w / 8)`` bytes), ``tuser`` (``ceil(u / 8)`` bytes) and a ``tlast`` byte,
-    little-endian, as :meth:`sfdf.sw.codec.Codec.pack_beat_values` writes it. Sinks take turns.
+    little-endian, as :meth:`sfdf.sw.device.codec.Codec.pack_beat_values` writes it. Sinks take turns.
 
-    A status packet is an empty beats packet for sink 0 whose byte 3 (0 in :mod:`sfdf.sw.codec`, which
+    A status packet is an empty beats packet for sink 0 whose byte 3 (0 in :mod:`sfdf.sw.device.codec`, which
     ignores it) says what happened: :attr:`Status.HELLO`, :attr:`Status.COMMITTED` (a frame packet was
     taken) or :attr:`Status.DROPPED` (one was not). Acknowledgements go before beats, in packet order, so
-    the host knows exactly which frame a drop concerns (:mod:`sfdf.sw.serial`).
+    the host knows exactly which frame a drop concerns (:mod:`sfdf.sw.device.uart`).
 
     Parameters
     ----------
@@ -527,5 +527,5 @@ class BeatSerializer(wiring.Component):
 
 
 def _header(status, port, beats):
-    """A beats packet's header bytes (:mod:`sfdf.sw.codec`)."""
+    """A beats packet's header bytes (:mod:`sfdf.sw.device.codec`)."""
     return Cat(Const(_S, 8), Const(_B, 8), Const(VERSION, 8), status, Const(port, 8), Const(beats, 32))

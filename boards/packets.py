@@ -1,5 +1,5 @@
 """The host link's packet format, in one place: what :mod:`sfdf.boards.link` speaks in hardware and
-:mod:`sfdf.sw.codec` on the host (the simulated device and the board device alike).
+:mod:`sfdf.sw.device.codec` on the host (the simulated device and the board device alike).
 
 Little-endian throughout; the CRC is zlib's CRC-32 over every byte before it::
 

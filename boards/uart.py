@@ -1,8 +1,8 @@
 """8N1 UART receiver (with break detection) and transmitter: the physical layer of the board's host link.
 
-The host speaks :mod:`sfdf.sw.codec`'s packets over it (:mod:`sfdf.boards.link`); a *break* (the line held low for
+The host speaks :mod:`sfdf.sw.device.codec`'s packets over it (:mod:`sfdf.boards.link`); a *break* (the line held low for
 longer than a character, ``serial.Serial.send_break``) resets the network and the link, so a host can
-always start from a known state (:mod:`sfdf.sw.serial`).
+always start from a known state (:mod:`sfdf.sw.device.uart`).
 """
 
 from amaranth import Cat, Module, Signal

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import random_words, simulate
+from sfdf.hdl.buildcache import COSIM_DIR
 from sfdf.hdl.generate import generate
 from sfdf.hdl.node import decided_depth
 
@@ -116,7 +117,7 @@ def generated(folder: Path, network, **options) -> tuple[Path, Path]:
 
 
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
-                build_dir: str | Path = "build/cosim", timeout_s: float = 600, max_frame: int = 8,
+                build_dir: str | Path = COSIM_DIR, timeout_s: float = 600, max_frame: int = 8,
                 inputs: dict[str, list[list[int]]] | None = None, zeros: float = 0.0,
                 flush_after: dict[str, int] | None = None, report=None, platform=None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).

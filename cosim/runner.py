@@ -4,7 +4,7 @@ Everything goes through :func:`cocotb_tools.runner.get_runner` (cocotb's Makefil
 version string). The build folder is named after a hash of everything that changes the compiled
 model (sources, top, parameters, build arguments, waveform format, Verilator and cocotb versions), so
 a second run of the same design skips Verilator and the C++ compiler entirely. The folders are a
-:class:`sfdf.cosim.cache.BuildCache` (``build/cosim`` by default): a run holds its folder's lock from the
+:class:`sfdf.hdl.buildcache.BuildCache` (``build/cosim`` by default): a run holds its folder's lock from the
 build to the end of the simulation, and a new build prunes the cache to ``SFDF_COSIM_CACHE_GB``.
 """
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from cocotb_tools.runner import Verilator, get_runner
 
-from .cache import BuildCache
-from .toolchain import find_toolchain, fst_support
+from sfdf.hdl.buildcache import BuildCache
+from sfdf.hdl.toolchain import find_toolchain, fst_support
 
 __all__ = ["BUILD_ARGS", "BuildError", "PublicSignalsVerilator", "RunResults", "TestResult", "build_and_run",
            "design_key"]
@@ -198,7 +198,7 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
     extra_env : mapping or None
         Environment variables for the simulation, on top of ``os.environ``.
     waves : bool
-        Record waveforms: FST when :func:`~sfdf.cosim.toolchain.fst_support` says so, otherwise VCD with a
+        Record waveforms: FST when :func:`~sfdf.hdl.toolchain.fst_support` says so, otherwise VCD with a
         warning naming the Debian package to install.
     timeout_s : float or None
         Wall-clock limit of the simulation; the simulator is killed past it

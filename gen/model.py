@@ -138,7 +138,7 @@ class Edge:
 class Message:
     """A teleport message (004 Sec. "Semantics of Messaging"): sent by ``sender`` at each of its firings
     (as 004's constraints assume), delivered to every node of the portal ``receivers`` at the firing
-    that ``latency`` names through SDEP (:mod:`sfdf.gen.analysis.messages`).
+    that ``latency`` names through SDEP (:mod:`sfdf.gen.sdf.messages`).
 
     Members
     -------

@@ -5,7 +5,7 @@ it can be found, and the fix. Checks, in order: TOML syntax; ``[network]``; each
 ``[[edge]]`` (keys, types, ranges, node names, self-loops, duplicate names); each ``[[message]]``; then
 directed cycles, or, in an SDF network (004: rates, initial items or messages), nodes without kernels.
 The SDF rules that need the analysis (phase lists, peek >= pop, a repetition vector, no starving cycle,
-messages along a path) are :func:`sfdf.gen.analysis.sdfcheck.check_sdf_spec`'s, which the CLI runs.
+messages along a path) are :func:`sfdf.gen.sdf.check.check_sdf_spec`'s, which the CLI runs.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_defau
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Message, Network, Node
 from sfdf.gen.speclines import SpecLines
 
-__all__ = ["load_spec", "parse_spec"]
+__all__ = ["item_label", "load_spec", "parse_spec"]
 
 
 _NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "live_credit", "data_width", "index_width")
@@ -123,7 +123,7 @@ def _identifier(value) -> str:
     return value
 
 
-def _label(kind: str, index: int, table: dict) -> str:
+def item_label(kind: str, index: int, table: dict) -> str:
     """How an error names a node or edge: ``node "u"`` if it has a valid name, else ``node[2]``."""
     name = table.get("name")
     if isinstance(name, str) and _IDENTIFIER.match(name):
@@ -249,7 +249,7 @@ class _Parser:
         nodes: dict[str, Node] = {}
         first: dict[str, int] = {}
         for index, table in enumerate(self.tables("node", data)):
-            label = _label("node", index, table)
+            label = item_label("node", index, table)
             self.check_keys("node", index, label, table, _NODE_KEYS)
             raw = self.require("node", index, label, table, "name", '"<identifier>"')
             name = self.field("node", index, label, ("name",), lambda r=raw: _identifier(r))
@@ -308,7 +308,7 @@ class _Parser:
         explicit: dict[str, int] = {}
         fields = []
         for index, table in enumerate(tables):
-            label = _label("edge", index, table)
+            label = item_label("edge", index, table)
             self.check_keys("edge", index, label, table, _EDGE_KEYS)
             if "name" in table:
                 name = self.field("edge", index, label, ("name",), lambda t=table: _identifier(t["name"]))
@@ -389,7 +389,7 @@ class _Parser:
         touched = {e.src for e in net.edges} | {e.dst for e in net.edges}
         for index, node in enumerate(net.nodes if len(net.nodes) > 1 else ()):  # one node alone: its own source and sink
             if node.name not in touched:
-                raise self.error(_label("node", index, {"name": node.name}), "has no edges",
+                raise self.error(item_label("node", index, {"name": node.name}), "has no edges",
                                  "connect it with an [[edge]] or remove it", self.lines.find("node", index, ("name",)))
 
     def messages(self, data, nodes: dict[str, Node]) -> list[Message]:
@@ -412,10 +412,10 @@ class _Parser:
 
     def check_sdf(self, net: Network, node_tables) -> None:
         """An SDF network (004) has no kernels: its nodes run the SDF test kernel. Cycles are allowed (the
-        schedule proves them live: :func:`sfdf.gen.analysis.sdfcheck.check_sdf_spec`)."""
+        schedule proves them live: :func:`sfdf.gen.sdf.check.check_sdf_spec`)."""
         for index, node in enumerate(net.nodes):
             if node.kernel is not None:
-                raise self.error(f"{_label('node', index, node_tables[index])}.kernel",
+                raise self.error(f"{item_label('node', index, node_tables[index])}.kernel",
                                  "an SDF network (rates, initial items or messages, 004) runs the SDF test kernel "
                                  "(docs/semantics.md, \"SDF networks\")", "remove kernel",
                                  self.lines.find("node", index, ("kernel",)))
@@ -429,7 +429,7 @@ class _Parser:
         path = " -> ".join([cycle[0][0], *(dst for _, dst, _ in cycle)])
         last = cycle[-1][2]
         index = next(i for i, e in enumerate(net.edges) if e.name == last)
-        label = _label("edge", index, tables[index])
+        label = item_label("edge", index, tables[index])
         raise self.error(label, f"directed cycle {path}",
                          "remove or reverse an edge on the cycle (a network is acyclic; an SDF feedback loop "
                          "carries initial items, 004)", self.lines.find("edge", index))
@@ -439,7 +439,7 @@ class _Parser:
         that has no effect is."""
         for index, node in enumerate(net.nodes):
             if not node.registered_offers and not net.in_edges(node.name):
-                raise self.error(f"{_label('node', index, tables[index])}.registered_offers",
+                raise self.error(f"{item_label('node', index, tables[index])}.registered_offers",
                                  "a node without inputs has no offers to register", "remove registered_offers",
                                  self.lines.find("node", index, ("registered_offers",)))
 
@@ -453,7 +453,7 @@ class _Parser:
             if problem is None and "registered_offers" in tables[index]:
                 problem = "a single-stage node has no offer registers to set", "remove registered_offers"
             if problem is not None:
-                raise self.error(f"{_label('node', index, tables[index])}.pipelined", *problem,
+                raise self.error(f"{item_label('node', index, tables[index])}.pipelined", *problem,
                                  self.lines.find("node", index, ("pipelined",)))
 
     def check_kernel_inputs(self, net: Network, tables) -> None:
@@ -468,7 +468,7 @@ class _Parser:
                 fix = "connect it as in examples/variance.toml"
             else:
                 continue
-            label = _label("node", index, tables[index])
+            label = item_label("node", index, tables[index])
             raise self.error(f"{label}.kernel", f"{node.kernel} {problem}", fix,
                              self.lines.find("node", index, ("kernel",)))
 

@@ -19,7 +19,7 @@ from sfdf.boards.packets import Status
 from sfdf.boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.manifest import sink_tuser_fields
-from sfdf.sw.codec import Codec, read_packet
+from sfdf.sw.device.codec import Codec, read_packet
 
 pytestmark = pytest.mark.board
 

@@ -1,4 +1,4 @@
-"""sfdf.sw.serial without a board: open_device(..., backend="serial:...") against a fake board transport.
+"""sfdf.sw.device.uart without a board: open_device(..., backend="serial:...") against a fake board transport.
 
 The fake speaks the board's side of sw.codec (boards/link.py): a break resets it and it says hello (an
 empty beats packet for sink 0); it checks every frame packet's CRC and drops a bad one, as the hardware
@@ -19,9 +19,9 @@ from packets import status_packet
 
 from sfdf.boards.facts import read_board_facts
 from sfdf.boards.packets import Status
-from sfdf.sw.codec import Codec, FramePacket, FramingError, read_packet
 from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, ProtocolError, open_device
-from sfdf.sw.link import Link
+from sfdf.sw.device.codec import Codec, FramePacket, FramingError, read_packet
+from sfdf.sw.device.link import Link
 
 pytestmark = pytest.mark.board
 
@@ -214,7 +214,7 @@ def test_no_hello_is_an_error(board_dir):
     manifest = json.loads((board_dir / "variance.json").read_text())
     board = FakeBoard(manifest, BUFFER, silent=True)
     with pytest.raises(DeviceError, match=r"no board answered on the link within 2 s of a break"):
-        from sfdf.sw.serial import open_board
+        from sfdf.sw.device.uart import open_board
         open_board(board_dir / "variance.json", "fake", transport=board, clock=board.clock)
     assert board.closed
 

@@ -1,4 +1,4 @@
-"""Simulated boards (sfdf board-sim, sw/boardsim.py) behind real pseudo-terminals, and Spark driving them.
+"""Simulated boards (sfdf board-sim, sw/sim/boardsim.py) behind real pseudo-terminals, and Spark driving them.
 
 Each board is ``sfdf build examples/variance.toml --board ulx3s-85f --no-build --baud 5000000``'s core (5
 cycles per UART bit at 25 MHz), run by ``sfdf board-sim DIR --pty`` in its own process: the RTL, or with
@@ -20,10 +20,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from sfdf.sw.boardsim import board_process
 from sfdf.sw.datasets import digits, write_frames
 from sfdf.sw.device import open_device
-from sfdf.sw.results import DeviceDied, FrameTimeout
+from sfdf.sw.device.results import DeviceDied, FrameTimeout
+from sfdf.sw.sim.boardsim import board_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SFDF = [str(Path(sys.executable).with_name("sfdf"))]
@@ -81,7 +81,7 @@ def test_a_session_after_one_that_timed_out_is_exact(board_dir, build_dir):
 
 
 class StandInSim:
-    """A stand-in for :class:`sfdf.cosim.boardsim.BoardSim` behind :class:`sfdf.sw.boardsim.PtyBoard`: no RTL,
+    """A stand-in for :class:`sfdf.sw.sim.boardsim.BoardSim` behind :class:`sfdf.sw.sim.boardsim.PtyBoard`: no RTL,
     it says what a test puts in ``said`` and records what it hears."""
 
     pending, leds = 0, 0
@@ -117,7 +117,7 @@ def test_a_host_flush_during_a_chunk_mutes_what_the_chunk_said():
     flushed its input (before a break) never reach the host. A stale hello among them would be taken for
     the answer to the break, and the real one would end the session as a reset (the two-board Spark test
     saw that on a loaded machine, whose netlist simulation runs long chunks)."""
-    from sfdf.sw.boardsim import PtyBoard
+    from sfdf.sw.sim.boardsim import PtyBoard
 
     class Board(StandInSim):  # the host flushes while the first chunk runs, which talks
         host, chunks = None, 0
@@ -147,7 +147,7 @@ def test_a_break_drops_what_an_earlier_host_left_unread():
     that timed out with frames in flight, then a retry on the same board, as Spark's are). The bridge drops
     the host's bytes from a break until it first writes to the host, so the board hears only the new
     session's."""
-    from sfdf.sw.boardsim import PtyBoard
+    from sfdf.sw.sim.boardsim import PtyBoard
 
     class Board(StandInSim):  # it says hello after each break
         def send_break(self):
@@ -172,7 +172,7 @@ def test_a_break_drops_what_an_earlier_host_left_unread():
 
 
 def test_a_busy_board_does_not_open_twice(board_dir, build_dir):
-    from sfdf.sw.results import DeviceError
+    from sfdf.sw.device.results import DeviceError
 
     with board_sim(board_dir, build_dir) as (path, _), \
             open_device(board_dir / "variance.json", backend=f"serial:{path}"), \
@@ -189,9 +189,9 @@ def test_a_break_while_the_board_sends_gets_a_whole_hello(board_dir, build_dir):
     from packets import status_packet
 
     from sfdf.boards.packets import Status
-    from sfdf.sw.boardsim import board_dir as read_board_dir
-    from sfdf.sw.boardsim import simulated_board
-    from sfdf.sw.codec import Codec
+    from sfdf.sw.device.codec import Codec
+    from sfdf.sw.sim.boardsim import board_dir as read_board_dir
+    from sfdf.sw.sim.boardsim import simulated_board
 
     board = read_board_dir(board_dir)
     codec = Codec(json.loads(board.manifest.read_text()))
@@ -222,7 +222,7 @@ def test_a_damaged_byte_drops_the_packet_and_names_the_frame(board_dir, build_di
     before the results of earlier frames); the session ends naming frame 3 with what was answered before
     exact; a new session sends the rest from there and all are exact."""
     frames = digits()[:10]
-    from sfdf.sw.codec import Codec
+    from sfdf.sw.device.codec import Codec
 
     codec = Codec(json.loads((board_dir / "variance.json").read_text()))
     packet = len(codec.pack_frame(0, frames[0][1]))
@@ -291,7 +291,8 @@ def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     """``run_job(..., device="serial:A")``: three partitions take turns on one board (each holds it while it
     runs), and a byte damaged on the line in the first one's frames makes the board drop that packet, the
     task fail and Spark's retry send the partition again: every frame checked, once."""
-    from sfdf.sw.spark import run_job, spark_session
+    from sfdf.sw.spark.config import spark_session
+    from sfdf.sw.spark.runs import run_job
 
     frames = digits()[:150]
     write_frames(frames, tmp_path / "in", rows_per_file=50)
@@ -331,8 +332,9 @@ def test_spark_over_two_boards_one_a_netlist_one_dying(board_dir, build_dir, tmp
 def test_resource_fpga_on_a_standalone_cluster(board_dir, build_dir, tmp_path):
     """Spark's own scheduling: a worker advertises two simulated boards through sfdf-discover-fpga, tasks
     ask for one each, one board dies mid-job, and every frame is in the results once."""
-    from sfdf.sw.spark import run_job, spark_session
-    from sfdf.sw.standalone import Cluster
+    from sfdf.sw.spark.config import spark_session
+    from sfdf.sw.spark.runs import run_job
+    from sfdf.sw.spark.standalone import Cluster
 
     frames = digits()[:400]
     write_frames(frames, tmp_path / "in", rows_per_file=100)

@@ -1,4 +1,4 @@
-"""The frame codec (sw/codec.py) and the device API (sw/device.py) on the fast simulated device.
+"""The frame codec (sw/device/codec.py) and the device API (sw/device/) on the fast simulated device.
 
 Codec: hypothesis round trips of frames, beats and byte packets for any port width (above 64 bits too),
 a byte stream cut anywhere, and corrupted packets. Device: the variance network against numpy and the
@@ -25,16 +25,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fastsim import MULTI
 
-from sfdf.cosim.fastsim import FastSim
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.generate import generate
-from sfdf.sw.codec import Codec, FrameError, FramingError, read_packet
 from sfdf.sw.device import DeviceDied, DeviceError, FrameTimeout, harness_library, open_device
-from sfdf.sw.link import Link, StepResult
-from sfdf.sw.process import BadRequest, Call, ProcessLink, Reply, request, serve
-from sfdf.sw.simlink import RESET_CYCLES, SimLink
+from sfdf.sw.device.codec import Codec, FrameError, FramingError, read_packet
+from sfdf.sw.device.link import Link, StepResult
+from sfdf.sw.device.process import BadRequest, Call, ProcessLink, Reply, request, serve
+from sfdf.sw.device.simlink import RESET_CYCLES, SimLink
+from sfdf.sw.sim.fastsim import FastSim
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("SFDF_FASTSIM_BUILD", REPO / "build" / "fastsim"))

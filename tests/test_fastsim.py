@@ -1,4 +1,4 @@
-"""The fast simulated device (cosim/fastsim.py, harness.py, fastbuild.py): the compiled harness against the
+"""The fast simulated device (sw/sim/fastsim.py, harness.py, fastbuild.py): the compiled harness against the
 reference model, token by token, on the variance network (000 Fig. 1; results also against numpy) and the
 filtering diamond (002 Fig. 1).
 
@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfdf.cosim.fastbuild import build
-from sfdf.cosim.fastsim import FastSim, FastSimError
-from sfdf.cosim.harness import HARNESS, harness_source, wrapper_source
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.refmodel.kernels import unpack_variance
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.generate import generate
+from sfdf.sw.sim.build import build
+from sfdf.sw.sim.fastsim import FastSim, FastSimError
+from sfdf.sw.sim.harness import HARNESS, harness_source, wrapper_source
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("SFDF_FASTSIM_BUILD", REPO / "build" / "fastsim"))

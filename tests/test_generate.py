@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from sfdf.cli import main
-from sfdf.cosim.toolchain import ToolchainError, find_toolchain, verilator_env
+from sfdf.hdl.toolchain import ToolchainError, find_toolchain, verilator_env
 
 
 def lint(path):

@@ -6,8 +6,8 @@ from graphs import sdf_edge as edge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sfdf.gen.analysis.sdf import SDFError, phases, pull_schedule, repetitions, sdep
 from sfdf.gen.model import Network, Node
+from sfdf.gen.sdf.rates import SDFError, phases, pull_schedule, repetitions, sdep
 
 
 def test_the_papers_table():

@@ -1,4 +1,4 @@
-"""The Spark job (sw/spark.py) on the real simulated device: batch and stream, bad input, replay, a killed device.
+"""The Spark job (sw/spark/) on the real simulated device: batch and stream, bad input, replay, a killed device.
 
 Every result row is re-checked here against numpy from the input, independently of the job's own check.
 One Spark session (local[2,4]: two cores, four attempts per task) serves the module.
@@ -15,7 +15,9 @@ import pytest
 
 from sfdf.gen.errors import UserError
 from sfdf.sw.datasets import digits, veritas, write_frames
-from sfdf.sw.spark import check_input, run_job, spark_session
+from sfdf.sw.spark.config import spark_session
+from sfdf.sw.spark.inputs import check_input
+from sfdf.sw.spark.runs import run_job
 
 pytestmark = pytest.mark.spark
 
@@ -166,14 +168,17 @@ def test_executors_open_the_shipped_harness_only(spark, frames, tmp_path):
     deleted after packing, every frame is still run and checked, and nothing is rebuilt."""
     import shutil
 
-    from sfdf.sw.spark import _read_frames, _results, check_input, prepare, ship
+    from sfdf.sw.spark.archive import prepare
+    from sfdf.sw.spark.config import ship
+    from sfdf.sw.spark.inputs import read_frames
+    from sfdf.sw.spark.runs import result_rows
 
     write_frames(frames[:40], tmp_path / "in", rows_per_file=20)
     job = prepare("examples/variance.toml", tmp_path / "work", tmp_path / "fastsim")
     shutil.rmtree(tmp_path / "fastsim")
     shutil.rmtree(tmp_path / "work" / "rtl")
     ship(spark, job)
-    rows = _results(job, _read_frames(spark, check_input(tmp_path / "in")[0]), 2, spark).toPandas()
+    rows = result_rows(job, read_frames(spark, check_input(tmp_path / "in")[0]), 2, spark).toPandas()
     assert len(rows) == 40 and rows["ok"].all()
     assert not (tmp_path / "fastsim").exists()  # no executor rebuilt it where the driver had it
 

@@ -16,12 +16,12 @@ from graphs import sdf_edge as edge
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from sfdf.gen.analysis.messages import Deliveries
-from sfdf.gen.analysis.schedule import Unsatisfiable, constrained_schedule
-from sfdf.gen.analysis.sdep import SDEPTable
-from sfdf.gen.analysis.sdf import SDFError, edge_rates, phases, repetitions, sdep
 from sfdf.gen.model import Edge, Message, Network, Node
-from sfdf.gen.refmodel.sdf import LateMessage, run_sdf
+from sfdf.gen.sdf.messages import Deliveries
+from sfdf.gen.sdf.model import LateMessage, run_sdf
+from sfdf.gen.sdf.rates import SDFError, edge_rates, phases, repetitions, sdep
+from sfdf.gen.sdf.schedule import Unsatisfiable, constrained_schedule
+from sfdf.gen.sdf.sdep import SDEPTable
 from sfdf.gen.spec import load_spec
 
 EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"

@@ -16,6 +16,7 @@ import os
 import sys
 
 from sfdf.gen.errors import UserError
+from sfdf.hdl.buildcache import BOARDSIM_DIR, COSIM_DIR
 
 from . import commands as run
 from .commands import DEFAULT_COMPUTATIONS, DEFAULT_COSIM
@@ -152,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="in-band: flush EDGE's output buffer right after it carries INDEX (003 Fig. 2's "
                             "adversary; a verification-only port)")
     cosim.add_argument("--waves", action="store_true", help="record waveforms (FST, or VCD without liblz4-dev)")
-    cosim.add_argument("--build-dir", default="build/cosim", metavar="DIR", help="build cache (default build/cosim)")
+    cosim.add_argument("--build-dir", default=COSIM_DIR, metavar="DIR", help=f"build cache (default {COSIM_DIR})")
     cosim.set_defaults(run=run.cosim)
 
     spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device or boards, every "
@@ -214,8 +215,8 @@ def _parser() -> argparse.ArgumentParser:
                                "synth_ice40) with Yosys's cell models, instead of the RTL")
     boardsim.add_argument("--frames", type=_positive, default=20, metavar="N",
                           help="without --pty: frames to send and check (default 20)")
-    boardsim.add_argument("--build-dir", default="build/boardsim", metavar="DIR",
-                          help="build cache (default build/boardsim)")
+    boardsim.add_argument("--build-dir", default=BOARDSIM_DIR, metavar="DIR",
+                          help=f"build cache (default {BOARDSIM_DIR})")
     boardsim.add_argument("--corrupt-byte", type=_positive, metavar="N",
                           help="testing: flip a bit of the N-th byte from the host (line noise)")
     boardsim.add_argument("--die-after-bytes", type=_positive, metavar="N",

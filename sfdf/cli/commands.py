@@ -221,8 +221,8 @@ _SDF_SCHEDULES = {"random": "random", "round_robin": "constrained", "adversarial
 
 def _simulate_sdf(args, network) -> int:
     """An SDF network in the SDF model (004): every message with the firing it was delivered at."""
-    from sfdf.gen.analysis.schedule import Unsatisfiable
-    from sfdf.gen.refmodel.sdf import run_sdf
+    from sfdf.gen.sdf.model import run_sdf
+    from sfdf.gen.sdf.schedule import Unsatisfiable
 
     for flag, value in (("--computations", args.computations), ("--input", args.input)):
         if value is not None:
@@ -254,8 +254,8 @@ def _simulate_sdf(args, network) -> int:
 
 
 def schedule(args) -> int:
-    from sfdf.gen.analysis.messages import routes
-    from sfdf.gen.analysis.schedule import Unsatisfiable, constrained_schedule
+    from sfdf.gen.sdf.messages import routes
+    from sfdf.gen.sdf.schedule import Unsatisfiable, constrained_schedule
 
     network = _load(args.spec)
     messages = [{"message": r.message, "from": r.sender, "to": r.receiver, "direction": r.direction,
@@ -263,7 +263,7 @@ def schedule(args) -> int:
     try:
         plan = constrained_schedule(network)
     except Unsatisfiable as exc:
-        from sfdf.gen.analysis.sdf import repetitions
+        from sfdf.gen.sdf.rates import repetitions
 
         if args.json:
             _print_json({"repetitions": repetitions(network), "messages": messages, "satisfiable": False,
@@ -313,7 +313,7 @@ def _runs(firings: list[str], longest: int = 8) -> str:
 
 
 def sdep(args) -> int:
-    from sfdf.gen.analysis.sdep import SDEPTable
+    from sfdf.gen.sdf.sdep import SDEPTable
 
     network = _load(args.spec)
     for flag, name in (("--upstream", args.upstream), ("--downstream", args.downstream)):
@@ -393,8 +393,9 @@ def cosim(args) -> int:
 
 
 def spark(args) -> int:
-    from sfdf.sw.spark import DEFAULT_SPEC, run_job
-    from sfdf.sw.storage import join
+    from sfdf.sw.spark.config import DEFAULT_SPEC
+    from sfdf.sw.spark.runs import run_job
+    from sfdf.sw.spark.storage import join
 
     spec = args.spec or str(DEFAULT_SPEC)
     _load_sfdf(spec)  # a bad spec is a one-line error before Spark starts
@@ -420,7 +421,7 @@ def board_sim(args) -> int:
 
     import numpy as np
 
-    from sfdf.sw.boardsim import PtyBoard, SimTransport, board_dir, simulated_board
+    from sfdf.sw.sim.boardsim import PtyBoard, SimTransport, board_dir, simulated_board
 
     board = board_dir(args.dir)
     sim = simulated_board(board, netlist=args.netlist, build_dir=args.build_dir)
@@ -439,8 +440,8 @@ def board_sim(args) -> int:
         finally:
             bridge.close()
         return 0
-    from sfdf.sw.checks import variance_check
-    from sfdf.sw.serial import open_board
+    from sfdf.sw.device.uart import open_board
+    from sfdf.sw.spark.checks import variance_check
 
     manifest = json.loads(board.manifest.read_text())
     (source,) = [p for p in manifest["ports"] if p["direction"] == "in"][:1]

@@ -44,11 +44,11 @@ def output_folder(path: str, argument: str) -> Path:
 
 def load_spec_file(path: str):
     """The validated network of the spec at ``path`` (a one-line :class:`UserError` when it is not valid); an
-    SDF network (004) also passes the SDF rules (:func:`sfdf.gen.analysis.sdfcheck.check_sdf_spec`)."""
+    SDF network (004) also passes the SDF rules (:func:`sfdf.gen.sdf.check.check_sdf_spec`)."""
     text = read_text(path, "SPEC")
     network = parse_spec(text, path)
     if network.is_sdf:
-        from sfdf.gen.analysis.sdfcheck import check_sdf_spec
+        from sfdf.gen.sdf.check import check_sdf_spec
 
         check_sdf_spec(network, text)
     return network

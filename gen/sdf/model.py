@@ -1,0 +1,177 @@
+"""The SDF reference model (004): an execution of an SDF network under any valid schedule that delivers
+every teleport message at exactly the firing 004's rules name.
+
+Messages: each ``[[message]]`` is sent at every firing of its sender (as 004's constraints assume), to
+every receiver of its portal, carrying the sender's firing number ``n``. Delivery points come from
+:class:`sfdf.gen.sdf.messages.Deliveries` (004 Def. "Message delivery"): a downstream receiver runs
+the handler immediately before its ``m``-th firing, an upstream one immediately after its ``m``-th. With
+a latency range the message is delivered at the first of those points the receiver reaches at or after
+the ``min`` latency's point; a schedule that lets the receiver pass the ``max`` point before the
+message exists is refused (:class:`LateMessage`): it was not a valid schedule (004 "Constraints on the
+Schedule").
+
+The SDF test kernel (docs/semantics.md, "SDF networks"): a node keeps ``acc`` (32 bits, from 0). Its
+``f``-th firing (from 1) reads the ``peek`` window of each input edge in spec order and computes
+``v = acc + f + sum(window)`` mod ``2**32`` (a source: ``v = acc + f``); it pushes ``v, v + 1, ...`` on each
+output edge, as many as the phase pushes. A sink records ``v`` per firing. A message's handler adds the
+sender's ``n`` to the receiver's ``acc``, so every output after it shows where it landed.
+
+Schedules (:func:`run_sdf`): ``"constrained"`` (004's constrained schedule), ``"random"`` (any node
+whose data and message dependences are met, chosen by a seeded generator), ``"eager"`` (adversarial:
+the node furthest ahead of its repetitions, so buffers fill and receivers run as early as the
+constraints let them). All run to the same firing counts, so by Kahn's determinism and exact delivery
+they give the same outputs.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .messages import DOWNSTREAM, Deliveries, Route
+from .rates import SDFError, edge_rates, phases
+from .schedule import constrained_schedule
+
+__all__ = ["SCHEDULES", "Delivery", "LateMessage", "SDFRun", "run_sdf"]
+
+MASK = (1 << 32) - 1
+SCHEDULES = ("constrained", "random", "eager")
+
+
+class LateMessage(SDFError):
+    """The schedule let a receiver pass a message's delivery point before the message was sent."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One message delivered: sent at the sender's ``n``-th firing, handled ``when`` ("before" or
+    "after") the receiver's ``firing``-th firing."""
+
+    message: int
+    sender: str
+    n: int
+    receiver: str
+    when: str
+    firing: int
+
+
+@dataclass
+class SDFRun:
+    """What :func:`run_sdf` did: the firings in order, each sink's values, every delivery."""
+
+    firings: list[str]
+    outputs: dict[str, list[int]]
+    deliveries: list[Delivery] = field(default_factory=list)
+
+
+class _Execution:
+    def __init__(self, network, deliveries: Deliveries):
+        self.count = phases(network)
+        self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
+        self.items = {e.name: [0] * e.initial for e in network.edges}  # initial items are zeros
+        self.fired = dict.fromkeys(self.count, 0)
+        self.acc = dict.fromkeys(self.count, 0)
+        self.ins = {n: network.in_edges(n) for n in self.count}
+        self.outs = {n: network.out_edges(n) for n in self.count}
+        self.deliveries = deliveries
+        self.pending: dict[str, list[tuple[Route, int, int]]] = {n: [] for n in self.count}  # (route, n, min point)
+        self.log: list[Delivery] = []
+        self.outputs = {n: [] for n in network.sinks}
+        self.firings: list[str] = []
+
+    # -- dependences ----------------------------------------------------------------------------------
+    def data_ready(self, node: str) -> bool:
+        k = self.fired[node] % self.count[node]
+        return all(len(self.items[e.name]) >= self.rates[e.name][2][k] for e in self.ins[node])
+
+    def messages_ready(self, node: str) -> bool:
+        return all(self.fired[r.sender] >= self.deliveries.required_sends(r, self.fired[node])
+                   for r in self.deliveries.by_receiver.get(node, ()))
+
+    # -- firing ------------------------------------------------------------------------------------------
+    def fire(self, node: str) -> None:
+        f = self.fired[node] + 1
+        self._deliver(node, "before", f)
+        k = (f - 1) % self.count[node]
+        value = self.acc[node] + f
+        for e in self.ins[node]:
+            _, pop, peek = self.rates[e.name]
+            value += sum(self.items[e.name][: peek[k]])
+            del self.items[e.name][: pop[k]]
+        value &= MASK
+        for e in self.outs[node]:
+            self.items[e.name].extend((value + j) & MASK for j in range(self.rates[e.name][0][k]))
+        if node in self.outputs:
+            self.outputs[node].append(value)
+        self.fired[node] = f
+        self.firings.append(node)
+        self._deliver(node, "after", f)
+        self._send(node, f)
+
+    def _send(self, sender: str, n: int) -> None:
+        for route in self.deliveries.by_sender.get(sender, ()):
+            low, high = (self.deliveries.point(route, n, k) for k in route.latency)
+            when = "before" if route.direction == DOWNSTREAM else "after"
+            reached = self.fired[route.receiver] + (1 if when == "before" else 0)  # the next point it reaches
+            if reached > high:
+                raise LateMessage(f"{route.receiver} passed the point {when} its firing {high} of {route.describe()} "
+                                  f"sent at {sender}'s firing {n}", "use a schedule that meets the constraints "
+                                  "(sfdf schedule)")
+            self.pending[route.receiver].append((route, n, low))
+            if when == "after" and reached >= low:  # immediately after the firing that just completed
+                self._deliver(route.receiver, "after", self.fired[route.receiver])
+
+    def _deliver(self, node: str, when: str, firing: int) -> None:
+        """Run the handlers due ``when`` (before or after) ``node``'s ``firing``: every pending message
+        of that kind whose ``min`` point has come (points are visited in order, so none is past ``max``:
+        :meth:`_send` refuses a message sent after its ``max`` point)."""
+        keep = []
+        for item in self.pending[node]:
+            route, n, low = item
+            if ("before" if route.direction == DOWNSTREAM else "after") != when or firing < low:
+                keep.append(item)
+                continue
+            self.acc[node] = (self.acc[node] + n) & MASK
+            self.log.append(Delivery(route.message, route.sender, n, node, when, firing))
+        self.pending[node] = keep
+
+
+def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", seed: int = 0,
+            firings=None) -> SDFRun:
+    """Run ``network``'s initialization and ``steady_states`` steady states (of 004's constrained
+    schedule: the same firing counts whatever ``schedule`` orders them by), or exactly the sequence
+    ``firings`` when given (:class:`LateMessage` if it makes a message late, :class:`SDFError` if a
+    node fires without its items)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
+    deliveries = Deliveries(network)
+    run = _Execution(network, deliveries)
+    if firings is not None:
+        for node in firings:
+            if not run.data_ready(node):
+                raise SDFError(f"fires without the items its phase needs (firing {run.fired[node] + 1})",
+                               "fire its senders first", ("node", node, None))
+            run.fire(node)
+        return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log)
+    plan = constrained_schedule(network)
+    order = plan.initialization + plan.steady * steady_states
+    if schedule == "constrained":
+        for node in order:
+            run.fire(node)
+    else:
+        target = {n: 0 for n in run.fired}
+        for node in order:
+            target[node] += 1
+        rng = random.Random(seed)
+        names = list(target)
+        while run.fired != target:
+            ready = [n for n in names if run.fired[n] < target[n] and run.data_ready(n) and run.messages_ready(n)]
+            if not ready:
+                raise SDFError("the schedule is stuck before its firing counts", "report it as a bug")
+            if schedule == "random":
+                node = rng.choice(ready)
+            else:  # eager: the node furthest ahead of its repetitions
+                node = max(ready, key=lambda n: (Fraction(run.fired[n], plan.repetitions[n]), -names.index(n)))
+            run.fire(node)
+    return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log)
