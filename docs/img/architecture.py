@@ -10,20 +10,23 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 #: (name, folder, what it holds, x, y) of each layer; arrows point from a layer to those it imports.
 LAYERS = {
-    "cli": ("sfdf.cli", "sfdf/cli/", "the sfdf command: parses, dispatches, prints", 5.0, 5.0),
-    "sw": ("sfdf.sw", "sw/", "device API (simulated, board), codec, Spark job", 5.0, 3.9),
-    "cosim": ("sfdf.cosim", "cosim/", "cocotb on Verilator, fast harness, build cache", 2.6, 2.8),
-    "boards": ("sfdf.boards", "boards/", "host link + packets, board tops, build", 7.4, 2.8),
-    "hdl": ("sfdf.hdl", "hdl/", "Amaranth blocks, NetworkTop -> Verilog + manifest", 5.0, 1.7),
-    "gen": ("sfdf.gen", "gen/", "spec -> model -> analysis -> reference model", 5.0, 0.6),
+    "cli": ("sfdf.cli", "sfdf/cli/", "the sfdf command: parses, dispatches, prints", 5.0, 7.2),
+    "spark": ("sfdf.sw.spark", "sw/spark/", "the Spark job: config, executor, runs, checks, storage", 5.0, 6.1),
+    "device": ("sfdf.sw.device", "sw/device/", "open_device, Device, codec, links (sim, process, UART)", 5.0, 5.0),
+    "sim": ("sfdf.sw.sim", "sw/sim/", "the simulated device: harness, build, fastsim, boardsim", 2.6, 3.9),
+    "cosim": ("sfdf.cosim", "cosim/", "verification: cocotb, scoreboard, watchdog, formal/", 7.4, 3.9),
+    "boards": ("sfdf.boards", "boards/", "host link + packets, board tops, build", 5.0, 2.8),
+    "hdl": ("sfdf.hdl", "hdl/", "Amaranth blocks, plan, NetworkTop -> Verilog + manifest", 5.0, 1.7),
+    "gen": ("sfdf.gen", "gen/", "spec, model, analysis, refmodel, sdf (004)", 5.0, 0.6),
 }
-IMPORTS = [("cli", "sw"), ("sw", "cosim"), ("sw", "boards"), ("cosim", "hdl"), ("boards", "hdl"), ("hdl", "gen")]
+IMPORTS = [("cli", "spark"), ("spark", "device"), ("device", "sim"), ("sim", "boards"),
+           ("cosim", "boards"), ("boards", "hdl"), ("hdl", "gen")]
 
 
 def main() -> None:
-    fig, ax = plt.subplots(figsize=(9, 5.6))
+    fig, ax = plt.subplots(figsize=(9, 7.6))
     ax.set_xlim(0, 10)
-    ax.set_ylim(0, 5.7)
+    ax.set_ylim(0, 8.3)
     ax.axis("off")
     width, height = 4.2, 0.72
     for name, folder, what, x, y in LAYERS.values():
@@ -37,7 +40,8 @@ def main() -> None:
                                      arrowstyle="-|>", mutation_scale=14, color="#345"))
     ax.text(9.9, 1.7, "writes <name>.v\n+ <name>.json\n(the manifest)", ha="right", va="center", fontsize=8.5,
             style="italic", color="#963")
-    ax.text(0.1, 5.55, "Each layer imports only the layers below it (arrows); lint-imports checks it in make test.",
+    ax.text(0.1, 8.25, "Each wing imports only the wings below it (arrows); lint-imports checks it in make test.\n"
+            "Nothing in sw imports sfdf.cosim; sw/stm/ (001) imports neither sw.device nor sw.spark.",
             fontsize=9, va="top")
     fig.tight_layout()
     fig.savefig(Path(__file__).with_suffix(".png"), dpi=110)
