@@ -23,6 +23,7 @@ from sfdf.gen.kernels import STAGED_KERNELS
 __all__ = [
     "AUTO",
     "DUMMY_ALGORITHMS",
+    "INTERVAL_ALGORITHMS",
     "MODES",
     "Auto",
     "Edge",
@@ -39,6 +40,9 @@ Interval = int | None | Auto
 
 MODES = ("credit", "inband")
 DUMMY_ALGORITHMS = ("naive", "propagation", "nonpropagation")
+#: What ``sfdf intervals --algorithm`` takes: 002's three, the potential bound and 000's heartbeats
+#: (:func:`sfdf.gen.analysis.intervals`).
+INTERVAL_ALGORITHMS = (*DUMMY_ALGORITHMS, "potential", "heartbeat")
 
 
 def _frozen(mapping: Mapping | None) -> Mapping:

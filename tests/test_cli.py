@@ -547,3 +547,15 @@ def test_readme_cli_table_lists_every_flag():
             spellings = [s for s in action.option_strings if s not in ("-h", "--help")]
             assert not spellings or any(f"{s} " in row or f"{s}]" in row or f"{s}`" in row for s in spellings), \
                 (name, spellings)
+
+
+def test_the_cli_tables_are_their_sources():
+    """The choices the CLI offers are the ones the analysis and the reference model take, no more, no less."""
+    from sfdf import cli
+    from sfdf.gen.analysis import ALGORITHMS, intervals
+    from sfdf.gen.refmodel.scheduler import SCHEDULERS
+
+    assert sorted(cli.SCHEDULERS) == sorted(SCHEDULERS)
+    assert cli.INTERVAL_ALGORITHMS is ALGORITHMS
+    with pytest.raises(ValueError, match="Algorithm must be one of"):
+        intervals(None, "no-such-algorithm")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model import AUTO
+from ..model import AUTO, INTERVAL_ALGORITHMS
 from .check import CheckReport, check
 from .control import auto_threshold, required_control_capacity
 from .cycles import CycleStructure, cycle_structure
@@ -30,7 +30,7 @@ from .throughput import throughput_summary
 __all__ = ["ALGORITHMS", "CheckReport", "CycleStructure", "check", "cycle_structure", "intervals", "repair_output_buffers",
            "resolve", "throughput_summary"]
 
-ALGORITHMS = ("naive", "propagation", "nonpropagation", "potential", "heartbeat")
+ALGORITHMS = INTERVAL_ALGORITHMS
 
 
 def intervals(network, algorithm: str, *, cycles: CycleStructure | None = None) -> dict[str, int | None]:

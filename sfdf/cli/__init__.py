@@ -16,6 +16,7 @@ import os
 import sys
 
 from sfdf.gen.errors import UserError
+from sfdf.gen.model import INTERVAL_ALGORITHMS
 from sfdf.hdl.buildcache import BOARDSIM_DIR, COSIM_DIR
 
 from . import commands as run
@@ -24,8 +25,9 @@ from .inputs import WORD, read_frames
 
 __all__ = ["main", "read_frames"]
 
-_ALGORITHMS = ("naive", "propagation", "nonpropagation", "potential", "heartbeat")
-_SCHEDULERS = ("random", "round_robin", "adversarial")
+#: The reference model's schedulers (gen.refmodel.scheduler.SCHEDULERS, which loads the model: the CLI starts
+#: without it; tests/test_cli.py ties the two).
+SCHEDULERS = ("random", "round_robin", "adversarial")
 _ROUTERS = ("router1", "router2")  # nextpnr's
 
 
@@ -93,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     intervals = commands.add_parser("intervals", help="compute dummy or heartbeat intervals",
                                     description="Exit status: 0, or 2 for an invalid spec.")
     intervals.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
-    intervals.add_argument("--algorithm", required=True, choices=_ALGORITHMS,
+    intervals.add_argument("--algorithm", required=True, choices=INTERVAL_ALGORITHMS,
                            help="naive, propagation, nonpropagation (002), potential (in-band auto: the LP) or heartbeat (000)")
     intervals.add_argument("--json", action="store_true", help="print the intervals as JSON")
     intervals.set_defaults(run=run.intervals)
@@ -107,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--input", metavar="FILE",
                           help="frames for every source: one per line, whitespace-separated unsigned integers")
     simulate.add_argument("--seed", type=int, default=1, metavar="S", help="scheduler seed (default 1)")
-    simulate.add_argument("--scheduler", choices=_SCHEDULERS, default="random",
+    simulate.add_argument("--scheduler", choices=SCHEDULERS, default="random",
                           help="order in which ready nodes fire (default random)")
     simulate.add_argument("--steady-states", type=_positive, metavar="K",
                           help="SDF networks (004): run the initialization and K steady states (default 2)")

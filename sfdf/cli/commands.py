@@ -440,16 +440,16 @@ def board_sim(args) -> int:
         finally:
             bridge.close()
         return 0
+    from sfdf.hdl.manifest import read_manifest
     from sfdf.sw.device.uart import open_board
     from sfdf.sw.spark.checks import variance_check
 
-    manifest = json.loads(board.manifest.read_text())
-    (source,) = [p for p in manifest["ports"] if p["direction"] == "in"][:1]
-    sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
+    manifest = read_manifest(board.manifest)
+    source, sinks = manifest.sources[0], manifest.sinks
     rng = np.random.default_rng(1)
-    frames = [(k, rng.integers(0, 1 << min(source["tdata_width"], 16), int(rng.integers(1, 65)))
+    frames = [(k, rng.integers(0, 1 << min(source.tdata_width, 16), int(rng.integers(1, 65)))
                * (rng.random() < 0.7)) for k in range(args.frames)]
-    variance = len(sinks) == 1 and sinks[0]["kernel"] == "variance_join"
+    variance = len(sinks) == 1 and sinks[0].kernel == "variance_join"
     wrong = 0
     with open_board(board.manifest, "", transport=SimTransport(sim)) as device:
         results = list(device.stream(iter(frames)))

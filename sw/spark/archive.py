@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sfdf.gen.errors import UserError
 from sfdf.hdl.buildcache import FASTSIM_DIR
+from sfdf.hdl.manifest import read_manifest
 
 from .boards import DeviceChoice
 from .config import SIM, Job
@@ -63,10 +64,10 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, k
             for path in sorted(library.parent.iterdir()):
                 if path.is_file() and path.name != BuildCache.LOCK:
                     archive.add(path, f"fastsim/{library.parent.name}/{path.name}")
-    (source,) = [p for p in manifest["ports"] if p["direction"] == "in"]
-    sinks = [p for p in manifest["ports"] if p["direction"] == "out"]
+    ports = read_manifest(manifest)
+    (source,), sinks = ports.sources, ports.sinks
     return Job(str(harness.resolve()), f"rtl/{j_path.name}", report.network,
-               len(sinks) == 1 and sinks[0]["kernel"] == "variance_join", source["tdata_width"],
+               len(sinks) == 1 and sinks[0].kernel == "variance_join", source.tdata_width,
                timeout_cycles, kill_after, device)
 
 
