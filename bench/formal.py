@@ -1,4 +1,4 @@
-"""Formal proofs on larger configurations than ``make test`` runs (tests/test_formal.py has the fast ones).
+"""Formal proofs on larger configurations than ``make test`` runs (tests/test_cosim_formal.py has the fast ones).
 
 Each row is one SymbiYosys run (k-induction, ``smtbmc`` on Yices 2; :mod:`sfdf.cosim.formal`): the
 component and configuration, the property set, the depth ``k``, the verdict and the time. The broken

@@ -1,5 +1,5 @@
 """Deliberately broken variants of the protocol hardware: each must make its proof FAIL with a counterexample
-trace from the initial state, which shows the proof can fail (tests/test_formal.py, bench/formal.py).
+trace from the initial state, which shows the proof can fail (tests/test_cosim_formal.py, bench/formal.py).
 
 Each is a subclass of the real component that overrides one signal after the real logic (in Amaranth the
 last assignment to a signal in a module wins), so the rest of the design is the one proved correct.

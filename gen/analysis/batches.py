@@ -79,7 +79,7 @@ def batch_rate(capacity: int, threshold: int, loop: int) -> Fraction:
     (T + 1)``, ``c = |q| div (T + 1)`` batches later, and on to that batch's last: ``c (T + 1)`` tokens
     over ``loop + T - p`` cycles. So ``T <= |q| - loop`` streams (:func:`.control.auto_threshold`'s rule
     with ``loop = CREDIT_LATENCY + 1``), and ``T = 0`` is the room's own ``|q| / loop``. Checked against
-    a commit-by-commit schedule (tests/test_throughput.py).
+    a commit-by-commit schedule (tests/test_gen_analysis_throughput.py).
     """
     batches, p = divmod(capacity, threshold + 1)
     return min(Fraction(1), Fraction((threshold + 1) * batches, loop + threshold - p))

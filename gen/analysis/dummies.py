@@ -191,7 +191,7 @@ def propagation_intervals(network: Network, *, cycles: CycleStructure | None = N
     is ``p1`` closed by ``uw`` straight into ``x``; two parallel edges are the case ``p1 = uv1``),
     while the head of ``uv1`` itself must not count, or every ``uv1`` would be bounded by its own
     capacity. Read as "a child other than ``v1``", parallel channels stay unbounded and can deadlock
-    (a further erratum; tests/test_dummies.py shows it).
+    (a further erratum; tests/test_gen_analysis_dummies.py shows it).
 
     Equal to :func:`propagation_intervals_enumerating` on every network; directed paths may still
     be exponentially many, but the search stops as soon as every sibling is bounded. ``cycles``: the

@@ -1,7 +1,7 @@
 """A Spark standalone cluster on this machine: a master and workers started from the pyspark package
 (``spark-class org.apache.spark.deploy.master.Master`` / ``...worker.Worker``) on 127.0.0.1, each worker in
 its own work folder and process group, so that one can be killed with everything it started
-(bench/cluster.py; tests/test_boardsim.py's workers advertising simulated boards to ``resource:fpga``).
+(bench/cluster.py; tests/test_sw_sim_boardsim.py's workers advertising simulated boards to ``resource:fpga``).
 """
 
 from __future__ import annotations
