@@ -25,21 +25,18 @@ from pathlib import Path
 
 import numpy as np
 
+from sfdf.sw.datasets import sparse_frames
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).parent / "out"
 SPEC = ROOT / "examples" / "variance.toml"
 
 
-def sparse_frames(pixels: int, seed: int = 1, zeros: float = 0.5, longest: int = 1024) -> list[np.ndarray]:
-    """16-bit frames of 1..``longest`` pixels, a ``zeros`` fraction of them zero, ``pixels`` in all."""
-    rng = np.random.default_rng(seed)
-    frames, total = [], 0
-    while total < pixels:
-        frame = rng.integers(0, 1 << 16, min(int(rng.integers(1, longest + 1)), pixels - total), dtype=np.uint16)
-        frame[rng.random(frame.size) < zeros] = 0
-        frames.append(frame)
-        total += frame.size
-    return frames
+def frames_of(pixels: int, seed: int = 1, zeros: float = 0.5, longest: int = 1024) -> list[np.ndarray]:
+    """About ``pixels`` 16-bit pixels in frames of 1..``longest`` (:func:`sfdf.sw.datasets.sparse_frames`),
+    a ``zeros`` fraction of them zero, as the arrays the harness and the device take."""
+    count = max(1, round(2 * pixels / (longest + 1)))  # the mean frame holds (longest + 1) / 2 pixels
+    return [np.asarray(f, dtype=np.uint16) for f in sparse_frames(count, zeros, (1, longest), seed)]
 
 
 def generated(build_dir: Path) -> Path:
@@ -207,10 +204,10 @@ def measure_demo() -> dict:
 #: name -> (description, function of the parsed arguments and the manifest).
 MEASUREMENTS = {
     "fast_harness": ("fast harness (C++ loop, in process)",
-                     lambda args, manifest: measure_fast_harness(manifest, sparse_frames(args.pixels),
+                     lambda args, manifest: measure_fast_harness(manifest, frames_of(args.pixels),
                                                                  args.build_dir / "fastsim", args.repeat)),
     "fast_device": ("fast device (child process, codec, results checked)",
-                    lambda args, manifest: measure_fast_device(manifest, sparse_frames(args.pixels // 4, seed=2),
+                    lambda args, manifest: measure_fast_device(manifest, frames_of(args.pixels // 4, seed=2),
                                                                args.build_dir / "fastsim")),
     "cocotb": ("cocotb bench (Python every cycle)",
                lambda args, manifest: measure_cocotb(args.computations, args.build_dir / "cosim")),

@@ -27,6 +27,7 @@ from sfdf.gen.analysis.throughput import network_rate, throughput_bound
 from sfdf.gen.refmodel import random_words
 from sfdf.gen.spec import parse_spec
 from sfdf.hdl.timing import stage_timing
+from sfdf.sw.datasets import sparse_frames
 
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,11 +177,6 @@ def plot_reconvergent(rows, capacity=16):
     fig.savefig(OUT / "reconvergent.png", dpi=120)
 
 
-def sparse_frames(rng, count, zeros, size=32 * 32):
-    """``count`` VERITAS-like frames: ``size`` 16-bit pixels, each zero with probability ``zeros``."""
-    return [[0 if rng.random() < zeros else rng.randrange(1, 1 << 16) for _ in range(size)] for _ in range(count)]
-
-
 #: 000 Fig. 4's configurations: name -> (edge lines, source params) added to examples/variance.toml.
 FIG4_CONFIGS = {
     "Filter": ("", ""),
@@ -211,7 +207,7 @@ def fig4(build_dir, frames_per_run):
     for config in FIG4_CONFIGS:
         plain = parse_spec(fig4_spec(config), f"fig4_{config}.toml")
         for zeros in ZEROS:
-            frames = sparse_frames(random.Random(f"fig4:{zeros}"), frames_per_run, zeros)
+            frames = sparse_frames(frames_per_run, zeros, 32 * 32, random.Random(f"fig4:{zeros}"))
             raw, _ = run_measurement(plain, {"u": frames}, build_dir, f"fig4_{config}")
             beats = raw["sink_beat_cycles"]["x"]
             assert len(beats) == frames_per_run, beats

@@ -5,7 +5,8 @@ frame length >= 1). :func:`digits` reads the 1,797 images that ship in ``data/di
 scikit-learn; see its README). :func:`veritas` draws frames like those of 000's experiment (Sec. 5:
 simulated VERITAS camera images): an imaging atmospheric Cherenkov telescope sees a faint elliptical
 shower image (a 2-D Gaussian, Hillas' parametrisation) on night-sky noise, and image cleaning zeroes
-every pixel below a threshold, so most pixels are zero.
+every pixel below a threshold, so most pixels are zero. :func:`sparse_frames` draws frames with a given
+sparsity and nothing else (the benchmarks' and tests' input where only the zeros matter).
 
     python -m sw.datasets digits OUT_DIR
     python -m sw.datasets veritas OUT_DIR [--frames 1000] [--seed 1]
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import random
 from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DIGITS", "digits", "veritas", "write_frames"]
+__all__ = ["DIGITS", "digits", "sparse_frames", "veritas", "write_frames"]
 
 #: The shipped digits file (64 pixels in 0..16, then the label, per line).
 DIGITS = Path(str(files("sfdf.data") / "digits" / "digits.csv.gz"))
@@ -57,6 +59,23 @@ def veritas(count: int, seed: int = 1, side: int = 32) -> list[tuple[int, np.nda
         threshold = sky + rng.uniform(3, 6) * np.sqrt(sky)
         cleaned = np.where(image >= threshold, image - sky, 0.0)
         frames.append((frame_id, np.clip(np.rint(cleaned), 0, 65535).astype(np.int64).ravel()))
+    return frames
+
+
+def sparse_frames(count: int, zeros: float, length: int | tuple[int, int] = 1024,
+                  seed: int | str | random.Random = 0, bits: int = 16) -> list[list[int]]:
+    """``count`` frames of ``bits``-bit pixels, each pixel zero with probability ``zeros`` and otherwise
+    uniform in ``1 .. 2**bits - 1``.
+
+    ``length`` is every frame's pixel count, or ``(least, most)`` for a count drawn per frame, uniform in
+    that range. ``seed`` seeds a :class:`random.Random`, or is one (drawn from in order: a frame's length,
+    then its pixels), so the same seed gives the same frames.
+    """
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    frames = []
+    for _ in range(count):
+        size = length if isinstance(length, int) else rng.randint(*length)
+        frames.append([0 if rng.random() < zeros else rng.randrange(1, 1 << bits) for _ in range(size)])
     return frames
 
 

@@ -20,6 +20,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer, with_timeout
 from cocotbext.uart import UartSink, UartSource
 
+from sfdf.sw.datasets import sparse_frames
 from sfdf.sw.device.codec import Codec, read_packet
 
 #: Byte 3 of the board's status packets (boards/link.py).
@@ -92,10 +93,9 @@ class Host:
         return acks, answers
 
 
-def sparse_frames(rng: random.Random, count: int, longest: int) -> list[list[int]]:
+def uart_frames(rng: random.Random, count: int, longest: int) -> list[list[int]]:
     """Frames of 16-bit pixels, 70% zeros, with an all-zero frame and a one-pixel frame among them."""
-    frames = [[0 if rng.random() < 0.7 else rng.getrandbits(16) for _ in range(rng.randint(1, longest))]
-              for _ in range(count)]
+    frames = sparse_frames(count, 0.7, (1, longest), rng)
     frames[1] = [0] * 5
     frames[2] = [65535]
     return frames
@@ -117,7 +117,7 @@ async def variance_frames_through_the_uart(dut):
     host = Host(dut)
     await host.start()
     await host.hello()
-    frames = sparse_frames(random.Random(cocotb.RANDOM_SEED), 40, 24)
+    frames = uart_frames(random.Random(cocotb.RANDOM_SEED), 40, 24)
     window, sent, outstanding = host.board["buffer_words"], 0, []
     answers, acks = [], []
     while len(answers) < len(frames):
