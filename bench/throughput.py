@@ -26,6 +26,7 @@ from sfdf.gen.analysis import check
 from sfdf.gen.analysis.throughput import network_rate, throughput_bound
 from sfdf.gen.refmodel import random_words
 from sfdf.gen.spec import parse_spec
+from sfdf.gen.specedit import with_values
 from sfdf.hdl.timing import stage_timing
 from sfdf.sw.datasets import sparse_frames
 
@@ -177,11 +178,11 @@ def plot_reconvergent(rows, capacity=16):
     fig.savefig(OUT / "reconvergent.png", dpi=120)
 
 
-#: 000 Fig. 4's configurations: name -> (edge lines, source params) added to examples/variance.toml.
+#: 000 Fig. 4's configurations: name -> (every edge's values, the source's params) set in examples/variance.toml.
 FIG4_CONFIGS = {
-    "Filter": ("", ""),
-    "NoFilter": ("interval = 0\n", ""),
-    "Unfiltered": ("", "params = { filter_zeros = 0 }\n"),
+    "Filter": ({}, {}),
+    "NoFilter": ({"interval": 0}, {}),
+    "Unfiltered": ({}, {"filter_zeros": 0}),
 }
 ZEROS = (0.1, 0.3, 0.5, 0.7, 0.9)
 
@@ -189,10 +190,11 @@ ZEROS = (0.1, 0.3, 0.5, 0.7, 0.9)
 def fig4_spec(config: str) -> str:
     """examples/variance.toml with ``w`` at ``ii = 4`` and the configuration's edges and source."""
     edge, source = FIG4_CONFIGS[config]
-    text = (ROOT / "examples" / "variance.toml").read_text()
-    text = text.replace('kernel = "variance_mean_sq"\n', 'kernel = "variance_mean_sq"\nii = 4\n')
-    text = text.replace('kernel = "variance_source"\n', f'kernel = "variance_source"\n{source}')
-    return text.replace("capacity = 32\n", f"capacity = 32\n{edge}")
+    path = ROOT / "examples" / "variance.toml"
+    text = path.read_text()
+    edges = {e.name: edge for e in parse_spec(text, str(path)).edges} if edge else {}
+    nodes = {"w": {"ii": 4}, **({"u": {"params": source}} if source else {})}
+    return with_values(text, str(path), edges=edges, nodes=nodes)
 
 
 def fig4(build_dir, frames_per_run):

@@ -17,7 +17,7 @@ from sfdf.gen.analysis import check
 from sfdf.gen.analysis.throughput import network_rate
 from sfdf.gen.errors import UserError
 from sfdf.gen.spec import parse_spec
-from sfdf.gen.specedit import sizing_values, with_edge_values
+from sfdf.gen.specedit import sizing_values, with_edge_values, with_values
 from sfdf.hdl.timing import stage_timing
 
 #: A split-join (branches of four nodes and one) with 000's credit messages: auto T and heartbeats.
@@ -187,3 +187,20 @@ def test_the_sizing_line_names_sized_only_where_it_would_write(capsys, examples,
         "batched": ("capacities for the 1.000 tokens per cycle the nodes allow with T and the heartbeats above "
                     "(--sized OUT writes them all, as auto ones would follow the capacities):"),
     }
+
+
+def test_specedit_sets_node_values_beside_edge_values():
+    """Node keys go after the node's kernel (its name without one); params are added to those it has; an
+    inline params table is rewritten whole; the rest of the text, comments too, is kept."""
+    text = ('[network]\nname = "n"\n\n[[node]]\nname = "a"\nkernel = "random_filter"  # the source\n'
+            'params = { rate = 0.25 }\n\n[[node]]\nname = "b"\n\n'
+            '[[edge]]\nfrom = "a"\nto = "b"\ncapacity = 4\n')
+    after = with_values(text, "n.toml", edges={"a_b": {"interval": 0}},
+                        nodes={"a": {"ii": 3, "params": {"rate": 0.25, "seed": 9}}, "b": {"ii": 2}})
+    assert after.splitlines()[4:12] == ['name = "a"', 'kernel = "random_filter"  # the source', "ii = 3",
+                                        "params = { rate = 0.25, seed = 9 }", "", "[[node]]", 'name = "b"', "ii = 2"]
+    network = parse_spec(after)
+    a, b = network.nodes
+    assert (a.ii, a.params["rate"], a.params["seed"], b.ii, network.edges[0].interval) == (3, 0.25, 9, 2, 0)
+    with pytest.raises(UserError, match=r'n.toml: node: cannot be rewritten in place .*node "a": params'):
+        with_values(text, "n.toml", nodes={"a": {"params": {"seed": 9}}})  # rate would be lost: refused
