@@ -1,4 +1,4 @@
-"""The ``sfdf`` command line (README, "The command line"): ``check``, ``intervals``, ``simulate``, ``generate``,
+"""The ``sfdf`` command line (README, "The CLI"): ``check``, ``intervals``, ``simulate``, ``generate``,
 ``cosim``, ``spark``, ``build``, for SDF networks (004) ``schedule`` and ``sdep``, and for space-time memory (001)
 ``gc``.
 
@@ -228,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
     gc = commands.add_parser("gc", help="space-time memory (001): run a JSON Lines trace, print minV, minK, minKV, minO "
                              "and what is collected", description="Exit status: 0, or 2 for an invalid trace or a "
                              "visibility violation.")
-    gc.add_argument("trace", metavar="TRACE", help="JSON Lines: one operation a line (README, \"Space-time memory\")")
+    gc.add_argument("trace", metavar="TRACE", help="JSON Lines: one operation a line (docs/stm.md)")
     gc.add_argument("--json", action="store_true", help="print the bounds and the garbage as JSON")
     gc.set_defaults(run=run.gc)
     return parser

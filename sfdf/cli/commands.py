@@ -49,7 +49,7 @@ def _load_sfdf(spec: str):
     if network.is_sdf:
         raise UserError(spec, "network", "is an SDF network (rates, initial items or [[message]], 004), which the "
                         "deadlock analysis and the hardware do not take", "run it with sfdf schedule, sfdf sdep or "
-                        "sfdf simulate (README, \"Teleport messaging\")")
+                        "sfdf simulate (docs/teleport.md)")
     return network
 
 

@@ -1,4 +1,4 @@
-"""The device API (README, "Host side"): open a device, send frames, receive each frame's results, close.
+"""The device API (docs/host.md): open a device, send frames, receive each frame's results, close.
 
     with open_device("out/variance.json") as device:
         device.send_frames(enumerate(frames))          # (frame id, pixels) pairs

@@ -1,4 +1,4 @@
-"""The frame codec (README, "Host side"): frames to AXI4-Stream words, sink beats to results, and the byte
+"""The frame codec (docs/host.md): frames to AXI4-Stream words, sink beats to results, and the byte
 framing that the simulated device and a serial board link share. It reads only the manifest.
 
 Words. A frame is a non-empty sequence of unsigned integers that fit the source port's ``tdata``; it

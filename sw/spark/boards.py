@@ -59,7 +59,7 @@ def parse_device(text: str) -> DeviceChoice:
         if ports and all(ports) and len(set(ports)) == len(ports):
             return DeviceChoice("serial", ports)
     raise UserError(text, "--device", "is not a device",
-                    f"use sim, serial:PORT[,PORT...] (distinct ports) or resource:{RESOURCE} (README, \"Boards\")")
+                    f"use sim, serial:PORT[,PORT...] (distinct ports) or resource:{RESOURCE} (docs/host.md, \"Boards\")")
 
 
 def claim(open_port, ports: tuple[str, ...], first: int = 0, timeout_s: float = CLAIM_TIMEOUT_S):

@@ -33,7 +33,7 @@ def open_device_of(job: Job):
 
     from pyspark import TaskContext
 
-    from .results import DeviceError
+    from sfdf.sw.device.results import DeviceError
 
     context = TaskContext.get()
     if job.device.kind == "serial":
@@ -42,7 +42,7 @@ def open_device_of(job: Job):
     if given is None or not given.addresses:
         raise DeviceError(f"the task was given no {RESOURCE} resource: workers need "
                           f"spark.worker.resource.{RESOURCE}.amount and its discoveryScript, the job "
-                          f"spark.executor.resource.{RESOURCE}.amount (README, \"Boards\")")
+                          f"spark.executor.resource.{RESOURCE}.amount (docs/host.md, \"Boards\")")
     assigned = given.addresses[0]
     try:
         return board(assigned)

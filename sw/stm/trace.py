@@ -1,6 +1,6 @@
 """``sfdf gc TRACE``: run a JSON Lines trace of space-time memory operations (001) and report the GC bounds.
 
-One operation a line (README, "Space-time memory"): ``channel``, ``thread`` (``vt``; optional ``parent``,
+One operation a line (docs/stm.md): ``channel``, ``thread`` (``vt``; optional ``parent``,
 V4), ``attach``, ``oconn``, ``put``, ``get``, ``consume``, ``consume_until``, ``set_vt``, and ``gc`` (the
 collector runs now at minO, as 001's daemon would). A VT may be ``"inf"``; ``"space": k`` places a thread
 or channel in an address space. A malformed line or a refused operation is a one-line
@@ -31,7 +31,7 @@ OPERATIONS = {
     "set_vt": (("thread", "vt"), ()),
     "gc": ((), ()),
 }
-_FIX = "see README, \"Space-time memory\", for the operations and their fields"
+_FIX = "see docs/stm.md for the operations and their fields"
 
 
 def _time(value):
