@@ -4,7 +4,7 @@ Four channels of ``width`` bits in series (the first's ``i_stream`` and the last
 top's ports), Yosys ``synth_ecp5`` and nextpnr-ecp5 ``--out-of-context`` with the clock constrained at
 400 MHz so the reported Fmax is the design's; the median of three placement seeds (nextpnr moves 5-10%
 with the seed). ``SyncFIFOBuffered(depth=c)`` bounds its count by ``c`` but is not exact (see
-:class:`sfdf.hdl.channels.DataChannel`); it is the speed a channel has to match (issue 12).
+:class:`sfdf.hdl.channels.DataChannel`); it is the speed a channel has to match.
 
 Writes bench/out/channels.json and prints a table.
 

@@ -74,7 +74,7 @@ SUMMARY_BEGIN, SUMMARY_END = ("<!-- fpga summary: bench/fpga.py writes between t
                               "<!-- end of fpga summary -->")
 TARGETS_BEGIN, TARGETS_END = ("<!-- fpga targets: bench/fpga.py writes between these markers -->",
                               "<!-- end of fpga targets -->")
-#: Targets (issue 12): ECP5-85F unless named; "must" is the floor below the target.
+#: Targets: ECP5-85F unless named; "must" is the floor below the target.
 TARGET_MHZ, MUST_MHZ, TARGET_RATIO, MUST_RATIO = 150.0, 120.0, 0.90, 0.85
 TARGET_PLAIN_MHZ, TARGET_CHAIN_MHZ, MUST_CHAIN_MHZ, TARGET_ICE40_MHZ = 150.0, 180.0, 150.0, 24.0
 TARGET_LUTS_PER_EDGE, MUST_LUTS_PER_EDGE, TARGET_INBAND_LUTS_PER_EDGE = 60, 80, 30
@@ -385,7 +385,7 @@ def _verdict(value, target, must, higher=True) -> str:
 
 
 def targets(results: list[dict], control: list[dict]) -> list[str]:
-    """Issue 12's targets (median of the placement seeds), met or missed, with the critical path of a miss."""
+    """The targets (median of the placement seeds), met or missed, with the critical path of a miss."""
     by = {(r["design"], r["board"]): r for r in results}
     lines = []
 

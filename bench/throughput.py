@@ -2,7 +2,7 @@
 control messages per data token, per-channel rates of the variance topology without filtering, the
 000 Fig. 4 experiment, and the simulated cycles per second of the cocotb bench.
 
-Target (issue 3): >= 0.98 tokens per cycle per channel with no filtering and auto T. The Fig. 4
+Target: >= 0.98 tokens per cycle per channel with no filtering and auto T. The Fig. 4
 experiment runs the variance network (000 Fig. 1) on 32x32 frames with 10..90% zeros, the
 mean-of-squares node ``w`` at ``ii = 4`` as the bottleneck, in frames per 1,000 cycles for: Filter
 (auto heartbeats), NoFilter (the paper's stand-in, heartbeat 0 on every edge), and Unfiltered (a
@@ -108,7 +108,7 @@ PIPELINED = {"b": "pipelined = true"}
 UNREGISTERED = {"b": "registered_offers = false\npipelined = true"}
 SINGLE_STAGE = {"b": "pipelined = false"}
 
-#: Reconvergent structures (issue 12): a residual block (a skip edge around eight nodes, its branch pipelined),
+#: Reconvergent structures: a residual block (a skip edge around eight nodes, its branch pipelined),
 #: the same without the branch's offer registers and single-stage, and a split-join (branches of four and
 #: one node); name -> (branches, skip capacities to sweep, the branch's setting).
 RECONVERGENT = {
@@ -169,7 +169,7 @@ def plot_reconvergent(rows, capacity=16):
         measured = [r for r in rows if r["structure"] == structure]
         ax.plot([r["skip_capacity"] for r in measured], [r["words_per_cycle"] for r in measured], "o", color=color,
                 label=f"measured (Verilator, generic Verilog){which}")
-    ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="issue 12's 0.98")
+    ax.axhline(0.98, color="grey", lw=0.8, ls=":", label="target 0.98")
     ax.set_xlabel("skip edge capacity")
     ax.set_ylabel("words per cycle out of the join")
     ax.set_title(f"Residual block: skip edge around eight nodes, |q| = {capacity} elsewhere")

@@ -1,4 +1,4 @@
-"""Every spec field and command-line flag at and beyond its bounds (issue 13): a bad value is exit 2 with
+"""Every spec field and command-line flag at and beyond its bounds: a bad value is exit 2 with
 one line naming the file, the field and the fix (argparse's usage line above its error for a flag), no
 traceback; the largest accepted value is accepted by every command; nothing the network's mode ignores
 gets through silently. The commands run in-process (``sfdf.cli.main``) except where the process itself is

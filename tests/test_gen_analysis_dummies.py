@@ -401,7 +401,7 @@ def test_alg4_literal_agrees_without_parallel_edges(network):
     assert alg4_other_child(network) == propagation_intervals(network)
 
 
-# -- the potential LP (in-band "auto", issue 13): polynomial, safe, optimal under its cap -----------------------
+# -- the potential LP (in-band "auto"): polynomial, safe, optimal under its cap -----------------------
 
 def blocking_sum_violations(network, intervals):
     """Cycles breaking ``sum_B ([q] - 1) < sum_F |q|`` either way round, by enumeration (the check's

@@ -223,7 +223,7 @@ def test_sizing_reaches_the_rate_with_the_least_added(net, timing, ii):
 
 
 def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(examples, capsys):
-    """examples/residual_pipelined.toml: issue 12's residual block at capacity 16, its branch pipelined
+    """examples/residual_pipelined.toml: the residual block at capacity 16, its branch pipelined
     (docs/hardware.md's example); examples/residual.toml, the same with "auto", builds it single-stage."""
     assert main(["check", str(examples / "residual_pipelined.toml")]) == 0
     out = capsys.readouterr().out
@@ -257,7 +257,7 @@ def test_sfdf_check_prints_the_bound_and_the_capacity_to_raise(examples, capsys)
 @settings(max_examples=40, deadline=None)
 @given(dags(max_nodes=5, max_edges=6, capacities=(1, 6)), st.sampled_from([PIPELINED, UNPIPELINED]), st.data())
 def test_throughput_never_falls_as_a_capacity_grows(net, timing, data):
-    """Issue 12: a capacity is the tokens of one place, and a cycle's ratio only grows with its tokens."""
+    """A capacity is the tokens of one place, and a cycle's ratio only grows with its tokens."""
     if not net.edges:
         return
     e = data.draw(st.sampled_from(net.edges))

@@ -1,4 +1,4 @@
-"""The fast simulated device (issue 4): a network compiled with the fast harness, run through ctypes.
+"""The fast simulated device: a network compiled with the fast harness, run through ctypes.
 
 The network's Verilog and a C++ harness generated from its manifest (:mod:`sfdf.sw.sim.harness`) are compiled
 by Verilator into a shared library (:func:`sfdf.sw.sim.build.build`, cached by content); :class:`FastSim`

@@ -156,7 +156,7 @@ def test_fig3_completes_with_live_credit(examples, verilator_toolchain, cosim_bu
 def test_fig3_with_w_filtering_everything_completes_in_both(examples, verilator_toolchain, cosim_build_root):
     """000's receiver, no heartbeats, w at rate 1: only w's forwarded frame ends reach x on wx, and their
     indices let x go on (docs/semantics.md); the model once popped them without an index and deadlocked
-    where the RTL ran on (issue 13)."""
+    where the RTL ran on."""
     network = load_spec(examples / "fig3_deadlock.toml")
     network = replace(network, nodes=tuple(replace(n, params={**n.params, "rate": 1.0}) if n.name == "w" else n
                                            for n in network.nodes))
