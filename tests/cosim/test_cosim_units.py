@@ -14,11 +14,13 @@ import pytest
 
 pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
 
-from sfdf.cosim import fastbuild, runner, toolchain
+from sfdf.cosim import runner
 from sfdf.cosim.axis import AxisBeat
 from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token
 from sfdf.cosim.watchdog import DeadlockWatchdog, format_levels
+from sfdf.hdl import toolchain
 from sfdf.hdl.buildcache import CACHE_GB, BuildCache, _flock
+from sfdf.sw.sim import build as fastbuild
 
 
 def check_mismatch(expected, received, message):
