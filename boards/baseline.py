@@ -11,14 +11,13 @@ is the problem sfdf solves; as hardware it is the floor sfdf's control logic is 
 
 from amaranth import Cat, Module, Signal
 from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
 
-from sfdf.gen.kernels import input_shift, result_width, word_width
-from sfdf.hdl.axis import AxisSignature
+from sfdf.gen.kernels import input_shift, word_width
 from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.decided import DecidedQueue
-from sfdf.hdl.dsp import pipelined
 from sfdf.hdl.kernels import make_kernel
+from sfdf.hdl.manifest import port_members
+from sfdf.hdl.traits import PlatformTraits
 
 __all__ = ["PlainNetworkTop"]
 
@@ -35,16 +34,14 @@ class PlainNetworkTop(wiring.Component):
 
     def __init__(self, network):
         self.network = network
-        members = {s: In(AxisSignature(word_width(network, s), 1)) for s in network.sources}
-        members.update({s: Out(AxisSignature(result_width(network, s), network.index_width + 2))
-                        for s in network.sinks})
-        super().__init__(members)
+        super().__init__(port_members(network))
 
     def elaborate(self, platform):
         m = Module()
         net = self.network
         iw = net.index_width
         kernels = {node.name: node.kernel for node in net.nodes}
+        deep = PlatformTraits.of(platform).pipelined
         fifos = {e.name: DataChannel(e.width, e.capacity) for e in net.edges}
         for name, fifo in fifos.items():
             m.submodules[f"q_{name}"] = fifo
@@ -54,7 +51,7 @@ class PlainNetworkTop(wiring.Component):
             in_width = max((e.width + s for e, s in zip(ins, shifts)), default=word_width(net, node.name))
             kernel = m.submodules[f"kernel_{node.name}"] = make_kernel(
                 node.kernel, node.params, inputs=max(1, len(ins)), outputs=max(1, len(outs)), in_width=in_width,
-                data_width=net.data_width, index_width=iw, pipelined=pipelined(platform))
+                data_width=net.data_width, index_width=iw, pipelined=deep)
             count = Signal(iw)
             fire = Signal(name=f"fire_{node.name}")
             if ins:

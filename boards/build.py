@@ -41,6 +41,7 @@ from sfdf.hdl.dsp import FamilyOnly
 from .core import DEFAULT_BAUD
 from .facts import write_board_facts
 from .top import Board, BoardTop
+from .ulx3s import ULX3S_85F
 
 __all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
            "fusesoc_core", "out_of_context", "parse_report", "place_again", "toolchain_env"]
@@ -310,6 +311,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     from amaranth.back import verilog
 
     from sfdf.hdl.generate import generate
+    from sfdf.hdl.plan import plan
     from sfdf.hdl.top import NetworkTop
 
     clock_hz = clock_hz or board.clock_hz
@@ -319,7 +321,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     name = network.name
     (out / f"{name}.core").write_text(fusesoc_core(name, v_path.name, f"sfdf network {name} ({network.mode} mode)",
                                                   version("sfdf")))
-    network_top = top if top is not None else NetworkTop(network)
+    stand_in = FamilyOnly(board.family)  # the board's platform's traits (sfdf.hdl.traits.PlatformTraits)
+    network_top = top if top is not None else NetworkTop(network, plan=plan(network, stand_in))
     board_top = BoardTop(board, network_top, index_width=network.index_width, clk_hz=clock_hz, baud=baud,
                          buffer_words=buffer_words)
     sources = {p.member: p.tdata_width for p in board_top.core.sources}
@@ -329,7 +332,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     # elaborated for the board's family, so the core holds the primitives the bitstream does (the commit
     # FIFOs' DP16KDs, the DSP multipliers) and sfdf board-sim simulates those (boards/sim)
     (out / f"{name}.board.v").write_text(verilog.convert(board_top.core, name=CORE_TOP, emit_src=False,
-                                                         platform=FamilyOnly(board.family)))
+                                                         platform=stand_in))
     host.update(family=board.family, core=f"{name}.board.v", core_top=CORE_TOP)
     write_board_facts(out, name, host)
 
@@ -395,11 +398,14 @@ def _program(board: Board, bitstream: Path, env: dict[str, str]) -> dict:
 
 
 def out_of_context(top, seeds, freq_mhz: float = 400) -> dict:
-    """Fmax and utilisation of an Amaranth design alone on ECP5-85F: Yosys ``synth_ecp5`` and nextpnr-ecp5
-    ``--out-of-context`` (its ports need no pins), constrained at ``freq_mhz`` so the Fmax is the design's,
-    placed once per seed: ``fmax_mhz`` per seed, their median, and the last placement's LUT4, FF, LUT RAM
-    and block RAM counts (bench/channels.py, bench/hop.py)."""
+    """Fmax and utilisation of an Amaranth design alone on the ULX3S-85F's ECP5 (its platform's device and
+    package): Yosys ``synth_ecp5`` and nextpnr-ecp5 ``--out-of-context`` (its ports need no pins), constrained
+    at ``freq_mhz`` so the Fmax is the design's, placed once per seed: ``fmax_mhz`` per seed, their median,
+    and the last placement's LUT4, FF, LUT RAM and block RAM counts (bench/channels.py, bench/hop.py)."""
     env = toolchain_env()
+    chip = ULX3S_85F.platform  # nextpnr's names of its device and package: amaranth's build script's tables
+    part = [chip._nextpnr_device_options[chip.device],
+            "--package", chip._nextpnr_package_options[chip.package].upper()]
     fmax, used = [], {}
     with tempfile.TemporaryDirectory(prefix="sfdf-ooc-") as scratch:
         work = Path(scratch)
@@ -407,7 +413,7 @@ def out_of_context(top, seeds, freq_mhz: float = 400) -> dict:
         subprocess.run([env["YOSYS"], "-q", "-p", "read_rtlil top.il; synth_ecp5 -top top -json top.json"],
                        cwd=work, check=True, capture_output=True)
         for seed in seeds:
-            subprocess.run([env["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--out-of-context", "--json",
+            subprocess.run([env["NEXTPNR_ECP5"], *part, "--out-of-context", "--json",
                             "top.json", "--freq", str(freq_mhz), "--seed", str(seed), "--timing-allow-fail",
                             "--report", f"r{seed}.json", "-q"], cwd=work, check=True, capture_output=True)
             report = json.loads((work / f"r{seed}.json").read_text())
@@ -420,7 +426,7 @@ def out_of_context(top, seeds, freq_mhz: float = 400) -> dict:
 
 def place_again(built: dict, board: Board, seed: int) -> dict:
     """Place and route a finished :func:`build` once more with nextpnr seed ``seed``, reusing its Yosys
-    netlist (Yosys is deterministic; only the placer's seed moves Fmax by 5-10%): the build's nextpnr
+    netlist (Yosys is deterministic; only the placer's seed moves Fmax): the build's nextpnr
     command with the seed changed and the report, log and config written beside, as ``top.seed<N>.*``;
     no bitstream. Returns :func:`build`'s keys for that placement."""
     build_dir = Path(built["directory"])

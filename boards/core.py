@@ -20,8 +20,8 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import axis_ports
-from sfdf.hdl.dsp import pipelined
 from sfdf.hdl.manifest import BeatKind, sink_tuser_fields
+from sfdf.hdl.traits import PlatformTraits
 
 from .link import BeatSerializer, FrameParser, SkidBuffer
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor
@@ -117,13 +117,13 @@ class BoardCore(wiring.Component):
         # registered: the reset that fans out to every block starts at a flip-flop
         m.d.sync += host_reset.eq(breaking)
         # the skid buffers and the serializer's copy of each beat buy clock; an iCE40 lacks cells instead
-        registered = pipelined(platform)
+        registered = PlatformTraits.of(platform).pipelined
         if not registered:  # iCE40: the host's reset inserted into the blocks' own domain
             reset = ResetInserter(host_reset)
         else:
             # Every block but the UART runs in ``core``: the same clock, and one flip-flop for its reset,
             # the domain's and the host's together. Joined by a gate instead, the two resets reached
-            # thousands of flip-flops' reset inputs through it (it limited the ULX3S board top, docs/fpga.md).
+            # every flip-flop's reset input through it (docs/fpga.md).
             core_reset = Signal(init=1, reset_less=True)
             m.d.sync += core_reset.eq(ResetSignal() | breaking)
             m.domains.core = ClockDomain("core", local=True)
@@ -139,8 +139,8 @@ class BoardCore(wiring.Component):
         m.d.comb += [parser.i_byte.valid.eq(receiver.o_byte.valid), parser.i_byte.payload.eq(receiver.o_byte.payload),
                      self.tx.eq(transmitter.tx)]
         if registered:
-            # a skid buffer cuts the UART's handshake off the serializer's packet register and CRC (it
-            # limited the ULX3S board at about 147 MHz: the transmitter sits near its pin)
+            # a skid buffer cuts the UART's handshake off the serializer's packet register and CRC (the
+            # transmitter sits near its pin)
             m.submodules.byte_skid = byte_skid = reset(SkidBuffer(8))
             wiring.connect(m, serializer.o_byte, byte_skid.i_stream)
             wiring.connect(m, byte_skid.o_stream, transmitter.i_byte)

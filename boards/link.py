@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from sfdf.hdl.axis import AxisSignature
 from sfdf.hdl.channels import registered_read_memory
-from sfdf.hdl.dsp import pipelined, platform_family
+from sfdf.hdl.traits import PlatformTraits
 
 from . import packets
 from .packets import VERSION, Status
@@ -56,8 +56,8 @@ class CommitFIFO(wiring.Component):
     """A block-RAM FIFO whose written words become readable only when committed; a rollback forgets them.
 
     ``o_stream`` is registered: its payload is the block RAM's output register where the FPGA has one, so
-    the RAM's 5.8 ns clock-to-out ends inside the RAM and the word leaves it about 1 ns after the clock.
-    On ECP5 (``platform.family == "ecp5"``) with ``depth`` 1024 to 16384, each slice of the word is a
+    the RAM's clock-to-out ends inside the RAM and the word leaves it soon after the clock.
+    On ECP5 (the traits' ``family == "ecp5"``) with ``depth`` 1024 to 16384, each slice of the word is a
     DP16KD instance with ``REGMODE_B = "OUTREG"``, one per port width at that depth. Otherwise the memory is
     memories Yosys maps, one per block RAM's width at this depth so Yosys never stacks two RAMs by depth
     behind a multiplexer, and flip-flops straight after their data pins. Either way no logic sits between
@@ -117,11 +117,13 @@ class CommitFIFO(wiring.Component):
         following, read1 = Signal.like(read), Signal.like(read, init=1)
         m.d.comb += following.eq(Mux(take, read1, read))
         # whether the next row is committed, compared for both outcomes of the take, which selects last;
-        # pipelined (:func:`sfdf.hdl.dsp.pipelined`), for both outcomes of the commit too, so the parser's
-        # verdict reaches ``ready`` through one multiplexer, not a comparator (it limited the ULX3S board
-        # top at about 142 MHz). The pointers are compared by XOR, not ``!=``: Yosys's alumacc folds a
-        # ``!=`` into ``w_full``'s subtractor of the same operands, whose carry chain then led to ``ready``
-        if pipelined(platform):
+        # pipelined (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`), for both outcomes of the commit
+        # too, so the parser's verdict reaches ``ready`` through one multiplexer, not a comparator (it
+        # limited the ULX3S board top). The pointers are compared by XOR, not ``!=``: Yosys's alumacc
+        # folds a ``!=`` into ``w_full``'s subtractor of the same operands, whose carry chain then led to
+        # ``ready``
+        traits = PlatformTraits.of(platform)
+        if traits.pipelined:
             next_ready = Mux(self.commit, Mux(take, (read1 ^ written).any(), (read ^ written).any()),
                              Mux(take, (read1 ^ committed).any(), (read ^ committed).any()))
         else:
@@ -132,7 +134,7 @@ class CommitFIFO(wiring.Component):
             m.d.sync += read1.eq(read1 + 1)
         with m.If(load):
             m.d.sync += self.o_stream.valid.eq(ready)
-        if platform_family(platform) == "ecp5" and self.depth in _DP16KD_WIDTH:
+        if traits.family == "ecp5" and self.depth in _DP16KD_WIDTH:
             self._dp16kd(m, written[:bits], write, following[:bits], load)
         else:
             self._memories(m, written[:bits], write, following[:bits], load)
@@ -253,12 +255,13 @@ class FrameParser(wiring.Component):
 
         got = self.i_byte.valid
         byte = self.i_byte.payload
-        # pipelined (:func:`sfdf.hdl.dsp.pipelined`), the CRC folds each byte a cycle after the parser
-        # takes it, from registers (the byte, its valid and the restart the parser chose): neither the
-        # UART's byte compares nor the state reach the CRC's XOR trees, and ``FOLD`` waits for the last
-        # byte (bytes come a character apart). On iCE40 it folds the byte as it comes (no cells to spare)
+        # pipelined (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`), the CRC folds each byte a cycle
+        # after the parser takes it, from registers (the byte, its valid and the restart the parser chose):
+        # neither the UART's byte compares nor the state reach the CRC's XOR trees, and ``FOLD`` waits for
+        # the last byte (bytes come a character apart). On iCE40 it folds the byte as it comes (no cells
+        # to spare)
         restart = Signal()
-        fold = pipelined(platform)
+        fold = PlatformTraits.of(platform).pipelined
         m.d["sync" if fold else "comb"] += [checker.data.eq(byte), checker.valid.eq(got), checker.start.eq(restart)]
 
         position = Signal(range(FRAME_HEADER))

@@ -5,18 +5,16 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .dsp import pipelined, platform_family
+from .traits import PlatformTraits
 
 __all__ = ["ControlChannel", "DataChannel", "ahead_layout", "head_reloads_while_empty", "lutram_rows",
            "registered_read_memory"]
 
 #: Channels needing up to this many rows behind their head register keep them in LUT RAM read
-#: combinationally; longer ones in a block-RAM-friendly memory with a synchronous read port. On ECP5
-#: four 32-bit channels of 64 rows in series close at about 200 MHz in 370 LUT4 each, against 102 MHz,
-#: 233 LUT4 and a DP16KD in block RAM (bench/channels.py); a 64-row LUT RAM holds a control channel
-#: of 000's size ``4 |q| + 1`` for ``|q| = 16``.
+#: combinationally; longer ones in a block-RAM-friendly memory with a synchronous read port (a 64-row
+#: LUT RAM holds a control channel of 000's size ``4 |q| + 1`` for ``|q| = 16``).
 _LUTRAM_MAX_ROWS = 64
-#: iCE40 has no LUT RAM (rows would be flip-flops and multiplexers): a few rows at most.
+#: The same where the family has no LUT RAM (rows would be flip-flops and multiplexers): a few rows at most.
 _NO_LUTRAM_MAX_ROWS = 4
 
 
@@ -30,7 +28,7 @@ def registered_read_memory(m, name, width, depth, enable=None):
     does not matter, and the memory's ``no_rw_check`` attribute says so to Yosys, which applies it to a
     read port it builds from an asynchronous port and the register after it (``memory_dff``): with a
     synchronous port written as one, Yosys' iCE40 mapping emulates read-first with a register of the
-    write's data and address and a multiplexer (124 flip-flops and 64 LUT4 on a channel of 59-bit tokens).
+    write's data and address and a multiplexer.
     """
     m.submodules[name] = storage = Memory(shape=width, depth=depth, init=[], attrs={"no_rw_check": 1})
     r_port = storage.read_port(domain="comb")
@@ -40,23 +38,23 @@ def registered_read_memory(m, name, width, depth, enable=None):
     return storage.write_port(), r_port, r_data
 
 
-def lutram_rows(platform) -> int:
-    """The most rows a channel keeps in LUT RAM on ``platform`` (None: generic Verilog, as on ECP5)."""
-    return _NO_LUTRAM_MAX_ROWS if platform_family(platform).startswith("ice") else _LUTRAM_MAX_ROWS
-
-
 def ahead_layout(payload_shape, fields) -> data.StructLayout:
     """A channel's next ``valid`` and head ``fields`` (:class:`DataChannel`'s ``o_ahead``)."""
     layout = data.Layout.cast(payload_shape)
     return data.StructLayout({"valid": 1, **{name: layout[name].shape for name in fields}})
 
 
-def head_reloads_while_empty(capacity, platform) -> bool:
+def lutram_rows(traits: PlatformTraits) -> int:
+    """The most rows a channel keeps in LUT RAM on a platform of ``traits``."""
+    return _LUTRAM_MAX_ROWS if traits.lutram else _NO_LUTRAM_MAX_ROWS
+
+
+def head_reloads_while_empty(capacity, traits: PlatformTraits) -> bool:
     """Whether a channel's head register takes the write data in every cycle the channel is empty, a
     push or not (a head in front of LUT RAM rows or of one row register, :meth:`DataChannel._buffered_storage`),
     so that a writer can keep a value there while it pushes nothing (:mod:`sfdf.hdl.counter`'s
-    ``heartbeat_in_head``)."""
-    return 2 <= capacity and capacity - 1 <= lutram_rows(platform)
+    ``heartbeat_in_head``) on a platform of ``traits``."""
+    return 2 <= capacity and capacity - 1 <= lutram_rows(traits)
 
 
 class DataChannel(wiring.Component):
@@ -87,8 +85,7 @@ class DataChannel(wiring.Component):
     read combinationally (one register at capacity 2); larger capacities a memory behind a
     synchronous read port, which Yosys maps to block RAM, and two output registers, the first of
     which is the head. ``level``, ``ready`` and ``valid`` are registers whose next values are chosen
-    by the transfer from comparisons of the present count, so no carry chain follows a handshake:
-    four of these channels in series close as fast as four ``SyncFIFOBuffered`` (bench/channels.py).
+    by the transfer from comparisons of the present count, so no carry chain follows a handshake.
 
     Parameters
     ----------
@@ -212,7 +209,8 @@ class DataChannel(wiring.Component):
             m.d.sync += [self.level.eq(self.level - 1), valid.eq(self.level != 1), many.eq(self.level >= 3)]
 
         width = Shape.cast(self._payload_shape).width
-        lutram = head_reloads_while_empty(capacity, platform)  # capacity 1 is taken first below
+        traits = PlatformTraits.of(platform)
+        lutram = head_reloads_while_empty(capacity, traits)  # capacity 1 is taken first below
         if (self._copy is not None or self._ahead is not None) and not lutram:
             raise ValueError("A channel's copy of a head field or its next head needs a head that reloads while empty "
                              "(LUT RAM rows behind it, sfdf.hdl.channels.head_reloads_while_empty)")
@@ -228,7 +226,7 @@ class DataChannel(wiring.Component):
             m.d.comb += o_payload.eq(head)
         elif lutram:
             self._buffered_storage(m, width, i_payload, o_payload, do_write, do_read, valid, many)
-        elif pipelined(platform):
+        elif traits.pipelined:
             self._block_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
         else:
             self._block_head_storage(m, width, i_payload, o_payload, do_write, do_read, valid)
@@ -259,7 +257,7 @@ class DataChannel(wiring.Component):
         # the head loads whenever it is free, from the rows if they hold a token, else from the input
         # (kept only if pushed: a free head with neither is empty next cycle, its contents unread). So
         # its enable is one gate after the reader's handshake and its multiplexer is chosen by a
-        # register: the writer's handshake reaches neither (issue 12: the heads' reloads)
+        # register: the writer's handshake reaches neither
         loaded = Mux(many, oldest, i_payload)
         with m.If(load):
             m.d.sync += head.eq(loaded)
@@ -319,8 +317,7 @@ class DataChannel(wiring.Component):
         idles while the memory holds tokens) and ``two``; the rows' count is the pointers'
         difference, and ``none`` (no row holds a token) a register. Each output register loads the
         arrival (the read's data if one is in flight, else the write's) or the second register's token,
-        so the reader's pop meets each payload bit in one LUT (issue 12: on iCE40 the pop reached the
-        registers through four LUT levels and limited every credit network, docs/fpga.md).
+        so the reader's pop meets each payload bit in one LUT (docs/fpga.md).
         """
         depth = 1 << (self._capacity - 1).bit_length()
         # a read never meets a write to its row: it reads only rows written in earlier cycles
@@ -380,16 +377,16 @@ class DataChannel(wiring.Component):
 
     def _block_head_storage(self, m, width, i_payload, o_payload, do_write, do_read, valid):
         """Block RAM whose own output register is the head, beside one bypass register: the scheme where
-        the platform is not pipelined (:func:`sfdf.hdl.dsp.pipelined`, iCE40), which lacks logic cells, not
-        clock (docs/fpga.md, "Round of one-slot offers").
+        the platform is not pipelined (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`, iCE40), which lacks
+        logic cells, not clock (docs/fpga.md, "Round of one-slot offers").
 
         The rows hold the tokens behind the head: ``level - 1`` of them, or none. A read is issued, with
         the RAM's read enable, in each cycle the head is free (popped, or empty) while a row holds a token,
         so its data are the head in the next cycle; a write into a free head while no row holds one goes to
         the bypass register ``byp`` instead, and ``from_byp`` (a register) says which of the two the head is.
         Cycle for cycle the channel of :meth:`_block_storage` (``valid`` and ``level`` are the same
-        registers) without its two output registers and their 3-input multiplexers per bit: on iCE40 350
-        logic cells fewer on the variance network. The memory is rounded up to a power of two rows.
+        registers) without its two output registers and their 3-input multiplexers per bit. The memory is
+        rounded up to a power of two rows.
         """
         depth = 1 << (self._capacity - 1).bit_length()
         free = do_read | ~valid  # the head takes a token this cycle if one comes

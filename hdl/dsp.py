@@ -1,12 +1,12 @@
-"""A multiplier pipelined in the FPGA's own DSP registers (issue 12: pipelined kernels).
+"""A multiplier pipelined in the FPGA's own DSP registers.
 
 :class:`RegisteredMultiplier` registers its operands and its product: ``o_product`` is
-``i_a * i_b`` of two cycles before, every cycle. On ECP5 (``platform.family == "ecp5"``) it is one
-MULT18X18D with its input registers and output register (``REG_INPUTA_CLK``, ``REG_INPUTB_CLK``,
-``REG_OUTPUT_CLK``), so the 3.9 ns multiply runs from a register to a register inside the DSP block and
-no fabric routing is on its path: Yosys maps a ``*`` to a MULT18X18D without registers (it packs no
-flip-flops into ECP5 DSPs), which leaves 1.5-2 ns of routing on each side of the multiply
-(docs/fpga.md). Elsewhere it is two rows of flip-flops around ``*``, the same cycle for cycle.
+``i_a * i_b`` of two cycles before, every cycle. Where the platform has the DSP block for it
+(:attr:`sfdf.hdl.traits.PlatformTraits.dsp_multiplier`, ECP5) it is one MULT18X18D with its input
+registers and output register (``REG_INPUTA_CLK``, ``REG_INPUTB_CLK``, ``REG_OUTPUT_CLK``), so the multiply
+runs from a register to a register inside the DSP block and no fabric routing is on its path: Yosys maps a
+``*`` to a MULT18X18D without registers (it packs no flip-flops into ECP5 DSPs), which leaves routing on
+each side of the multiply. Elsewhere it is two rows of flip-flops around ``*``, the same cycle for cycle.
 The registers are not reset, in the DSP block as in the fabric: the product of the cycle after a reset is
 that of whatever the inputs held, as for any pipelined kernel (:mod:`sfdf.hdl.kernels`).
 """
@@ -17,7 +17,9 @@ from amaranth import ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["MULT18X18D_WIDTH", "FamilyOnly", "RegisteredMultiplier", "pipelined", "platform_family"]
+from .traits import PlatformTraits
+
+__all__ = ["MULT18X18D_WIDTH", "FamilyOnly", "RegisteredMultiplier"]
 
 #: Operand bits of an ECP5 MULT18X18D.
 MULT18X18D_WIDTH = 18
@@ -26,25 +28,9 @@ MULT18X18D_WIDTH = 18
 @dataclass(frozen=True)
 class FamilyOnly:
     """A stand-in platform for elaborating a design outside a build: its FPGA family and no pins
-    (:func:`platform_family` reads it as a board's platform)."""
+    (:meth:`sfdf.hdl.traits.PlatformTraits.of` reads it as a board's platform)."""
 
     family: str
-
-
-def platform_family(platform) -> str:
-    """The FPGA family ``platform`` elaborates for, lower case (``""``: generic Verilog)."""
-    return str(getattr(platform, "family", "")).lower()
-
-
-def pipelined(platform) -> bool:
-    """Whether to build the registers that only buy clock on ``platform``: the kernels' pipeline stages,
-    a node's two-slot offer registers (docs/hardware.md, "Registered offers", "Kernels and
-    widths"), a block-RAM channel's two output registers, and a board top's skid buffers and copy of each
-    result beat (``sfdf.boards.core``). Not on iCE40: a small part at tens of MHz lacks logic cells, not
-    clock, and without them the variance network needs 29% fewer (docs/fpga.md); there a join of two or
-    more inputs keeps a one-slot offer register (:func:`sfdf.hdl.offer.offer_slots`). Cycle for cycle
-    the same tokens and messages leave every channel either way; only the latency differs."""
-    return not platform_family(platform).startswith("ice")
 
 
 class RegisteredMultiplier(wiring.Component):
@@ -71,7 +57,7 @@ class RegisteredMultiplier(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if platform_family(platform) == "ecp5" and max(self.a_width, self.b_width) <= MULT18X18D_WIDTH:
+        if PlatformTraits.of(platform).dsp_multiplier and max(self.a_width, self.b_width) <= MULT18X18D_WIDTH:
             p = Signal(2 * MULT18X18D_WIDTH)
             ports = {"i_CLK0": ClockSignal(), "i_CE0": 1, "i_RST0": 0, "i_SIGNEDA": 0, "i_SIGNEDB": 0,
                      "i_SOURCEA": 0, "i_SOURCEB": 0}

@@ -14,6 +14,7 @@ from sfdf.gen.errors import UserError
 
 from .axis import axis_verilog
 from .manifest import write_manifest
+from .plan import plan
 from .top import NetworkTop
 
 __all__ = ["UnsafeNetwork", "generate"]
@@ -42,7 +43,9 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     ``flush_ports``: verification only, a ``flush_<edge>`` input per in-band output buffer
     (:class:`~sfdf.hdl.top.NetworkTop`), listed in the manifest's ``flush_ports``.
     ``platform``: elaborate for a board's family (:class:`sfdf.hdl.dsp.FamilyOnly`; ``None``: generic,
-    pipelined Verilog), as ``sfdf build`` does (an iCE40's nodes are unpipelined, :func:`sfdf.hdl.dsp.pipelined`).
+    pipelined Verilog), as ``sfdf build`` does (an iCE40's nodes are unpipelined,
+    :class:`sfdf.hdl.traits.PlatformTraits`); the network is planned for it once (:func:`sfdf.hdl.plan.plan`)
+    and the manifest records the plan.
 
     Raises
     ------
@@ -56,7 +59,7 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
         raise UnsafeNetwork(report)
     resolved = report.network
     _check_ports(resolved)
-    top = NetworkTop(resolved, flush_ports=flush_ports)
+    top = NetworkTop(resolved, plan=plan(resolved, platform, flush_ports=flush_ports))
     verilog = axis_verilog(top, name=resolved.name, emit_src=False, platform=platform)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)

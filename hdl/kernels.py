@@ -293,8 +293,8 @@ def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_wi
 
     ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
     ``random_filter`` wraps at (the variance kernels fix their own widths); ``pipelined``: the variance
-    kernels' pipeline stages (:func:`sfdf.hdl.dsp.pipelined`; without them their latency is 0); ``ahead``:
-    ``random_filter``'s decisions from registers (:class:`RandomFilter`).
+    kernels' pipeline stages (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`; without them their latency
+    is 0); ``ahead``: ``random_filter``'s decisions from registers (:class:`RandomFilter`).
     """
     params = kernel_params(name, params)
     if name in (None, "random_filter"):

@@ -20,7 +20,6 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .channels import ControlChannel, DataChannel
-from .dsp import pipelined
 from .inband import flushed_width
 from .offer import SLOTS, release_layout
 from .tokens import (
@@ -54,7 +53,7 @@ class CreditLinkSignature(wiring.Signature):
         messages (:mod:`sfdf.hdl.credit`).
     heartbeat_in_head : bool
         With live credit, an input of a join that orders its next heads a cycle ahead
-        (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): the link also carries ``join_index`` and
+        (:func:`sfdf.hdl.plan.heartbeat_in_head_edges`): the link also carries ``join_index`` and
         ``ahead``.
 
     Members
@@ -169,7 +168,7 @@ class InbandLinkSignature(wiring.Signature):
 def edge_link(edge, *, mode, index_width, payload_width, flush=False, live_credit=True, heartbeat_in_head=False):
     """The link of ``edge`` (a resolved ``gen.model.Edge``) in ``mode`` (``"credit"`` or ``"inband"``;
     ``live_credit``: the network's, in credit mode; ``heartbeat_in_head``: the edge is one of
-    :func:`sfdf.hdl.node.heartbeat_in_head_edges`, whose link carries the join's copy of the head index).
+    :func:`sfdf.hdl.plan.heartbeat_in_head_edges`, whose link carries the join's copy of the head index).
 
     ``flush``: the sender's half of an in-band edge whose spontaneous flush is wired (verification);
     it has a ``flush`` member only when the edge's output buffer is above 1 (as
@@ -320,14 +319,17 @@ class CreditEdge(wiring.Component):
 
 class InbandEdge(wiring.Component):
     """One in-band edge (002): the channel ``q`` (:class:`sfdf.hdl.channels.DataChannel` of exactly ``|q|``
-    tokens, output buffer included, counting what the receiver's offer register holds, up to two, until
-    it is released, where the platform is pipelined); the sender's visible-token count passes straight
-    through.
+    tokens, output buffer included, counting what the receiver's offer register holds until it is
+    released); the sender's visible-token count passes straight through.
 
     Parameters
     ----------
     link : InbandLinkSignature
         The sender's half; the receiver's is the same without ``flush``.
+    release : int
+        Tokens the receiver's offer register holds at most (the channel's ``release``):
+        :data:`sfdf.hdl.offer.SLOTS` where the platform is pipelined, else 0, every token released as it is
+        popped (the plan's choice, :class:`sfdf.hdl.plan.EdgePlan`).
 
     Members
     -------
@@ -342,10 +344,10 @@ class InbandEdge(wiring.Component):
     Submodule ``q`` is the channel (``level`` is its fill).
     """
 
-    def __init__(self, link):
+    def __init__(self, link, release=SLOTS):
         if not isinstance(link, InbandLinkSignature):
             raise TypeError(f"An in-band edge needs an InbandLinkSignature, not {link!r}")
-        self.link = link
+        self.link, self.release = link, release
         receiver = InbandLinkSignature(capacity=link.capacity, index_width=link.index_width,
                                        data_width=link.data_width, payload_width=link.payload_width,
                                        buffered=link.buffered)
@@ -357,9 +359,9 @@ class InbandEdge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         link = self.link
-        # the receiver holds offers only where the platform is pipelined (sfdf.hdl.node.SFDFNode): elsewhere
-        # it releases every token as it pops it, and the channel needs no count of held tokens
-        held = SLOTS if pipelined(platform) else 0
+        # without held offers the receiver releases every token as it pops it, and the channel needs no
+        # count of held tokens
+        held = self.release
         m.submodules.q = q = DataChannel(inband_token_layout(link.index_width, link.data_width, link.payload_width),
                                          link.capacity, release=held)
         wiring.connect(m, wiring.flipped(self.i_link.token), q.i_stream)

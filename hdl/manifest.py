@@ -3,7 +3,7 @@
 ``<name>.json`` beside ``<name>.v`` lists what cosim, sw and boards need and must never re-derive: the
 AXI4-Stream ports with their ``tdata``/``tuser`` widths and fields, the beat kinds a sink writes, and
 every capacity, threshold, interval and kernel constant the hardware was built with. Keys may be added,
-never renamed (README, "The manifest").
+never renamed (docs/architecture.md, "The manifest").
 
 :func:`build_manifest` writes it from a :class:`~sfdf.hdl.top.NetworkTop`; :func:`read_manifest`
 reads it back as a :class:`Manifest` whose :class:`Port` objects every reader shares.
@@ -18,15 +18,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.lib import enum
+from amaranth.lib.wiring import In, Out
 
-from sfdf.gen.analysis.control import index_bits_inside
-from sfdf.gen.kernels import MESSAGE_WIDTH, filter_threshold, kernel_params, lfsr_seed, variance_fields
+from sfdf.gen.kernels import (
+    MESSAGE_WIDTH,
+    filter_threshold,
+    kernel_params,
+    lfsr_seed,
+    result_width,
+    variance_fields,
+    word_width,
+)
 
-from .axis import axis_ports
+from .axis import AxisSignature, axis_ports
+from .channels import lutram_rows
 
 __all__ = [
-    "BeatKind", "Field", "Manifest", "ManifestError", "Port", "build_manifest", "read_manifest",
-    "sink_tuser_fields", "write_manifest",
+    "BeatKind", "Field", "Manifest", "ManifestError", "Port", "build_manifest", "port_members",
+    "read_manifest", "sink_tuser_fields", "write_manifest",
 ]
 
 
@@ -167,8 +176,21 @@ def sink_tuser_fields(index_width: int) -> list[Field]:
     return [Field("index", 0, index_width), Field("kind", index_width, BeatKind.as_shape().width)]
 
 
+def port_members(network) -> dict:
+    """The AXI4-Stream members of a network's top (:class:`~sfdf.hdl.top.NetworkTop`, and the baseline
+    with its ports): ``In(AxisSignature(word_width, 1))`` per source (``tuser`` = ``eos``) and
+    ``Out(AxisSignature(result_width, ...))`` per sink with the ``tuser`` of :func:`sink_tuser_fields`
+    (:func:`sfdf.gen.kernels.word_width`, :func:`sfdf.gen.kernels.result_width`)."""
+    tuser = sum(f.width for f in sink_tuser_fields(network.index_width))
+    members = {s: In(AxisSignature(word_width(network, s), 1)) for s in network.sources}
+    members.update({s: Out(AxisSignature(result_width(network, s), tuser)) for s in network.sinks})
+    return members
+
+
 def build_manifest(network, top) -> dict:
-    """The manifest of ``top`` (a :class:`~sfdf.hdl.top.NetworkTop`) for the resolved ``network``."""
+    """The manifest of ``top`` (a :class:`~sfdf.hdl.top.NetworkTop`) for the resolved ``network``, with what
+    its elaboration plan decided (``top.plan``, :class:`sfdf.hdl.plan.NetworkPlan`)."""
+    plan = top.plan
     iw = network.index_width
     ports = []
     for port in axis_ports(top):
@@ -195,18 +217,22 @@ def build_manifest(network, top) -> dict:
             "outputs": [e.name for e in network.out_edges(node.name)] or ["m_axis"],
             "filter_threshold": filter_threshold(rate),
             "lfsr_seeds": [lfsr_seed(seed, j) for j in range(outputs)],
+            "single_stage": plan.nodes[node.name].single_stage,
+            "offer_slots": plan.nodes[node.name].offer_slots,
         }
     edges = {e.name: {"from": e.src, "to": e.dst, "capacity": e.capacity, "control_capacity": e.control_capacity,
                       "threshold": e.threshold, "interval": e.interval, "output_buffer": e.output_buffer,
-                      "width": e.width} for e in network.edges}
+                      "width": e.width, "heartbeat_in_head": plan.edges[e.name].heartbeat_in_head}
+             for e in network.edges}
     credit = {"live_credit": network.live_credit} if network.mode == "credit" else {}
     return {
         "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": network.mode,
         **credit, "index_width": iw, "data_width": network.data_width, "payload_width": MESSAGE_WIDTH,
-        "index_bits_inside": index_bits_inside(network, {e.name: e.interval for e in network.edges}),
+        "index_bits_inside": plan.index_width, "watermark_window": plan.window,
+        "platform": {**plan.traits.to_json(), "lutram_max_rows": lutram_rows(plan.traits)},
         "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
         "ports": ports, "nodes": nodes, "edges": edges,
-        "flush_ports": {e: f"flush_{e}" for e in top.flush_edges},
+        "flush_ports": {e: f"flush_{e}" for e in plan.flush_edges},
     }
 
 

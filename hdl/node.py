@@ -14,21 +14,19 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .channels import head_reloads_while_empty
 from .counter import CounterReceiver, CounterSender
 from .credit import CreditReceiver, CreditSender
 from .decided import DecidedQueue
-from .dsp import pipelined
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
-from .join import LOOKAHEAD_MAX, SFDFJoin
+from .join import SFDFJoin
 from .kernels import kernel_latency, make_kernel
-from .links import LinksSignature, connect_credit_receiver, connect_credit_sender, edge_link
+from .links import LinksSignature, connect_credit_receiver, connect_credit_sender
 from .manifest import BeatKind
-from .offer import SLOTS, OfferRegister, offer_slots
+from .offer import SLOTS, OfferRegister
 from .tokens import CTRL_CREDIT
 
-__all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "heartbeat_in_head_edges", "word_layout"]
+__all__ = ["DECIDED", "SFDFNode", "beat_layout", "decided_depth", "word_layout"]
 
 #: Decided computations between a node's two stages: the decide stage's room is a register (the
 #: channel's ``ready``), and two entries keep one computation per cycle flowing through it; a pipelined
@@ -42,36 +40,13 @@ DECIDED = 2
 #: by the code ``Cat(o_early, spare.valid, late)``: a valid spare wins, then the late choice
 NEXT_TABLE = (0, 1, 2, 2, 3, 3, 3, 3)
 
-#: The same with the heartbeat's index in the data head (:func:`heartbeat_in_head_edges`): three
+#: The same with the heartbeat's index in the data head (:func:`sfdf.hdl.plan.heartbeat_in_head_edges`): three
 #: candidates, the data head's, the spare's and the late one, named by ``Cat(spare.valid, late)``
 EARLY_HEAD_TABLE = (0, 1, 2, 1)
 
 #: An in-band input's next offer: the receiver's (the channel's head register) or the offer register's
 #: spare, named by ``spare.valid``
 INBAND_TABLE = (0, 1)
-
-
-def heartbeat_in_head_edges(network, platform, single=frozenset()) -> frozenset:
-    """Edges whose data channel's head carries the heartbeat's index while empty (live credit,
-    :class:`sfdf.hdl.counter.CounterSender`'s ``heartbeat_in_head``): every input of a node whose join orders
-    its next heads a cycle ahead (registered offers, not turned off by the spec, 2 to
-    :data:`~sfdf.hdl.join.LOOKAHEAD_MAX` inputs) and the input of a single-stage node (``single``:
-    :func:`sfdf.hdl.timing.single_stage`; :class:`sfdf.hdl.single_stage.SingleStageNode`: its receiver's ``due``
-    is then a register),
-    when each of those inputs' data channels reloads its head register with the write data in every
-    cycle it is empty (:func:`sfdf.hdl.channels.head_reloads_while_empty`), and so does its control
-    channel (whose next head's ``quiet`` the receiver's ``due`` reads a cycle ahead)."""
-    if network.mode != "credit" or not network.live_credit or not pipelined(platform):
-        return frozenset()
-    edges = set()
-    for node in network.nodes:
-        ins = network.in_edges(node.name)
-        if node.name not in single and not (node.registered_offers and 1 < len(ins) <= LOOKAHEAD_MAX):
-            continue
-        if all(head_reloads_while_empty(e.capacity, platform) and head_reloads_while_empty(e.control_capacity, platform)
-               for e in ins):
-            edges.update(e.name for e in ins)
-    return frozenset(edges)
 
 
 def decided_depth(network) -> int:
@@ -102,44 +77,10 @@ class SFDFNode(wiring.Component):
 
     Parameters
     ----------
-    in_edges, out_edges : sequence of gen.model.Edge
-        Resolved edges (concrete thresholds, intervals, control capacities), in spec order.
-    mode : {"credit", "inband"}
-    algorithm : {"naive", "propagation", "nonpropagation"}
-        In-band dummy algorithm.
-    components : Mapping[str, int] or None
-        Biconnected component of every edge (Propagation confines dummies to one, 002 Sec. 3.2).
-    live_credit : bool
-        Credit mode: live credit (:mod:`sfdf.hdl.counter`), else 000's credit messages (:mod:`sfdf.hdl.credit`).
-    flushable : bool
-        Verification only: a ``flush`` member on the link of every in-band output whose output buffer
-        is above 1 (:class:`sfdf.hdl.inband.InbandSender`).
-    kernel : str or None
-    params : Mapping
-        The kernel's spec name and parameters (:func:`sfdf.hdl.kernels.make_kernel`).
-    shifts : sequence of int
-        Where the kernel places each input edge's payload (:func:`sfdf.gen.kernels.input_shift`).
-    word_width, out_width : int
-        A source's input word bits; the kernel's output bits (a sink's beats).
-    ii : int
-        Cycles per data computation (a null computation takes one).
-    position : bool
-        A sink in a network with an index watermark: ``o_position`` reports its last computation.
-    window : int or None
-        A source in a network with an index watermark: ``W``; it starts index ``i`` only while
-        ``i - i_watermark <= W`` (:mod:`sfdf.hdl.watermark`).
-    index_width, data_width, payload_width : int
-        Index bits inside the network (the watermark's, :mod:`sfdf.hdl.watermark`); the network's payload
-        width (``random_filter`` wraps at it); user message bits. Each edge's channel has the edge's own
-        ``width``.
-    full_width : int or None
-        The spec's ``index_width`` (None: ``index_width``): the kernels' widths, and a sink's beats, whose
-        index it rebuilds from the exact distances between its computations.
-    heartbeat_in_head : set of str
-        Edges whose data channel's head carries the heartbeat's index (:func:`heartbeat_in_head_edges`,
-        for both ends of each edge).
-    registered_offers : bool
-        The spec's ``registered_offers``: ``False`` builds no offer registers (:func:`sfdf.hdl.offer.offer_slots`).
+    plan : sfdf.hdl.plan.NodePlan
+        The node's part of the elaboration plan: its edges (resolved, with the settings the plan chose for
+        each), kernel, widths, mode and offer registers. Not a single-stage node's
+        (:class:`sfdf.hdl.single_stage.SingleStageNode`).
 
     Members
     -------
@@ -157,47 +98,37 @@ class SFDFNode(wiring.Component):
     o_beat : Out(stream.Signature(beat_layout))
         A sink's beats.
     o_position : Out(index_width)
-        With ``position``: the sink's last computation index.
+        With the plan's ``position``: the sink's last computation index.
     i_watermark : In(index_width)
-        With ``window``: the least position of the sinks, registered (never above the true one).
+        With the plan's ``window``: the least position of the sinks, registered (never above the true one).
     """
 
-    def __init__(self, *, in_edges, out_edges, ii, index_width, data_width, payload_width, kernel=None,
-                 params=None, shifts=None, word_width=None, out_width=None, mode="credit",
-                 algorithm="nonpropagation", components=None, flushable=False, live_credit=True,
-                 position=False, window=None, full_width=None, heartbeat_in_head=frozenset(),
-                 registered_offers=True):
-        if ii < 1:
-            raise ValueError(f"Initiation interval must be a positive integer, not {ii!r}")
-        if mode not in ("credit", "inband"):
-            raise ValueError(f"Mode must be 'credit' or 'inband', not {mode!r}")
-        self.in_edges, self.out_edges = list(in_edges), list(out_edges)
-        self.kernel, self.params, self.ii = kernel, dict(params or {}), ii
-        self.shifts = list(shifts or [0] * len(self.in_edges))
-        self.iw, self.dw, self.pw = index_width, data_width, payload_width
-        self.fw = full_width or index_width
-        self.heartbeat_in_head = frozenset(heartbeat_in_head)
-        self.registered_offers = registered_offers
+    def __init__(self, plan):
+        if plan.single_stage:
+            raise ValueError(f"Node {plan.name!r} is planned single-stage: build a SingleStageNode")
+        if plan.ii < 1:
+            raise ValueError(f"Initiation interval must be a positive integer, not {plan.ii!r}")
+        if plan.mode not in ("credit", "inband"):
+            raise ValueError(f"Mode must be 'credit' or 'inband', not {plan.mode!r}")
+        self.plan = plan
+        self.in_edges, self.out_edges = [e.edge for e in plan.inputs], [e.edge for e in plan.outputs]
+        self.kernel, self.params, self.ii = plan.kernel, dict(plan.params), plan.ii
+        self.shifts = list(plan.shifts)
+        self.iw, self.dw, self.pw = plan.index_width, plan.data_width, plan.payload_width
+        self.fw = plan.full_width or plan.index_width
         self._rebuilds = not self.out_edges and self.fw != self.iw  # a sink with narrow indices inside
-        self.word_width, self.out_width = word_width or data_width, out_width or data_width
-        self.mode, self.algorithm, self.components = mode, algorithm, components or {}
-        self.flushable, self.live_credit = flushable, live_credit
-        self.position, self.window = position, window
+        self.word_width = plan.word_width or plan.data_width
+        self.out_width = plan.out_width or plan.data_width
+        self.mode, self.algorithm, self.live_credit = plan.mode, plan.algorithm, plan.live_credit
+        self.position, self.window = plan.position, plan.window
         members = {
-            "inputs": In(LinksSignature([edge_link(e, mode=mode, index_width=index_width, payload_width=payload_width,
-                                                   live_credit=live_credit,
-                                                   heartbeat_in_head=e.name in self.heartbeat_in_head)
-                                         for e in self.in_edges])),
-            "outputs": Out(LinksSignature([edge_link(e, mode=mode, index_width=index_width,
-                                                     payload_width=payload_width, flush=flushable,
-                                                     live_credit=live_credit,
-                                                     heartbeat_in_head=e.name in self.heartbeat_in_head)
-                                           for e in self.out_edges])),
+            "inputs": In(LinksSignature([e.link(sender=False) for e in plan.inputs])),
+            "outputs": Out(LinksSignature([e.link() for e in plan.outputs])),
         }
-        if position:
-            members["o_position"] = Out(index_width)
-        if window is not None:
-            members["i_watermark"] = In(index_width)
+        if self.position:
+            members["o_position"] = Out(self.iw)
+        if self.window is not None:
+            members["i_watermark"] = In(self.iw)
         if not self.in_edges:
             members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
@@ -216,7 +147,7 @@ class SFDFNode(wiring.Component):
         # more inputs elsewhere, hdl.offer.offer_slots), and with two slots so is every
         # candidate for the next one (the spare slot, the receiver's channel heads and heartbeat), so the
         # join orders them a cycle ahead
-        self._early_head = all(e.name in self.heartbeat_in_head for e in self.in_edges)
+        self._early_head = all(e.heartbeat_in_head for e in self.plan.inputs)
         table = INBAND_TABLE if self.mode == "inband" else EARLY_HEAD_TABLE if self._early_head else NEXT_TABLE
         # a one-input join keeps its offset a cycle ahead in in-band mode (hdl.join, ``_offset_ahead``)
         lookahead = max(table) + 1 if self._offer_slots == SLOTS and (n > 1 or self.mode == "inband") else 0
@@ -366,7 +297,7 @@ class SFDFNode(wiring.Component):
         inputs' heads, consumes them and runs the kernel; the *emit* stage hands the oldest decided
         computation to every output at once."""
         m = Module()
-        self._offer_slots = offer_slots(len(self.in_edges), platform, self.registered_offers)
+        self._offer_slots = self.plan.offer_slots
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
         # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
         # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)
@@ -383,7 +314,7 @@ class SFDFNode(wiring.Component):
         in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
-            in_width=in_width, data_width=self.dw, index_width=self.fw, pipelined=pipelined(platform))
+            in_width=in_width, data_width=self.dw, index_width=self.fw, pipelined=self.plan.traits.pipelined)
         if msg_valid is None:  # a source: the kernel originates its messages (frame ends)
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
@@ -480,12 +411,11 @@ class SFDFNode(wiring.Component):
         link = self.outputs[j]
         if self.mode == "inband":
             inputs = max(1, len(self.in_edges))
-            mask = [self.components.get(f.name) == self.components.get(e.name) for f in self.in_edges]
             tx = m.submodules[f"tx{j}"] = InbandSender(
                 capacity=e.capacity, output_buffer=e.output_buffer, interval=e.interval, algorithm=self.algorithm,
                 index_width=self.iw, data_width=e.width, payload_width=self.pw, inputs=inputs,
-                propagate_mask=sum(b << k for k, b in enumerate(mask)) if self.in_edges else 0,
-                flushable=self.flushable, delta_width=self._delta_width)
+                propagate_mask=self.plan.outputs[j].propagate_mask, flushable=self.plan.outputs[j].flush,
+                delta_width=self._delta_width)
             if tx.flushable:
                 m.d.comb += tx.i_flush.eq(link.flush)
             wiring.connect(m, tx.o_token, wiring.flipped(link.token))
@@ -498,7 +428,7 @@ class SFDFNode(wiring.Component):
         if self.live_credit:
             tx = m.submodules[f"tx{j}"] = CounterSender(
                 capacity=e.capacity, control_capacity=e.control_capacity, heartbeat=e.interval, **widths,
-                heartbeat_in_head=e.name in self.heartbeat_in_head)
+                heartbeat_in_head=self.plan.outputs[j].heartbeat_in_head)
         else:
             tx = m.submodules[f"tx{j}"] = CreditSender(
                 capacity=e.capacity, control_capacity=e.control_capacity, threshold=e.threshold,

@@ -30,8 +30,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from .dsp import pipelined
 from .tokens import head_layout
+from .traits import PlatformTraits
 
 __all__ = ["SLOTS", "OfferRegister", "offer_slots", "release_layout"]
 
@@ -40,14 +40,14 @@ __all__ = ["SLOTS", "OfferRegister", "offer_slots", "release_layout"]
 SLOTS = 2
 
 
-def offer_slots(inputs: int, platform, registered: bool = True) -> int:
-    """Offers an offer register holds per input of a node of ``inputs`` inputs on ``platform`` (0: none, the
-    receivers offer to the join straight): :data:`SLOTS` where the platform is pipelined
-    (:func:`sfdf.hdl.dsp.pipelined`), else one for a join of two or more inputs (module docstring); none
-    for a node whose spec says ``registered_offers = false`` (``registered``)."""
+def offer_slots(inputs: int, traits: PlatformTraits, registered: bool = True) -> int:
+    """Offers an offer register holds per input of a node of ``inputs`` inputs on a platform of ``traits``
+    (0: none, the receivers offer to the join straight): :data:`SLOTS` where the platform is pipelined
+    (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`), else one for a join of two or more inputs (module
+    docstring); none for a node whose spec says ``registered_offers = false`` (``registered``)."""
     if not registered:
         return 0
-    if pipelined(platform):
+    if traits.pipelined:
         return SLOTS
     return 1 if inputs > 1 else 0
 

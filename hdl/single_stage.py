@@ -22,9 +22,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .counter import CounterReceiver, CounterSender
-from .dsp import pipelined
 from .kernels import make_kernel
-from .links import LinksSignature, connect_credit_receiver, connect_credit_sender, edge_link
+from .links import LinksSignature, connect_credit_receiver, connect_credit_sender
 
 __all__ = ["SingleStageNode"]
 
@@ -34,20 +33,11 @@ class SingleStageNode(wiring.Component):
 
     Parameters
     ----------
-    in_edge, out_edge : gen.model.Edge
-        Resolved edges (live credit: concrete intervals and control capacities).
-    kernel : str or None
-    params : Mapping
-        The kernel (latency 0 on the platform: :func:`sfdf.hdl.kernels.kernel_latency`).
-    shift : int
-        Where the kernel places the input's payload (:func:`sfdf.gen.kernels.input_shift`).
-    index_width, data_width, payload_width : int
-        As :class:`sfdf.hdl.node.SFDFNode`.
-    full_width : int or None
-        The kernels' index width (the spec's).
-    heartbeat_in_head : set of str
-        As :class:`sfdf.hdl.node.SFDFNode` (:func:`sfdf.hdl.node.heartbeat_in_head_edges`): on the input edge
-        the receiver's ``due`` is a register, computed a cycle ahead from the channels' next state.
+    plan : sfdf.hdl.plan.NodePlan
+        A single-stage node's part of the elaboration plan (live credit: concrete intervals and control
+        capacities; its kernel of latency 0 on the platform, :func:`sfdf.hdl.kernels.kernel_latency`). Where
+        its input edge's data head carries the heartbeat's index (the plan's ``heartbeat_in_head``) the
+        receiver's ``due`` is a register, computed a cycle ahead from the channels' next state.
 
     Members
     -------
@@ -55,17 +45,19 @@ class SingleStageNode(wiring.Component):
         One link each, as :class:`sfdf.hdl.node.SFDFNode`'s.
     """
 
-    def __init__(self, *, in_edge, out_edge, index_width, data_width, payload_width, kernel=None, params=None,
-                 shift=0, full_width=None, heartbeat_in_head=frozenset()):
-        self.in_edge, self.out_edge = in_edge, out_edge
-        self.in_head = in_edge.name in heartbeat_in_head
-        self.kernel, self.params, self.shift = kernel, dict(params or {}), shift
-        self.iw, self.dw, self.pw, self.fw = index_width, data_width, payload_width, full_width or index_width
-        self.out_head = out_edge.name in heartbeat_in_head
-        link = {"mode": "credit", "index_width": index_width, "payload_width": payload_width, "live_credit": True}
+    def __init__(self, plan):
+        if not plan.single_stage:
+            raise ValueError(f"Node {plan.name!r} is not planned single-stage: build an SFDFNode")
+        self.plan = plan
+        (into,), (out,) = plan.inputs, plan.outputs  # one input, one output (the spec checks it)
+        self.in_edge, self.out_edge = into.edge, out.edge
+        self.in_head, self.out_head = into.heartbeat_in_head, out.heartbeat_in_head
+        self.kernel, self.params, (self.shift,) = plan.kernel, dict(plan.params), plan.shifts
+        self.iw, self.dw, self.pw = plan.index_width, plan.data_width, plan.payload_width
+        self.fw = plan.full_width or plan.index_width
         super().__init__({
-            "inputs": In(LinksSignature([edge_link(in_edge, **link, heartbeat_in_head=self.in_head)])),
-            "outputs": Out(LinksSignature([edge_link(out_edge, **link, heartbeat_in_head=self.out_head)])),
+            "inputs": In(LinksSignature([into.link(sender=False)])),
+            "outputs": Out(LinksSignature([out.link()])),
         })
 
     def elaborate(self, platform):
@@ -85,7 +77,7 @@ class SingleStageNode(wiring.Component):
         connect_credit_sender(m, tx, link_out)
         kernel = m.submodules.kernel = make_kernel(
             self.kernel, self.params, inputs=1, outputs=1, in_width=e_in.width + self.shift, data_width=self.dw,
-            index_width=self.fw, pipelined=pipelined(platform), ahead=True)
+            index_width=self.fw, pipelined=self.plan.traits.pipelined, ahead=True)
         if kernel.latency:
             raise ValueError(f"A single-stage node needs a kernel of latency 0, not {self.kernel!r} "
                              f"(latency {kernel.latency})")

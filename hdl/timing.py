@@ -27,10 +27,10 @@ from sfdf.gen.analysis.throughput import (
 )
 from sfdf.gen.model import AUTO
 
-from .dsp import pipelined
 from .kernels import kernel_latency
 from .node import DECIDED
 from .offer import offer_slots
+from .traits import PlatformTraits
 
 __all__ = ["hardware_rate", "single_stage", "stage_timing"]
 
@@ -44,14 +44,16 @@ OFFER_CYCLES = 1
 def stage_timing(network, platform=None) -> StageTiming:
     """The :class:`~sfdf.gen.analysis.throughput.StageTiming` of ``network``'s hardware on ``platform``
     (None: the generic Verilog of ``sfdf generate`` and the cosim, pipelined like ECP5's), its single-stage
-    nodes :func:`single_stage`'s."""
-    timing = _timing(network, platform, frozenset(n.name for n in network.nodes if n.pipelined is False))
+    nodes :func:`single_stage`'s (elaboration takes them from :func:`sfdf.hdl.plan.plan`, which calls this
+    once)."""
+    traits = PlatformTraits.of(platform)
+    timing = _timing(network, traits, frozenset(n.name for n in network.nodes if n.pipelined is False))
     auto = {n.name for n in network.nodes if n.pipelined == AUTO and network.single_stage_problem(n.name) is None}
     while network.edges and auto - timing.single:
         faster = single_stage_nodes(network, timing, throughput_bound(network, timing), allowed=auto)
         if faster is None:
             break
-        timing = _timing(network, platform, timing.single | set(faster["nodes"]))
+        timing = _timing(network, traits, timing.single | set(faster["nodes"]))
     return timing
 
 
@@ -76,18 +78,20 @@ def hardware_rate(network, platform=None) -> dict | None:
     auto = sorted(v for v in timing.single if network.node_by_name[v].pipelined == AUTO)
     summary["auto_single_stage"] = None
     if auto:
-        rate, _ = network_rate(network, _timing(network, platform, timing.single - set(auto)))
+        pipelined = _timing(network, PlatformTraits.of(platform), timing.single - set(auto))
+        rate, _ = network_rate(network, pipelined)
         summary["auto_single_stage"] = {"nodes": auto, "pipelined_tokens_per_cycle": float(rate),
                                         "pipelined_exact": str(rate)}
     return summary
 
 
-def _timing(network, platform, single: frozenset) -> StageTiming:
-    deep = pipelined(platform)
+def _timing(network, traits: PlatformTraits, single: frozenset) -> StageTiming:
+    deep = traits.pipelined
     latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
     inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
     offer = {n.name: OFFER_CYCLES for n in network.nodes
-             if inputs[n.name] and n.name not in single and offer_slots(inputs[n.name], platform, n.registered_offers)}
+             if inputs[n.name] and n.name not in single
+             and offer_slots(inputs[n.name], traits, n.registered_offers)}
     return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
                        latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer,
                        single=frozenset(single))

@@ -1,6 +1,6 @@
 """The generated top of a network: one ``SFDFNode`` per node (a ``SingleStageNode`` where the spec says
-``pipelined = false``, or ``"auto"`` chooses it: :func:`sfdf.hdl.timing.single_stage`), channels per edge,
-AXI4-Stream ports.
+``pipelined = false``, or ``"auto"`` chooses it), channels per edge, AXI4-Stream ports, all as the network's
+elaboration plan says (:func:`sfdf.hdl.plan.plan`).
 
 Ports (docs/architecture.md): a source ``u`` reads ``s_axis_u`` (``tdata`` = word, ``tlast`` = end of frame,
 ``tuser[0]`` = end of stream); a sink ``x`` writes ``m_axis_x`` (``tdata`` = payload or message,
@@ -14,18 +14,14 @@ heartbeat register; in-band (:class:`sfdf.hdl.links.InbandEdge`) it is one ``Dat
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In
 
-from sfdf.gen.analysis.control import index_bits_inside, watermark
-from sfdf.gen.analysis.cycles import biconnected_edge_components
-from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
-
-from .axis import AxisSignature
-from .links import CreditEdge, InbandEdge, edge_link
-from .manifest import BeatKind
-from .node import SFDFNode, heartbeat_in_head_edges
+from .links import CreditEdge, InbandEdge
+from .manifest import BeatKind, port_members
+from .node import SFDFNode
+from .plan import plan as network_plan
 from .single_stage import SingleStageNode
-from .timing import single_stage
+from .traits import PlatformTraits
 from .watermark import Watermark
 
 __all__ = ["NetworkTop"]
@@ -34,14 +30,26 @@ __all__ = ["NetworkTop"]
 class NetworkTop(wiring.Component):
     """All of a resolved ``gen.model.Network`` in hardware.
 
+    Parameters
+    ----------
+    network : gen.model.Network
+        Resolved and checked.
+    flush_ports : bool
+        Verification only: a ``flush_<edge>`` input per in-band output buffer (without ``plan``).
+    plan : sfdf.hdl.plan.NetworkPlan, optional
+        The network's elaboration plan on the platform it is elaborated for (default: planned here for
+        generic Verilog, with ``flush_ports``). Elaborated for a platform of other traits, the top is
+        planned again for it.
+
     Members
     -------
     <source> : In(AxisSignature(word_width, 1))
         Becomes ``s_axis_<source>_*`` in Verilog (:func:`sfdf.gen.kernels.word_width`).
     <sink> : Out(AxisSignature(result_width, index_width + 2))
-        Becomes ``m_axis_<sink>_*`` (:func:`sfdf.gen.kernels.result_width`).
+        Becomes ``m_axis_<sink>_*`` (:func:`sfdf.gen.kernels.result_width`;
+        :func:`sfdf.hdl.manifest.port_members`).
     flush_<edge> : In(1)
-        Only with ``flush_ports`` (verification): a spontaneous flush of the in-band edge's output
+        Only with flush ports (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
 
     Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`), ``watermark`` (live credit with
@@ -52,13 +60,13 @@ class NetworkTop(wiring.Component):
     with ``q``).
     """
 
-    def __init__(self, network, flush_ports=False):
+    def __init__(self, network, flush_ports=False, *, plan=None):
+        if plan is not None and flush_ports and not plan.flush_ports:
+            raise ValueError("Flush ports are the plan's: plan the network with flush_ports=True")
         self.network = network
-        self.flush_edges = [e.name for e in network.edges if flush_ports and network.mode == "inband"
-                            and e.output_buffer > 1]
-        members = {s: In(AxisSignature(word_width(network, s), 1)) for s in network.sources}
-        members.update({s: Out(AxisSignature(result_width(network, s), network.index_width + 2))
-                        for s in network.sinks})
+        self.plan = plan if plan is not None else network_plan(network, flush_ports=flush_ports)
+        self.flush_edges = self.plan.flush_edges
+        members = port_members(network)
         for name in self.flush_edges:
             if f"flush_{name}" in members:
                 raise ValueError(f"Node name flush_{name} collides with the flush port of edge {name}")
@@ -68,44 +76,23 @@ class NetworkTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         net = self.network
-        iw = net.index_width
+        plan = self.plan
+        if PlatformTraits.of(platform) != plan.traits:  # planned for other traits than the platform's
+            plan = network_plan(net, platform, flush_ports=plan.flush_ports)
         nodes = {}
-        components = biconnected_edge_components(net) if net.mode == "inband" else None
-        kernels = {node.name: node.kernel for node in net.nodes}
-        intervals = {e.name: e.interval for e in net.edges}
-        mark = watermark(net, intervals)
-        inner = index_bits_inside(net, intervals)  # every live index within 2^(k-1) of its node's
-        single = single_stage(net, platform)  # pipelined = false, and "auto" where a path runs faster so
-        early_heads = heartbeat_in_head_edges(net, platform, single)
-        for node in net.nodes:
-            ins = net.in_edges(node.name)
-            if node.name in single:  # one input, one output (the spec checks it)
-                nodes[node.name] = m.submodules[f"node_{node.name}"] = SingleStageNode(
-                    in_edge=ins[0], out_edge=net.out_edges(node.name)[0], kernel=node.kernel, params=node.params,
-                    shift=input_shift(node.kernel, kernels[ins[0].src], iw), index_width=inner, full_width=iw,
-                    data_width=net.data_width, payload_width=MESSAGE_WIDTH, heartbeat_in_head=early_heads)
-                continue
-            nodes[node.name] = m.submodules[f"node_{node.name}"] = SFDFNode(
-                position=bool(mark) and node.name in net.sinks, window=mark["window"] if mark and not ins else None,
-                in_edges=ins, out_edges=net.out_edges(node.name), kernel=node.kernel, params=node.params,
-                shifts=[input_shift(node.kernel, kernels[e.src], iw) for e in ins],
-                word_width=word_width(net, node.name), out_width=result_width(net, node.name), ii=node.ii,
-                index_width=inner, full_width=iw, data_width=net.data_width, payload_width=MESSAGE_WIDTH, mode=net.mode,
-                algorithm=net.dummy_algorithm, components=components, flushable=bool(self.flush_edges),
-                live_credit=net.live_credit, heartbeat_in_head=early_heads,
-                registered_offers=node.registered_offers)
-        edge_kind = InbandEdge if net.mode == "inband" else CreditEdge
-        for e in net.edges:
-            flush = e.name in self.flush_edges
-            edge = m.submodules[f"edge_{e.name}"] = edge_kind(
-                edge_link(e, mode=net.mode, index_width=inner, payload_width=MESSAGE_WIDTH, flush=flush,
-                          live_credit=net.live_credit, heartbeat_in_head=e.name in early_heads))
-            wiring.connect(m, nodes[e.src].outputs[net.out_edges(e.src).index(e)], edge.i_link)
-            wiring.connect(m, edge.o_link, nodes[e.dst].inputs[net.in_edges(e.dst).index(e)])
-            if flush:
-                m.d.comb += edge.flush.eq(getattr(self, f"flush_{e.name}"))  # a port named after the edge
-        if mark:  # the index watermark (hdl.watermark): the sinks' least position holds the sources
-            low = m.submodules.watermark = Watermark(sinks=len(net.sinks), index_width=inner)
+        for name, node in plan.nodes.items():
+            kind = SingleStageNode if node.single_stage else SFDFNode
+            nodes[name] = m.submodules[f"node_{name}"] = kind(node)
+        for name, e in plan.edges.items():
+            link = e.link()
+            edge = InbandEdge(link, e.release) if net.mode == "inband" else CreditEdge(link)
+            m.submodules[f"edge_{name}"] = edge
+            wiring.connect(m, nodes[e.edge.src].outputs[net.out_edges(e.edge.src).index(e.edge)], edge.i_link)
+            wiring.connect(m, edge.o_link, nodes[e.edge.dst].inputs[net.in_edges(e.edge.dst).index(e.edge)])
+            if e.flush:
+                m.d.comb += edge.flush.eq(getattr(self, f"flush_{name}"))  # a port named after the edge
+        if plan.watermark:  # the index watermark (hdl.watermark): the sinks' least position holds the sources
+            low = m.submodules.watermark = Watermark(sinks=len(net.sinks), index_width=plan.index_width)
             m.d.comb += [low.i_positions[k].eq(nodes[v].o_position) for k, v in enumerate(net.sinks)]
             m.d.comb += [nodes[s].i_watermark.eq(low.o_low) for s in net.sources]
         for s in net.sources:

@@ -36,8 +36,15 @@ def test_generate_writes_verilog_and_manifest(examples, tmp_path):
     assert sink["fields"] == [{"name": "n", "lsb": 112, "width": 32}, {"name": "sum", "lsb": 64, "width": 48},
                               {"name": "sum_sq", "lsb": 0, "width": 64}]
     assert manifest["edges"]["uv"] == {"from": "u", "to": "v", "capacity": 32, "control_capacity": 65,
-                                       "threshold": 29, "interval": 31, "output_buffer": 0, "width": 17}
+                                       "threshold": 29, "interval": 31, "output_buffer": 0, "width": 17,
+                                       "heartbeat_in_head": False}
     assert [manifest["edges"][e]["width"] for e in ("uw", "vx", "wx")] == [17, 48, 64]
+    # what the elaboration plan decided (hdl.plan): generic Verilog, x's two inputs carry the heartbeat in
+    # their data heads, no node single-stage, two offer slots per input
+    assert manifest["platform"] == {"family": "", "lutram": True, "pipelined": True, "dsp_multiplier": False,
+                                    "lutram_max_rows": 64}
+    assert {e for e, v in manifest["edges"].items() if v["heartbeat_in_head"]} == {"vx", "wx"}
+    assert {(v["single_stage"], v["offer_slots"]) for v in manifest["nodes"].values()} == {(False, 2)}
     assert re.search(r"input \[15:0\] s_axis_u_tdata;", verilog)
     assert re.search(r"output \[143:0\] m_axis_x_tdata;", verilog)
 

@@ -286,10 +286,11 @@ def test_lutram_rows_by_family():
     from types import SimpleNamespace
 
     from sfdf.hdl.channels import lutram_rows
+    from sfdf.hdl.traits import PlatformTraits
 
-    assert lutram_rows(SimpleNamespace(family="iCE40")) == 4
-    assert lutram_rows(SimpleNamespace(family="ecp5")) == _LUTRAM_MAX_ROWS
-    assert lutram_rows(None) == _LUTRAM_MAX_ROWS
+    assert lutram_rows(PlatformTraits.of(SimpleNamespace(family="iCE40"))) == 4
+    assert lutram_rows(PlatformTraits.of(SimpleNamespace(family="ecp5"))) == _LUTRAM_MAX_ROWS
+    assert lutram_rows(PlatformTraits.of(None)) == _LUTRAM_MAX_ROWS
 
 
 @pytest.mark.parametrize("capacity", [1, 2, 3, 16, 100])

@@ -12,6 +12,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from sfdf.gen.analysis import resolve
+from sfdf.gen.analysis.control import index_bits_inside
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.inband import flushed_width
 from sfdf.hdl.links import (
@@ -25,6 +26,7 @@ from sfdf.hdl.links import (
 )
 from sfdf.hdl.node import SFDFNode
 from sfdf.hdl.offer import release_layout
+from sfdf.hdl.plan import plan
 from sfdf.hdl.tokens import (
     control_layout,
     counter_control_layout,
@@ -236,14 +238,13 @@ def test_inband_edge_channel_count_and_flush():
 def test_node_links_are_the_edges_links(examples, mode):
     net = load_spec(examples / "diamond.toml")
     net = resolve(replace(net, mode=mode).with_edges(replace(e, interval="auto") for e in net.edges))
-    ins, outs = net.in_edges("x"), net.out_edges("u")
-    sink = SFDFNode(in_edges=ins, out_edges=[], ii=1, index_width=net.index_width, data_width=net.data_width,
-                    payload_width=PW, mode=mode)
-    source = SFDFNode(in_edges=[], out_edges=outs, ii=1, index_width=net.index_width, data_width=net.data_width,
-                      payload_width=PW, mode=mode)
+    nodes = plan(net).nodes
+    sink, source = SFDFNode(nodes["x"]), SFDFNode(nodes["u"])
     assert len(sink.inputs) == 2 and len(sink.outputs) == 0 and len(source.inputs) == 0
-    for k, e in enumerate(ins):
-        link = edge_link(e, mode=mode, index_width=net.index_width, payload_width=PW)
-        assert sink.inputs[k].signature == link.flip()
-    for j, e in enumerate(outs):
-        assert source.outputs[j].signature == edge_link(e, mode=mode, index_width=net.index_width, payload_width=PW)
+    iw = index_bits_inside(net, {e.name: e.interval for e in net.edges})
+    for k, e in enumerate(net.in_edges("x")):
+        heads = nodes["x"].inputs[k].heartbeat_in_head  # the plan's choice (sfdf.hdl.plan.heartbeat_in_head_edges)
+        link = edge_link(e, mode=mode, index_width=iw, payload_width=PW, heartbeat_in_head=heads)
+        assert sink.inputs[k].signature == link.flip() == nodes["x"].inputs[k].link(sender=False).flip()
+    for j, e in enumerate(net.out_edges("u")):
+        assert source.outputs[j].signature == edge_link(e, mode=mode, index_width=iw, payload_width=PW)

@@ -177,7 +177,7 @@ def test_registered_join_order_matches_the_heads(monkeypatch, seed, capacities, 
     of a whole network under back-pressure, each order register equals the order of the live heads, so
     the node offers the join the candidates it assumes (the spare slot, the receiver's indices). With
     every channel of capacity 2 up the heartbeat's index rides in the data channel's head
-    (hdl.node.heartbeat_in_head_edges): three candidates; with capacity-1 channels, four; capacities
+    (hdl.plan.heartbeat_in_head_edges): three candidates; with capacity-1 channels, four; capacities
     1-6 mix both. ``widths``: the network has a join of that many inputs (4-5: hdl.join.LOOKAHEAD_MAX)."""
     joins = []
     elaborate = SFDFJoin.elaborate
@@ -276,16 +276,17 @@ def test_one_input_offset_register_matches_the_head(monkeypatch, seed):
 def test_heartbeat_in_head_edges(examples):
     """The heartbeat's index rides in the data head on the inputs of lookahead joins only: live credit,
     a pipelined platform, 2-5 inputs, every input's channel reloading its head while empty."""
-    from types import SimpleNamespace
-
-    from sfdf.hdl.node import heartbeat_in_head_edges
+    from sfdf.hdl.dsp import FamilyOnly
+    from sfdf.hdl.plan import heartbeat_in_head_edges
+    from sfdf.hdl.traits import GENERIC, PlatformTraits
 
     network = resolve(load_spec(examples / "variance.toml"))
-    assert heartbeat_in_head_edges(network, None) == {"vx", "wx"}  # x's inputs; v and w have one each
-    assert heartbeat_in_head_edges(network, SimpleNamespace(family="ice40")) == set()  # no two-slot offer registers
-    assert heartbeat_in_head_edges(replace(network, live_credit=False), None) == set()
-    assert heartbeat_in_head_edges(replace(network, mode="inband"), None) == set()
+    assert heartbeat_in_head_edges(network, GENERIC) == {"vx", "wx"}  # x's inputs; v and w have one each
+    ice40 = PlatformTraits.of(FamilyOnly("ice40"))
+    assert heartbeat_in_head_edges(network, ice40) == set()  # no two-slot offer registers
+    assert heartbeat_in_head_edges(replace(network, live_credit=False), GENERIC) == set()
+    assert heartbeat_in_head_edges(replace(network, mode="inband"), GENERIC) == set()
     narrow = network.with_edges(replace(e, capacity=1) if e.name == "wx" else e for e in network.edges)
-    assert heartbeat_in_head_edges(narrow, None) == set()  # a capacity-1 channel's head holds still
+    assert heartbeat_in_head_edges(narrow, GENERIC) == set()  # a capacity-1 channel's head holds still
     deep = network.with_edges(replace(e, capacity=200) if e.name == "vx" else e for e in network.edges)
-    assert heartbeat_in_head_edges(deep, None) == set()  # nor does a block-RAM channel's
+    assert heartbeat_in_head_edges(deep, GENERIC) == set()  # nor does a block-RAM channel's

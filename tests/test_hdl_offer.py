@@ -8,6 +8,7 @@ from amaranth.sim import Simulator
 
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.offer import SLOTS, OfferRegister, offer_slots
+from sfdf.hdl.traits import PlatformTraits
 
 
 def _head(index, *, valid=1, is_data=1):
@@ -83,9 +84,11 @@ def test_one_slot_takes_in_the_cycle_the_join_consumes():
 def test_offer_slots_by_platform():
     """Two slots on a pipelined platform (generic Verilog, ECP5); on iCE40 one for a join of two or more
     inputs, none for one input."""
-    assert [offer_slots(n, None) for n in (1, 2, 3)] == [SLOTS] * 3
-    assert [offer_slots(n, FamilyOnly("ecp5")) for n in (1, 2)] == [SLOTS] * 2
-    assert [offer_slots(n, FamilyOnly("ice40")) for n in (1, 2, 3)] == [0, 1, 1]
+    generic, ecp5, ice40 = (PlatformTraits.of(p) for p in (None, FamilyOnly("ecp5"), FamilyOnly("ice40")))
+    assert [offer_slots(n, generic) for n in (1, 2, 3)] == [SLOTS] * 3
+    assert [offer_slots(n, ecp5) for n in (1, 2)] == [SLOTS] * 2
+    assert [offer_slots(n, ice40) for n in (1, 2, 3)] == [0, 1, 1]
+    assert offer_slots(2, generic, registered=False) == 0
     with pytest.raises(ValueError, match="1 or 2 offers, not 3"):
         OfferRegister(index_width=8, data_width=8, payload_width=4, slots=3)
 
