@@ -26,14 +26,14 @@ __all__ = ["LOOKAHEAD_MAX", "PAIRWISE_MAX", "PICK_FIRST_CANDIDATES", "SFDFJoin"]
 #: comparators); wider ones use a tree (:func:`sfdf.hdl.serial.serial_min_offset`).
 PAIRWISE_MAX = 3
 #: Joins of up to this many inputs keep their pairwise order in registers, computed a cycle ahead, when
-#: their heads are registered offers (``lookahead``): ``n (n - 1)`` registers; the tree it replaces sat
-#: on the decide loop of random20-credit's five-input nodes, at 38.8 MHz (docs/fpga.md, "Wide joins").
+#: their heads are registered offers (``lookahead``): ``n (n - 1)`` registers, and no tree on the decide
+#: loop (docs/fpga.md, "Wide joins").
 LOOKAHEAD_MAX = 5
 #: Joins ordering inputs of at least this many candidates (credit inputs, ``hdl.node.NEXT_TABLE`` and
 #: ``EARLY_HEAD_TABLE``), or of more than :data:`PAIRWISE_MAX` inputs, pick each input's next index before
 #: ordering it: three subtractors per ordered pair of inputs (``SFDFJoin._narrowed_order``). Narrower
 #: ones (an in-band input's two) compare every pair of candidates, ``(C + 1)^2 - 1`` subtractors with the
-#: choice after them (docs/fpga.md, "The next index picked first": each form where it placed faster).
+#: choice after them (docs/fpga.md, "The next index picked first").
 PICK_FIRST_CANDIDATES = 3
 
 
@@ -254,10 +254,9 @@ class SFDFJoin(wiring.Component):
         """The registered order with each input's next index picked first (:data:`PICK_FIRST_CANDIDATES`):
         ``i_next[k][table[i_next_sel[k]]]``, a multiplexer whose select bits are registers or a gate after
         them, so an ordered pair of inputs needs three subtractors (both next, next against the present
-        head, present against next), not ``(C + 1)^2 - 1`` (15 for three candidates). Comparing every pair
-        cost five-input joins 3,800 LUT4 each on random20-credit, and placed the variance network's
-        two-input credit join 4.8 MHz slower over seven seeds (docs/fpga.md, "The next index picked
-        first"); with two candidates (in-band) the choice after the subtractors placed faster."""
+        head, present against next), not ``(C + 1)^2 - 1`` (15 for three candidates); with two candidates
+        (in-band) the choice comes after the subtractors instead (docs/fpga.md, "The next index picked
+        first")."""
         nexts = [self._next_index(m, k) for k in range(self.inputs)]
         for (j, k), reg in order.items():
             both = _precedes(m, f"diff_{j}_{k}_nn", nexts[j], nexts[k])

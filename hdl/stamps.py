@@ -1,5 +1,4 @@
-"""Live credit's token counts as maximal-length LFSRs (:mod:`sfdf.hdl.counter`; issue 12: credit logic per
-edge).
+"""Live credit's token counts as maximal-length LFSRs (:mod:`sfdf.hdl.counter`).
 
 A live-credit edge counts tokens twice: the sender the tokens it pushed (each message's *stamp*), the
 receiver the tokens it popped, and the receiver only ever asks whether two counts are *equal* (000's
