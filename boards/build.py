@@ -286,9 +286,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     seed : int
         nextpnr's placer seed.
     router : {"router1", "router2"}, optional
-        nextpnr's router (default nextpnr's own, router1): router2 routes a large, congested network in
-        minutes where router1 may take half an hour, at a slower clock (docs/fpga.md, "Round of one-slot
-        offers").
+        nextpnr's router (default nextpnr's own, router1): router2 routes a large, congested network much
+        sooner than router1, at a slower clock (docs/fpga.md, "Round of one-slot offers").
     netlist_seed : int
         0: Yosys as is. ``N > 0``: the same logic with Yosys's private names scrambled by seed ``N``
         before synthesis (``proc; rename -scramble-name -seed N``, :data:`SCRAMBLE`): another netlist of the
