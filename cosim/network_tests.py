@@ -1,6 +1,18 @@
 """cocotb bench of a generated network: sources fed from the stimulus, every sink beat scoreboarded
 against the reference model token by token, a deadlock watchdog on every channel's level.
 
+The ports are driven by cocotbext-axi's ``AxiStreamSource`` and ``AxiStreamSink`` (``byte_lanes=1``: one
+word per beat, whatever the width), bound by name from the manifest's ``ports``. They sample the handshake
+at the rising edge and act after it, so a beat moves exactly when ``tvalid`` and ``tready`` were both high
+before that edge: the beats move on the same cycles as with the drivers of cosim/axis.py before (every
+sink beat and channel push of the 20 ``CASES`` of tests/cosim/test_throughput_bound.py, and the deadlock
+reports of fig3_deadlock and ob_fig2 --flush without pauses, measured equal). Pause generators differ: the library
+draws one item per cycle on a source (the old source drew one per beat it could present), so with pauses
+a seed gives another back-pressure pattern of the same odds (examples/variance.toml at seed 1, pause 0.3:
+296 cycles, 293 before; fig3_deadlock's deadlock at cycle 267, 264 before, the same levels). A sink
+delivers a frame at the edge of its ``tlast`` beat, not half a cycle before, so the closing
+``cosim: N cycles`` counts that edge (variance without pauses: 213, 212 before).
+
 Run by :func:`sfdf.cosim.network.run_network` through :func:`sfdf.cosim.runner.build_and_run`; the environment
 variable ``SFDF_COSIM_CONFIG`` names the JSON file with the manifest, the stimulus and the expected
 sink logs.
@@ -9,6 +21,7 @@ sink logs.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 from pathlib import Path
@@ -16,10 +29,10 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
-from sfdf.cosim.axis import AxisBus, AxisSink, AxisSource
-from sfdf.cosim.scoreboard import Scoreboard, Token
-from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog
+from sfdf.cosim.scoreboard import Scoreboard, Token, frame_beats
+from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog, HandshakeCounter
 from sfdf.hdl.manifest import BeatKind, read_manifest
 
 
@@ -31,6 +44,27 @@ def _pauses(rng: random.Random, busy: float):
 def _occupancy(channel) -> int:
     """Tokens in a channel as the analysis counts them: its ``level`` plus those its reader holds."""
     return int(channel.level.value) + (int(channel.held.value) if hasattr(channel, "held") else 0)
+
+
+def bind(dut, port, clock, reset):
+    """A cocotbext-axi source (``in``) or sink (``out``) on the manifest port ``port``
+    (:class:`sfdf.hdl.manifest.Port`), one word per beat.
+
+    Raises
+    ------
+    AttributeError
+        The top lacks a signal the port has (``tdata``, ``tvalid``, ``tready``, ``tuser`` when it is
+        wider than 0, ``tlast`` when the port has it): cocotbext-axi would drive without it.
+    """
+    # the driver's logger (cocotb.<top>.<port>): its per-frame INFO lines would fill sim.log
+    logging.getLogger(f"cocotb.{dut._name}.{port.name}").setLevel(logging.WARNING)
+    bus = AxiStreamBus.from_prefix(dut, port.name)
+    wanted = ["tdata", "tvalid", "tready"] + ["tuser"] * bool(port.tuser_width) + ["tlast"] * port.tlast
+    missing = [f"{port.name}_{signal}" for signal in wanted if getattr(bus, signal, None) is None]
+    if missing:
+        raise AttributeError(f"{dut._name} has no {', '.join(missing)} (manifest port {port.name})")
+    driver = AxiStreamSource if port.direction == "in" else AxiStreamSink
+    return driver(bus, clock, reset, byte_lanes=1)
 
 
 def expected_tokens(events, index_width: int) -> list[Token]:
@@ -59,13 +93,11 @@ class NetworkBench:
         self.data_kind, self.message_kind, self.eos_kind = (codes.code(kind) for kind in BeatKind)
         rng = random.Random(config["seed"])
         busy = config["pause"]
-        self.sources, self.sinks = {}, {}
-        for port in manifest["ports"]:
-            bus = AxisBus.from_prefix(dut, port["name"])
-            if port["direction"] == "in":
-                self.sources[port["node"]] = AxisSource(bus, dut.clk, dut.rst)
-            else:
-                self.sinks[port["node"]] = AxisSink(bus, dut.clk, dut.rst)
+        self.ports = {port.node: port for port in (*codes.sources, *codes.sinks)}
+        self.sources = {port.node: bind(dut, port, dut.clk, dut.rst) for port in codes.sources}
+        self.sinks = {port.node: bind(dut, port, dut.clk, dut.rst) for port in codes.sinks}
+        self.beats = HandshakeCounter(dut.clk, {node: driver.bus for node, driver in
+                                                (*self.sources.items(), *self.sinks.items())})
         if busy:
             for driver in [*self.sources.values(), *self.sinks.values()]:
                 driver.set_pause_generator(_pauses(rng, busy))
@@ -82,12 +114,12 @@ class NetworkBench:
         """Every channel's level (data, control) and the beats through each port. A channel's level
         counts the tokens its receiver holds in an offer register (hdl/offer.py; a channel built with
         ``release`` has ``held``): they are in the channel for the analysis until the join consumes them."""
-        levels = {f"{port} beats in": s.count for port, s in self.sources.items()}
+        levels = {f"{port} beats in": self.beats[port] for port in self.sources}
         for name, (data, control) in self.channels.items():
             levels[f"{name} data"] = _occupancy(data)
             if control is not None:
                 levels[f"{name} control"] = _occupancy(control)
-        levels.update({f"{port} beats out": s.count for port, s in self.sinks.items()})
+        levels.update({f"{port} beats out": self.beats[port] for port in self.sinks})
         return levels
 
     async def start(self) -> None:
@@ -121,26 +153,29 @@ class NetworkBench:
         port.value = 0
 
     def feed(self) -> None:
-        """Every source's frames; ``tuser[0]`` marks the stream's last word (end of stream)."""
+        """Every source's frames; the ``eos`` field of ``tuser`` marks the stream's last word."""
         for node, frames in self.config["inputs"].items():
+            eos = self.ports[node].tuser_field("eos")
             for n, frame in enumerate(frames):
                 last_frame = n == len(frames) - 1
-                self.sources[node].send_nowait(frame, [int(last_frame and k == len(frame) - 1)
-                                                       for k in range(len(frame))])
+                tuser = [int(last_frame and k == len(frame) - 1) << eos.lsb for k in range(len(frame))]
+                self.sources[node].send_nowait(AxiStreamFrame(list(frame), tuser=tuser))
 
     async def collect(self, node: str) -> None:
-        mask = (1 << self.index_width) - 1
-        sink = self.sinks[node]
+        """Check ``node``'s beats until its EOS beat: ``tuser``'s ``kind`` and ``index`` fields (the manifest's
+        ``tuser_fields``), a message as a frame end."""
+        sink, port = self.sinks[node], self.ports[node]
+        kind_field, index_field = port.tuser_field("kind"), port.tuser_field("index")
         while True:
-            beat = await sink.recv()
-            kind, index = beat.tuser >> self.index_width, beat.tuser & mask
-            if kind == self.eos_kind:
-                self.finished.add(node)
-                return
-            if kind == self.message_kind:
-                self.scoreboard.check(node, Token(index, beat.tdata, True))
-            else:
-                self.scoreboard.check(node, Token(index, beat.tdata, bool(beat.tlast)))
+            for tdata, tuser, tlast in frame_beats(await sink.recv(compact=False), port.tlast):
+                kind, index = kind_field.get(tuser), index_field.get(tuser)
+                if kind == self.eos_kind:
+                    self.finished.add(node)
+                    return
+                if kind == self.message_kind:
+                    self.scoreboard.check(node, Token(index, tdata, True))
+                else:
+                    self.scoreboard.check(node, Token(index, tdata, bool(tlast)))
 
 
 @cocotb.test()
@@ -160,4 +195,4 @@ async def network_matches_model(dut) -> None:
     cocotb.log.info("cosim: %d cycles, %s", bench.watchdog.cycles, bench.levels())
 
 
-__all__ = ["DeadlockError", "NetworkBench", "expected_tokens", "network_matches_model"]
+__all__ = ["DeadlockError", "NetworkBench", "bind", "expected_tokens", "network_matches_model"]

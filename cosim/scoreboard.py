@@ -18,7 +18,7 @@ import cocotb
 from cocotb.task import Task
 from cocotb.triggers import Event
 
-__all__ = ["Scoreboard", "ScoreboardError", "Token"]
+__all__ = ["Scoreboard", "ScoreboardError", "Token", "frame_beats"]
 
 log = logging.getLogger(__name__)
 
@@ -42,17 +42,31 @@ class Token(NamedTuple):
 
     @classmethod
     def of(cls, value) -> Token:
-        """A token from a :class:`Token`, an ``(index, payload[, last])`` tuple or an
-        :class:`~sfdf.cosim.axis.AxisBeat` ``(tdata, tuser, tlast)``."""
+        """A token from a :class:`Token` or an ``(index, payload[, last])`` tuple."""
         if isinstance(value, Token):
             return value
-        if hasattr(value, "tdata"):
-            return cls(value.tuser, value.tdata, value.tlast)
         return cls(*value)
 
     def __str__(self) -> str:
         last = "-" if self.last is None else int(self.last)
         return f"(index={self.index}, payload={self.payload} = {self.payload:#x}, last={last})"
+
+
+def frame_beats(frame, tlast: bool = True) -> list[tuple[int, int | None, bool | None]]:
+    """The beats ``(tdata, tuser, tlast)`` of a cocotbext-axi ``AxiStreamFrame`` as its sink received it
+    (``recv(compact=False)``, one word per beat: ``byte_lanes=1``), ``tuser`` per beat.
+
+    A frame ends on the beat with ``tlast`` (``tlast=False``: the bus has none, every beat is a frame and
+    ``tlast`` is ``None``); ``tuser`` is ``None`` when the bus has none.
+    """
+    words = list(frame.tdata)
+    users = frame.tuser
+    if not isinstance(users, list):  # one value for every beat (a compacted frame), or None
+        users = [users] * len(words)
+    elif len(users) != len(words):  # [] from a bus without tuser
+        users = [None] * len(words)
+    last = len(words) - 1
+    return [(word, user, (n == last) if tlast else None) for n, (word, user) in enumerate(zip(words, users))]
 
 
 class ScoreboardError(AssertionError):
@@ -140,11 +154,13 @@ class Scoreboard:
             self._done.set()
 
     def attach(self, port: str, sink) -> Task:
-        """Start a task that checks every beat ``sink.recv()`` returns against ``port``'s expectations."""
+        """Start a task that checks every beat of the frames a cocotbext-axi ``AxiStreamSink`` receives
+        against ``port``'s expectations: ``tuser`` is the index (:func:`frame_beats`)."""
 
         async def pump() -> None:
             while True:
-                self.check(port, await sink.recv())
+                for tdata, tuser, tlast in frame_beats(await sink.recv(compact=False), hasattr(sink.bus, "tlast")):
+                    self.check(port, Token(tuser, tdata, tlast))
 
         return cocotb.start_soon(pump())
 

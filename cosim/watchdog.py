@@ -16,9 +16,9 @@ from typing import Any
 import cocotb
 from cocotb.simtime import get_sim_time
 from cocotb.task import Task
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, RisingEdge
 
-__all__ = ["DeadlockError", "DeadlockWatchdog", "format_levels"]
+__all__ = ["DeadlockError", "DeadlockWatchdog", "HandshakeCounter", "format_levels"]
 
 
 class DeadlockError(AssertionError):
@@ -124,6 +124,45 @@ class DeadlockWatchdog:
                            + format_levels(levels))
                 self.log.error("%s", message)
                 raise DeadlockError(message, self.cycles, stalled, levels)
+
+
+class HandshakeCounter:
+    """Beats through AXI4-Stream buses, a probe for :class:`DeadlockWatchdog` (cocotbext-axi's drivers count
+    frames, not beats).
+
+    At each rising edge a bus whose ``tvalid`` and ``tready`` are both high moves a beat; they are read at
+    the edge as cocotbext-axi's drivers read them (Verilator evaluates the edge after cocotb's callbacks, so
+    these are the values before it).
+
+    Parameters
+    ----------
+    clock : cocotb handle
+    buses : mapping
+        Name -> bus (anything with ``tvalid`` and ``tready`` handles, e.g. ``AxiStreamBus``).
+
+    Members
+    -------
+    counts : dict
+        Name -> beats so far.
+    """
+
+    def __init__(self, clock, buses: Mapping[str, Any]):
+        self.clock = clock
+        self._buses = [(name, bus.tvalid, bus.tready) for name, bus in buses.items()]
+        self.counts = dict.fromkeys(buses, 0)
+        self._task = cocotb.start_soon(self._run())
+
+    def __getitem__(self, name: str) -> int:
+        return self.counts[name]
+
+    async def _run(self) -> None:
+        edge = RisingEdge(self.clock)
+        counts = self.counts
+        while True:
+            await edge
+            for name, tvalid, tready in self._buses:
+                if tvalid.value and tready.value:
+                    counts[name] += 1
 
 
 def format_levels(levels: Mapping[str, Any]) -> str:

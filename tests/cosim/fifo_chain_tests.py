@@ -1,6 +1,7 @@
 """cocotb tests of the FIFO chain (tests/cosim/fifo_chain.py): every word scoreboarded with and without
 back-pressure on either side, a deadlock forced by a sink that is never ready, and a mismatch the
-scoreboard must report. Run by test_fifo_chain.py through :func:`sfdf.cosim.runner.build_and_run`.
+scoreboard must report. The ports are driven by cocotbext-axi, as in :mod:`sfdf.cosim.network_tests`.
+Run by test_fifo_chain.py through :func:`sfdf.cosim.runner.build_and_run`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import random
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, with_timeout
+from cocotbext.axi import AxiStreamBus, AxiStreamSink, AxiStreamSource
 from fifo_chain import DEPTHS
 
-from sfdf.cosim.axis import AxisBus, AxisSink, AxisSource
+from sfdf.cosim.network_tests import bind
 from sfdf.cosim.scoreboard import Scoreboard, Token
-from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog
+from sfdf.cosim.watchdog import DeadlockError, DeadlockWatchdog, HandshakeCounter
+from sfdf.hdl.manifest import Field, Port
 
 #: Frames per stream test, and their longest length in words.
 FRAMES, MAX_FRAME = 200, 16
@@ -32,8 +35,9 @@ class Bench:
 
     def __init__(self, dut):
         self.dut = dut
-        self.source = AxisSource(AxisBus.from_prefix(dut, "s_axis_in"), dut.clk, dut.rst)
-        self.sink = AxisSink(AxisBus.from_prefix(dut, "m_axis_out"), dut.clk, dut.rst)
+        self.source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis_in"), dut.clk, dut.rst, byte_lanes=1)
+        self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_out"), dut.clk, dut.rst, byte_lanes=1)
+        self.beats = HandshakeCounter(dut.clk, {"s_axis_in": self.source.bus, "m_axis_out": self.sink.bus})
         self.scoreboard = Scoreboard()
         self.watchdog = DeadlockWatchdog(dut.clk, self.levels, BOUND, busy=lambda: not self.scoreboard.done())
         self.words = 0
@@ -41,10 +45,10 @@ class Bench:
     def levels(self) -> dict[str, int]:
         """Handshake counters and FIFO levels: what the watchdog watches and prints."""
         return {
-            "s_axis_in beats": self.source.count,
+            "s_axis_in beats": self.beats["s_axis_in"],
             "fifo0.level": int(self.dut.fifo0.level.value),
             "fifo1.level": int(self.dut.fifo1.level.value),
-            "m_axis_out beats": self.sink.count,
+            "m_axis_out beats": self.beats["m_axis_out"],
         }
 
     async def start(self) -> None:
@@ -89,8 +93,9 @@ async def every_word_in_order(dut, source_pause: bool, sink_pause: bool) -> None
     for frame in random_frames(random.Random(cocotb.RANDOM_SEED), FRAMES, len(dut.s_axis_in_tdata)):
         bench.send(frame)
     await bench.drain()
-    assert bench.source.idle(), f"source still holds frames after {bench.source.count} beats"
-    assert bench.sink.count == bench.words, f"sink saw {bench.sink.count} beats, sent {bench.words}"
+    beats = bench.beats.counts
+    assert bench.source.idle(), f"source still holds frames after {beats['s_axis_in']} beats"
+    assert beats == {"s_axis_in": bench.words, "m_axis_out": bench.words}, f"{beats}, sent {bench.words}"
 
 
 @cocotb.test()
@@ -123,23 +128,26 @@ async def scoreboard_reports_mismatch(dut) -> None:
     await bench.drain()
 
 
+def _port(name: str, direction: str, tuser_width: int) -> Port:
+    tuser = (Field("index", 0, tuser_width),) if tuser_width else ()
+    return Port(name, "n", "fifo", direction, 0, 16, tuser_width, True, (), tuser)
+
+
 @cocotb.test()
 async def driver_errors_show_the_numbers(dut) -> None:
-    """A missing signal, a word too wide and an empty frame are refused with the values involved."""
-    try:
-        AxisBus.from_prefix(dut, "s_axis_nope")
-    except AttributeError as error:
-        assert str(error) == ("fifo_chain has no s_axis_nope_tdata, s_axis_nope_tvalid, s_axis_nope_tready "
-                              "(signals with prefix 's_axis_nope': none)"), str(error)
-    else:
-        raise AssertionError("from_prefix accepted a missing bus")
-    source = AxisSource(AxisBus.from_prefix(dut, "s_axis_in"), dut.clk, dut.rst)
-    for frame, message in [([1, 70000], "s_axis_in: tdata value 70000 (word 1) does not fit 16 bits (0..65535)"),
-                           ([], "s_axis_in: a frame needs at least one word, not 0")]:
+    """A port the top lacks, or whose ``tuser`` it lacks, is refused with the missing signals named
+    (cocotbext-axi's bus would bind without them)."""
+    for port, message in [
+        (_port("s_axis_nope", "in", 0),
+         ("fifo_chain has no s_axis_nope_tdata, s_axis_nope_tvalid, s_axis_nope_tready, s_axis_nope_tlast "
+          "(manifest port s_axis_nope)")),
+        (_port("s_axis_in", "in", 1), "fifo_chain has no s_axis_in_tuser (manifest port s_axis_in)"),
+    ]:
         try:
-            source.send_nowait(frame)
-        except ValueError as error:
+            bind(dut, port, dut.clk, dut.rst)
+        except AttributeError as error:
             assert str(error) == message, str(error)
         else:
-            raise AssertionError(f"send_nowait accepted {frame}")
-    assert source.idle()
+            raise AssertionError(f"bind accepted {port.name} with tuser_width {port.tuser_width}")
+    sink = bind(dut, _port("m_axis_out", "out", len(dut.m_axis_out_tuser)), dut.clk, dut.rst)
+    assert isinstance(sink, AxiStreamSink) and (sink.byte_lanes, sink.byte_size) == (1, len(dut.m_axis_out_tdata))

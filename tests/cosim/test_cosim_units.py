@@ -14,9 +14,10 @@ import pytest
 
 pytest.importorskip("cocotb_tools.runner", reason="cocotb is not installed: make install")
 
+from cocotbext.axi import AxiStreamFrame
+
 from sfdf.cosim import runner
-from sfdf.cosim.axis import AxisBeat
-from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token
+from sfdf.cosim.scoreboard import Scoreboard, ScoreboardError, Token, frame_beats
 from sfdf.cosim.watchdog import DeadlockWatchdog, format_levels
 from sfdf.hdl import toolchain
 from sfdf.hdl.buildcache import CACHE_GB, BuildCache, _flock
@@ -51,12 +52,23 @@ def test_scoreboard_mismatch_on_first_token():
 def test_scoreboard_takes_axis_beats_and_ignores_unset_fields():
     board = Scoreboard()
     board.expect("m_axis_v", [Token(None, 9), Token(2, 10, True)])
-    board.check("m_axis_v", AxisBeat(tdata=9, tuser=1, tlast=False))
+    first, second = (Token(tuser, tdata, tlast) for tdata, tuser, tlast in
+                     frame_beats(AxiStreamFrame([9, 10], tuser=[1, 2])))
+    board.check("m_axis_v", first)
     assert not board.done()
-    board.check("m_axis_v", AxisBeat(tdata=10, tuser=2, tlast=True))
+    board.check("m_axis_v", second)
     assert board.done()
     assert board.counts() == {"m_axis_v": (2, 2)}
     board.finish()
+
+
+def test_frame_beats_gives_tuser_and_tlast_per_beat():
+    """A received frame (``recv(compact=False)``) beat by beat; a compacted ``tuser``, a bus without
+    ``tuser`` (``[]``) or without ``tlast``."""
+    assert frame_beats(AxiStreamFrame([5, 6, 7], tuser=[0, 1, 2])) == [(5, 0, False), (6, 1, False), (7, 2, True)]
+    assert frame_beats(AxiStreamFrame([5, 6], tuser=3)) == [(5, 3, False), (6, 3, True)]
+    assert frame_beats(AxiStreamFrame([5, 6], tuser=[])) == [(5, None, False), (6, None, True)]
+    assert frame_beats(AxiStreamFrame([5], tuser=[4]), tlast=False) == [(5, 4, None)]
 
 
 def test_scoreboard_finish_reports_missing_and_extra():
