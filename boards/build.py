@@ -345,15 +345,15 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     os.environ.update({k: env[k] for k in PROGRAMMERS})  # amaranth-boards looks at os.environ
     try:
         scramble = {"script_after_read": SCRAMBLE.format(seed=netlist_seed)} if netlist_seed else {}
-        plan = platform.build(board_top, name=TOP, build_dir=str(build_dir), do_build=False,
-                              synth_opts=SYNTH_OPTS[board.family], nextpnr_opts=nextpnr, **scramble)
+        products = platform.build(board_top, name=TOP, build_dir=str(build_dir), do_build=False,
+                                  synth_opts=SYNTH_OPTS[board.family], nextpnr_opts=nextpnr, **scramble)
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    plan.extract(str(build_dir))
+    products.extract(str(build_dir))
     result = {"board": board.name, "device": board.device, "network": name, "mode": network.mode,
               "clock_mhz": round(clock_hz / 1e6, 3), "baud": baud, "router": router or "router1", "built": False,
               "directory": str(build_dir)}
