@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fastsim import MULTI
+from test_sw_sim_fastsim import MULTI
 
 from sfdf.gen.analysis import check
 from sfdf.gen.refmodel import simulate
