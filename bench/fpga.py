@@ -59,7 +59,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from sfdf.boards import BOARDS
 from sfdf.boards.baseline import PlainNetworkTop
-from sfdf.boards.build import BuildFailed, build, critical_path_summary, place_again, toolchain_env
+from sfdf.boards.build import (
+    BuildFailed,
+    build,
+    critical_path_summary,
+    place_again,
+    toolchain_env,
+    yosys_stat,
+)
 from sfdf.gen.analysis import check
 from sfdf.gen.randomnet import network_from_pairs, random_dag
 from sfdf.gen.spec import load_spec
@@ -205,14 +212,9 @@ def module_luts(name: str) -> dict:
         if done.returncode:
             raise RuntimeError(f"yosys failed: {done.stderr[-2000:]}")
         text = (Path(scratch) / "stat.log").read_text()
-    modules = {}
-    for block in re.split(r"\n=== ", text)[1:]:
-        title = block.split(" ===", 1)[0].strip().lstrip("\\")
-        if title == "design hierarchy":
-            continue
-        luts = sum(int(n) * (2 if cell == "CCU2C" else 1)
-                   for n, cell in re.findall(r"^\s+(\d+)\s+(\$lut|LUT4|CCU2C)\s*$", block, re.MULTILINE))
-        modules[title] = luts
+    modules = {module: sum(n * (2 if cell == "CCU2C" else 1) for cell, n in cells.items()
+                           if cell in ("$lut", "LUT4", "CCU2C"))  # a CCU2C is two LUT4s
+               for module, cells in yosys_stat(text).items()}
     return {"network": network.name, "edges": len(network.edges), "modules": modules}
 
 

@@ -44,7 +44,7 @@ from .top import Board, BoardTop
 from .ulx3s import ULX3S_85F
 
 __all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "critical_path_summary", "critical_path_through",
-           "fusesoc_core", "out_of_context", "parse_report", "place_again", "toolchain_env"]
+           "fusesoc_core", "out_of_context", "parse_report", "place_again", "stat_cells", "toolchain_env", "yosys_stat"]
 
 log = logging.getLogger(__name__)
 
@@ -143,22 +143,44 @@ def fusesoc_core(name: str, verilog: str, description: str, version: str) -> str
             f"        verilator_options: [-Wno-WIDTH]\n")
 
 
+_COUNT = re.compile(r"\s+(\d+)\s+(\$?[A-Za-z_][\w$]*)")
+
+
+def stat_cells(lines: list[str]) -> dict[str, int]:
+    """Cell counts by type from the lines after a Yosys ``stat``'s ``N cells`` line: its cells, then the
+    instances of its submodules (primitives such as ``TRELLIS_FF`` are counted there), to the first line of
+    another kind."""
+    cells = {}
+    for line in lines:
+        found = _COUNT.fullmatch(line)
+        if found is None:
+            break
+        if found.group(2) != "submodules":
+            cells[found.group(2)] = int(found.group(1))
+    return cells
+
+
+def yosys_stat(text: str) -> dict[str, dict[str, int]]:
+    """Each module's own cell counts by type (:func:`stat_cells`) in a Yosys log's ``stat``, by module name
+    (``=== name ===``; the design hierarchy's totals left out)."""
+    modules = {}
+    for block in re.split(r"\n=== ", text)[1:]:
+        title, _, body = block.partition(" ===")
+        lines = body.splitlines()
+        starts = [n for n, line in enumerate(lines) if re.fullmatch(r"\s+\d+ cells", line)]
+        name = title.strip().lstrip("\\")
+        if name != "design hierarchy":
+            modules[name] = stat_cells(lines[starts[0] + 1:]) if starts else {}
+    return modules
+
+
 def _yosys_cells(rpt: Path) -> dict[str, int]:
     """Cell counts of the last ``stat`` in a Yosys log (the design after synthesis), by cell type."""
     if not rpt.is_file():
         return {}
     lines = rpt.read_text(errors="replace").splitlines()
     starts = [n for n, line in enumerate(lines) if re.fullmatch(r"\s+\d+ cells", line)]
-    if not starts:
-        return {}
-    cells = {}
-    for line in lines[starts[-1] + 1:]:
-        found = re.fullmatch(r"\s+(\d+)\s+(\$?[A-Za-z_][\w$]*)", line)
-        if found is None:
-            break
-        if found.group(2) != "submodules":
-            cells[found.group(2)] = int(found.group(1))
-    return cells
+    return stat_cells(lines[starts[-1] + 1:]) if starts else {}
 
 
 def parse_report(report: dict, family: str, yosys_cells: dict[str, int] | None = None) -> dict:
