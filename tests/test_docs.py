@@ -46,7 +46,7 @@ def test_the_commit_pattern_tells_names_from_words_and_numbers():
 
 @pytest.mark.parametrize("path", DOCS, ids=_rel)
 def test_every_relative_link_points_at_a_file(path):
-    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
     broken = []
     for target in LINK.findall(text):
         if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
