@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The elaboration plan (hdl/plan.py): decided once, carried into elaboration, recorded in the manifest."""
 
 import inspect
