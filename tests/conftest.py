@@ -7,6 +7,12 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+def pytest_collection_modifyitems(items):
+    """Tests marked ``heavy`` (minutes each) first, so the two workers share them and neither is left
+    running one alone at the end of ``make test``."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
 @pytest.fixture
 def examples() -> Path:
     """The ``examples/`` directory of the repository."""

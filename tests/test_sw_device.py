@@ -222,6 +222,7 @@ def test_receive_and_stream(variance_manifest):
         assert_variance(result, frame)
 
 
+@pytest.mark.heavy
 def test_diamond_device_against_model(diamond_manifest):
     network = check(load_spec(REPO / "examples" / "diamond.toml")).network
     rng = random.Random(4)
@@ -246,6 +247,7 @@ def per_frame(log) -> list[list[tuple[int, int]]]:
     return frames
 
 
+@pytest.mark.heavy
 def test_two_sources_two_sinks(tmp_path):
     (tmp_path / "multi.toml").write_text(MULTI)
     network = check(load_spec(tmp_path / "multi.toml")).network

@@ -238,6 +238,7 @@ def test_a_damaged_byte_drops_the_packet_and_names_the_frame(board_dir, build_di
             check(list(device.stream(iter(rest))), rest)
 
 
+@pytest.mark.heavy
 def test_netlist_board_self_check(board_dir, build_dir):
     """The synthesized netlist (synth_ecp5 -nodsp, Yosys's cells, sfdf's DP16KD and MULT18X18D) answers 20 random frames
     exactly as numpy does (the CLI checks each)."""
@@ -286,6 +287,7 @@ def spark_results(out, frames):
     return table
 
 
+@pytest.mark.heavy
 @pytest.mark.spark
 def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     """``run_job(..., device="serial:A")``: three partitions take turns on one board (each holds it while it
@@ -309,15 +311,17 @@ def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     spark_results(tmp_path / "out", frames)
 
 
+@pytest.mark.heavy
 @pytest.mark.spark
-def test_spark_over_two_boards_one_a_netlist_one_dying(board_dir, build_dir, tmp_path):
-    """``sfdf spark --device serial:A,B``: B is the synthesized netlist, A loses power after ~100 frames;
-    its task fails, Spark's retry redoes the partition on B, and every frame is in the results once."""
+def test_spark_over_two_boards_one_dying(board_dir, build_dir, tmp_path):
+    """``sfdf spark --device serial:A,B``: A loses power after ~100 frames; its task fails, Spark's retry
+    redoes the partition on B, and every frame is in the results once. (Spark over a netlist board is
+    ``bench/host.py --only boards``; the netlist's own answers are test_netlist_board_self_check's.)"""
     frames = digits()[:400]
     write_frames(frames, tmp_path / "in", rows_per_file=100)
     dying = str(100 * 150)  # bytes: about 100 digits frames
     with board_sim(board_dir, build_dir, "--die-after-bytes", dying) as (a, proc_a), \
-            board_sim(board_dir, build_dir, "--netlist") as (b, _):
+            board_sim(board_dir, build_dir) as (b, _):
         run = subprocess.run([*SFDF, "spark", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
                               "--device", f"serial:{a},{b}", "--board-dir", str(board_dir), "--partitions", "4",
                               "--master", "local[2,4]", "--json"], check=False, capture_output=True, text=True, timeout=900)
@@ -328,6 +332,7 @@ def test_spark_over_two_boards_one_a_netlist_one_dying(board_dir, build_dir, tmp
     spark_results(tmp_path / "out", frames)
 
 
+@pytest.mark.heavy
 @pytest.mark.spark
 def test_resource_fpga_on_a_standalone_cluster(board_dir, build_dir, tmp_path):
     """Spark's own scheduling: a worker advertises two simulated boards through sfdf-discover-fpga, tasks

@@ -162,6 +162,7 @@ def test_other_specs_are_checked_against_the_model(spark, tmp_path):
     shutil.rmtree(tmp_path / "out")
 
 
+@pytest.mark.heavy
 def test_executors_open_the_shipped_harness_only(spark, frames, tmp_path):
     """A cluster's executors see neither the driver's build folder nor its work folder: the job ships the
     manifest, Verilog and built harness as one archive (SparkContext.addArchive). With both folders

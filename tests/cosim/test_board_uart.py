@@ -40,6 +40,7 @@ def examples_dir():
 @pytest.mark.parametrize("test", ["variance_frames_through_the_uart", "damaged_packet_is_dropped_and_acknowledged",
                                   "overflow_and_bad_headers_are_dropped",
                                   "break_resets_the_network_and_the_numbering"])
+@pytest.mark.heavy
 def test_board_over_uart(board_uart, test):
     results = board_uart(test)
     assert list(results.tests) == [f"board_uart_tests.{test}"], results.summary()
