@@ -43,6 +43,10 @@ bench: install
 	$(PY) bench/host.py
 	$(PY) bench/cluster.py
 	$(PY) bench/channels.py
+	$(PY) bench/hop.py
+	$(PY) bench/sdep.py
+	$(PY) bench/stm.py
+	$(PY) bench/cosim.py
 	$(PY) bench/fpga.py
 	$(PY) bench/formal.py
 

@@ -6,18 +6,17 @@ CYCLE_BUDGET cycles), and the 003 output-buffer check, against the papers' cycle
 (000 Sec. 4.2, 003 Sec. 4.2 "enumerate all undirected cycles") on the sizes it finishes within a budget.
 The throughput bound and sizing of ``sfdf check`` (gen.analysis.throughput) on the same networks.
 Quality of the in-band intervals on small random DAGs: the LP's total, 002 Alg. 6's, auto's, against
-the exact optimum found by trying every interval vector (bench/out/analysis_quality.json). Prints tables,
-writes bench/out/analysis.json and bench/out/analysis.png. Targets: credit 10,000 edges in under 2 s,
-in-band in under 5 s.
+the exact optimum found by trying every interval vector. Prints tables, writes bench/out/analysis.png and
+(a run with the default sizes) docs/analysis.json and its tables in docs/results.md (bench/results.py).
+Targets: credit 10,000 edges in under 2 s, in-band in under 5 s.
 
-    python bench/analysis.py [--sizes 100 1000 10000] [--enum-budget 20] [--quality 30]
+    python bench/analysis.py [--sizes 100 1000 10000] [--enum-budget 20] [--quality 30] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
 import time
 import tracemalloc
@@ -30,7 +29,10 @@ from sfdf.gen.analysis.dummies import nonpropagation_intervals, potential_interv
 from sfdf.gen.randomnet import layered_dag, random_dag
 from sfdf.hdl.timing import stage_timing
 
+from results import publish, republish, table, tables_flag
+
 OUT = Path(__file__).parent / "out"
+DEFAULT_SIZES = [24, 40, 100, 1000, 10000]
 
 
 def timed(fn, arg, repeat):
@@ -88,7 +90,7 @@ def exact_optimum(network) -> int:
     return best
 
 
-def quality(count: int) -> None:
+def quality(count: int) -> list[dict]:
     """In-band interval totals on small random DAGs: LP, 002 Alg. 6, auto, exact optimum."""
     rng = random.Random(13)
     rows = []
@@ -107,16 +109,66 @@ def quality(count: int) -> None:
         ratios = [r[key] / r["optimum"] for r in rows]
         print(f"in-band intervals, {key:>4}: mean {sum(ratios) / len(ratios):.3f} of the exact optimum "
               f"(min {min(ratios):.3f}, optimal in {sum(x == 1 for x in ratios)}/{len(rows)})")
-    (OUT / "analysis_quality.json").write_text(json.dumps(rows, indent=2))
+    return rows
+
+
+def sizing(sizes: list[int], repeat: int) -> list[dict]:
+    """``sfdf check``'s throughput bound and full-rate sizing where capacities go down to 2, so that some
+    edges need sizing (bench/results.py's "analysis sizing")."""
+    rows = []
+    for n_edges in sizes:
+        net = layered_dag(random.Random(n_edges), n_edges, width=8, fanout=2, capacities=(2, 64))
+        resolved = check(replace(net, mode="credit")).network
+        rate, sec, _ = timed(lambda n: throughput_summary(n, stage_timing(n)), resolved, repeat)
+        rows.append({"edges": n_edges, "capacities": [2, 64], "sized_edges": len(rate["full_rate_sizing"]),
+                     "throughput": rate["exact"], "throughput_s": round(sec, 4)})
+        print(f"{n_edges:>6} edges, capacities 2..64: {rows[-1]['sized_edges']} edges sized, {sec:.3f} s")
+    return rows
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.3f} s"
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's analysis tables (bench/results.py)."""
+    budget = data["enum_budget_s"]
+    scale = table(
+        ["edges", "nodes", "credit check", "peak memory", "in-band check", "OB check", "throughput bound and sizing",
+         "cycle enumeration (the papers' method)"],
+        [[f"{r['edges']:,}", f"{r['nodes']:,}", _seconds(r["credit_check_s"]), f"{r['credit_peak_mib']:.1f} MiB",
+          _seconds(r["inband_check_s"]), _seconds(r["ob_check_s"]), _seconds(r["throughput_s"]),
+          f"{r['enumeration_s']:.2f} s ({r['enumeration_cycles_seen']:,} cycles)" if r["enumeration_finished"]
+          else f"gave up after {budget:.0f} s, {r['enumeration_cycles_seen']:,}+ cycles"] for r in data["scale"]],
+        "rrrrrrr")
+    sized = table(["edges", "capacities", "edges sized for full rate", "throughput bound and sizing"],
+                  [[f"{r['edges']:,}", "{}..{}".format(*r["capacities"]), f"{r['sized_edges']:,}",
+                    _seconds(r["throughput_s"])] for r in data["sizing"]], "rlrr")
+    rows = data["quality"]
+    share = {key: [r[key] / r["optimum"] for r in rows] for key in ("lp", "alg6", "auto")}
+    quality_text = (f"On {len(rows)} small random in-band DAGs (2-4 edges on cycles, capacities 1..4), the total of "
+                    "the intervals on cycles as a share of the exact optimum (every vector tried), mean (worst; "
+                    "optimal on):\n\n" + table(
+                        ["intervals", "mean", "worst", "optimal on"],
+                        [[label, f"{sum(v) / len(v):.3f}", f"{min(v):.3f}", f"{sum(x == 1 for x in v)} of {len(v)}"]
+                         for label, v in (("the LP (`h = [q] - 1`)", share["lp"]), ("002 Alg. 6", share["alg6"]),
+                                          ("`auto`", share["auto"]))], "lrrr"))
+    return {"analysis scale": scale, "analysis sizing": sized, "analysis quality": quality_text}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[24, 40, 100, 1000, 10000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=DEFAULT_SIZES)
     ap.add_argument("--enum-budget", type=float, default=30.0, help="seconds for cycle enumeration")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quality", type=int, default=30, help="small random DAGs for the in-band quality table")
+    ap.add_argument("--sizing", type=int, nargs="*", default=[1000, 10000],
+                    help="sizes for the sizing table (capacities 2..64)")
+    tables_flag(ap)
     args = ap.parse_args(argv)
+    if args.tables:
+        print("\n\n".join(republish("analysis", sections).values()))
+        return
     OUT.mkdir(exist_ok=True)
     rows = []
     for n_edges in args.sizes:
@@ -151,11 +203,13 @@ def main(argv=None):
               f" | throughput {rate['exact']} and sizing ({row['sized_edges']} edges) {rate_sec:6.3f} s | enumeration "
               + (f"{enum_sec:8.2f} s over {cycles} cycles (x{row['ratio_enum_over_lp']})" if enum_ok is not None
                  else f"gave up after {enum_sec:.0f} s, {cycles}+ cycles"))
-    (OUT / "analysis.json").write_text(json.dumps(rows, indent=2))
-    if args.quality:
-        quality(args.quality)
+    data = {"enum_budget_s": args.enum_budget, "repeat": args.repeat, "scale": rows,
+            "sizing": sizing(args.sizing, args.repeat), "quality": quality(args.quality) if args.quality else []}
     plot(rows)
-    print(f"wrote {OUT / 'analysis.json'} and {OUT / 'analysis.png'}")
+    if args.sizes == DEFAULT_SIZES and args.quality and args.sizing:
+        publish("analysis", data, sections, ["analysis.png"])
+    else:
+        print(f"wrote {OUT / 'analysis.png'} (docs/analysis.json is written by a run with the default sizes)")
 
 
 def plot(rows):

@@ -6,16 +6,16 @@ top's ports), Yosys ``synth_ecp5`` and nextpnr-ecp5 ``--out-of-context`` with th
 with the seed). ``SyncFIFOBuffered(depth=c)`` bounds its count by ``c`` but is not exact (see
 :class:`sfdf.hdl.channels.DataChannel`); it is the speed a channel has to match.
 
-Writes bench/out/channels.json and prints a table.
+Prints a table; with the defaults writes docs/channels.json and its table in docs/results.md
+(bench/results.py).
 
-    .venv/bin/python bench/channels.py [--capacities 4 16 64] [--kinds data syncfifo] [--seeds 1 2 3]
+    .venv/bin/python bench/channels.py [--capacities 4 16 64] [--kinds data syncfifo] [--seeds 1 2 3] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import time
 from pathlib import Path
 
@@ -27,9 +27,12 @@ from amaranth.lib.wiring import In, Out
 from sfdf.boards.build import out_of_context
 from sfdf.hdl.channels import DataChannel
 
+from results import publish, republish, table, tables_flag
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out" / "channels.json"
 SERIES = 4
+CAPACITIES, KINDS, WIDTH, SEEDS = [2, 4, 16, 64], ["data", "syncfifo"], 32, [1, 2, 3]
+KIND_NAMES = {"data": "`DataChannel`", "syncfifo": "`SyncFIFOBuffered`"}
 
 
 class _FifoChannel(wiring.Component):
@@ -78,28 +81,41 @@ def place(kind: str, width: int, capacity: int, seeds: list[int]) -> dict:
             **out_of_context(Series(kind, width, capacity), seeds)}
 
 
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's channel table (bench/results.py)."""
+    rows = [[KIND_NAMES.get(r["kind"], r["kind"]), r["capacity"],
+             f"{r['fmax_median_mhz']} ({' / '.join(map(str, r['fmax_mhz']))})", f"{r['luts']:,}", f"{r['ffs']:,}",
+             r["lutram"], r["brams"]] for r in data["rows"]]
+    return {"channels table": f"{data['series']} channels of {data['width']} bits in series, out of context on ECP5-85F, "
+                              "median of the seeds (then each seed):\n\n" + table(
+                                  ["channel", "capacity", "Fmax MHz (seeds)", "LUT4", "FF", "LUT RAM", "BRAM"], rows,
+                                  "lrrrrrr")}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--capacities", type=int, nargs="+", default=[2, 4, 16, 64])
-    parser.add_argument("--kinds", nargs="+", default=["data", "syncfifo"])
-    parser.add_argument("--width", type=int, default=32)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--capacities", type=int, nargs="+", default=CAPACITIES)
+    parser.add_argument("--kinds", nargs="+", default=KINDS)
+    parser.add_argument("--width", type=int, default=WIDTH)
+    parser.add_argument("--seeds", type=int, nargs="+", default=SEEDS)
+    tables_flag(parser)
     args = parser.parse_args(argv)
+    if args.tables:
+        print(republish("channels", sections)["channels table"])
+        return
     rows = []
-    print(f"| channel | capacity | Fmax MHz (median of {len(args.seeds)}) | seeds | LUT4 | FF | RAMW | BRAM |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|")
     for capacity in args.capacities:
         for kind in args.kinds:
             start = time.monotonic()
             row = place(kind, args.width, capacity, args.seeds)
             row["wall_s"] = round(time.monotonic() - start, 1)
             rows.append(row)
-            name = {"data": "DataChannel", "syncfifo": "SyncFIFOBuffered"}[kind]
-            print(f"| {name} x{SERIES} | {capacity} | {row['fmax_median_mhz']} | "
-                  f"{', '.join(map(str, row['fmax_mhz']))} | {row['luts']} | {row['ffs']} | {row['lutram']} | "
-                  f"{row['brams']} |", flush=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"width": args.width, "series": SERIES, "rows": rows}, indent=1) + "\n")
+            print(f"{kind} x{SERIES}, capacity {capacity}: {row['fmax_median_mhz']} MHz "
+                  f"({', '.join(map(str, row['fmax_mhz']))}), {row['luts']} LUT4", flush=True)
+    data = {"width": args.width, "series": SERIES, "seeds": args.seeds, "rows": rows}
+    print(sections(data)["channels table"])
+    if (args.capacities, args.kinds, args.width, args.seeds) == (CAPACITIES, KINDS, WIDTH, SEEDS):
+        publish("channels", data, sections)
 
 
 if __name__ == "__main__":

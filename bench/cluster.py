@@ -8,15 +8,14 @@ work folder and its own process group; executors open the device from the archiv
 frames: ``local[2]``, the cluster, and the cluster with one worker's process group (worker, executor,
 Python workers) killed with SIGKILL once the job's first tasks have finished: Spark re-runs the lost
 tasks on the other worker, and the results hold every frame exactly once (checked against numpy by
-the job, and counted here). Writes bench/out/cluster.json.
+the job, and counted here). Writes docs/cluster.json and its table in docs/results.md (bench/results.py).
 
-    .venv/bin/python bench/cluster.py [--frames 8000]
+    .venv/bin/python bench/cluster.py [--frames 8000] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -28,8 +27,9 @@ import pyarrow.parquet as pq
 
 from sfdf.sw.spark.standalone import Cluster
 
+from results import publish, republish, table, tables_flag
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out"
 SPEC = str(ROOT / "examples" / "variance.toml")
 
 
@@ -63,11 +63,14 @@ def kill_when_tasks_done(spark, cluster: Cluster, done: threading.Event, record:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--frames", type=int, default=8000)
+    tables_flag(ap)
     args = ap.parse_args(argv)
+    if args.tables:
+        print(republish("cluster", sections)["cluster table"])
+        return 0
     from sfdf.sw.datasets import veritas, write_frames
     from sfdf.sw.spark.config import spark_session
 
-    OUT.mkdir(parents=True, exist_ok=True)
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver, like the cluster, on this machine's loopback
     rows = []
     with tempfile.TemporaryDirectory(prefix="sfdf-cluster-") as tmp:
@@ -100,9 +103,16 @@ def main(argv=None) -> int:
         assert row["rows"] == row["distinct"] == row["frames"] == row["checked"] == args.frames, row
     ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
     print(f"cluster / local[2]: {ratio:.2f}; the killed worker's tasks were re-run: every frame exactly once")
-    (OUT / "cluster.json").write_text(json.dumps({"frames": args.frames, "runs": rows,
-                                                  "cluster_over_local": round(ratio, 3)}, indent=2) + "\n")
+    publish("cluster", {"frames": args.frames, "runs": rows, "cluster_over_local": round(ratio, 3)}, sections)
     return 0
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's cluster table (bench/results.py)."""
+    rows = [[r["run"], f"{r['frames']:,}", f"{r['checked']:,}", f"{r['rows']:,} ({r['distinct']:,} distinct)",
+             f"{r['frames_per_s']:,.0f}"] for r in data["runs"]]
+    return {"cluster table": f"{data['frames']:,} VERITAS-like frames per job:\n\n" + table(
+        ["job", "frames", "checked", "result rows", "frames/s"], rows, "lrrrr")}
 
 
 if __name__ == "__main__":

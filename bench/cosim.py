@@ -8,19 +8,18 @@ random back-pressure and idle sources (pause 0.3) and the deadlock watchdog, exa
 time and the build and run seconds. Exits 1 when a seed does not match the model (its log's path is in
 the row), so a sweep can gate a change.
 
-Writes bench/out/cosim.json and prints a table. ``--unregistered`` runs the same seeds with
-``registered_offers = false`` on every node with inputs (the receivers offer to the joins straight;
-docs/hardware.md, "Registered offers") and writes bench/out/cosim-unregistered.json; ``--single-stage``
-with ``pipelined = false`` on every node that can be single-stage (one input and one output, ``ii = 1``,
-live credit; docs/hardware.md, "The single-stage node"), bench/out/cosim-single.json.
+Prints a table, and keeps each variant's sweep in docs/cosim.json with its row in docs/results.md
+(bench/results.py). ``--unregistered`` runs the same seeds with ``registered_offers = false`` on every
+node with inputs (the receivers offer to the joins straight; docs/hardware.md, "Registered offers");
+``--single-stage`` with ``pipelined = false`` on every node that can be single-stage (one input and one
+output, ``ii = 1``, live credit; docs/hardware.md, "The single-stage node").
 
-    .venv/bin/python bench/cosim.py [--seeds 0-59] [--jobs 2] [--unregistered | --single-stage]
+    .venv/bin/python bench/cosim.py [--seeds 0-59] [--jobs 2] [--unregistered | --single-stage] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -30,8 +29,9 @@ from pathlib import Path
 from sfdf.cosim.network import run_network
 from sfdf.cosim.randomdag import random_credit_network, single_stage
 
+from results import data_path, load, publish, republish, table, tables_flag
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out" / "cosim.json"
 #: The regression's settings (tests/cosim/test_network.py, test_random_dag_matches_model).
 COMPUTATIONS, PAUSE = 120, 0.3
 
@@ -71,6 +71,25 @@ def run_seed(seed: int, build_dir: str, variant: str | None = None) -> dict:
     }
 
 
+VARIANT_NAMES = {"default": "as generated", "unregistered": "`registered_offers = false` on every node with inputs",
+                 "single": "every eligible node single-stage (`pipelined = false`)"}
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's cosim table (bench/results.py): a row per variant's last sweep."""
+    rows = []
+    for variant, run in data["sweeps"].items():
+        eligible = [r for r in run["rows"] if variant != "single" or r["single_stage"]]
+        widths = sorted({r["index_width"] for r in eligible})
+        rows.append([VARIANT_NAMES.get(variant, variant), run["seeds"], len(eligible),
+                     ", ".join(map(str, widths)), sum(r["live_credit"] for r in eligible),
+                     f"{sum(r['passed'] for r in eligible)} of {len(eligible)}", f"{run['seconds'] / 60:.0f} min"])
+    return {"cosim table": f"{data['computations']} computations per source, pause {data['pause']}, against the "
+                           "reference model token by token:\n\n" + table(
+                               ["nodes", "seeds", "networks", "index widths", "with live credit", "match the model",
+                                "sweep (2 jobs)"], rows, "llrrrrr")}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0-59", help="seeds, e.g. 0-59 or 3,7,11 (default 0-59)")
@@ -81,10 +100,13 @@ def main(argv=None) -> int:
                          help="every node with inputs without offer registers (registered_offers = false)")
     variant.add_argument("--single-stage", action="store_const", const="single", dest="variant",
                          help="every node that can be single-stage made so (pipelined = false)")
+    tables_flag(parser)
     args = parser.parse_args(argv)
+    if args.tables:
+        print(republish("cosim", sections)["cosim table"])
+        return 0
     suffix = f"-{args.variant}" if args.variant else ""
     build_dir = args.build_dir or str(ROOT / "build" / f"cosim{suffix}")
-    out = OUT.with_name(f"cosim{suffix}.json")
     header = (f"{'seed':>4} {'nodes':>5} {'edges':>5} {'w':>3} {'live':>5} {'result':<8} {'sim ns':>7} "
               f"{'build s':>8} {'run s':>6}")
     print(header)
@@ -101,9 +123,13 @@ def main(argv=None) -> int:
     failed = [row["seed"] for row in rows if not row["passed"]]
     print(f"{len(rows) - len(failed)} of {len(rows)} seeds match the model token by token"
           + (f"; failed: {failed}" if failed else "") + f" ({time.monotonic() - start:.0f} s, {args.jobs} jobs)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"computations": COMPUTATIONS, "pause": PAUSE, "variant": args.variant,
-                               "rows": rows}, indent=1))
+    if args.variant == "single":  # the seeds with no eligible node ran the network as generated
+        print(f"{sum(bool(r['single_stage']) for r in rows)} of them with a single-stage node")
+    saved = load("cosim") if data_path("cosim").is_file() else {"computations": COMPUTATIONS, "pause": PAUSE,
+                                                                 "sweeps": {}}
+    saved["sweeps"][args.variant or "default"] = {"seeds": args.seeds, "jobs": args.jobs,
+                                                  "seconds": round(time.monotonic() - start), "rows": rows}
+    publish("cosim", saved, sections)
     return 1 if failed else 0
 
 

@@ -8,16 +8,16 @@
    channels of an undirected cycle. Propagation sends about k m / q dummies, Non-Propagation about
    k m / ceil(q / k).
 
-Prints tables, writes bench/out/dummies.json and bench/out/dummies.png.
+Prints tables, writes bench/out/dummies.png and (with the default computations) docs/dummies.json and its
+tables in docs/results.md (bench/results.py).
 
-    python bench/dummies.py [--computations 20000]
+    python bench/dummies.py [--computations 20000] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,9 +25,12 @@ from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
 
+from results import publish, republish, table, tables_flag
+
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
 ALGORITHMS = ("naive", "propagation", "nonpropagation")
+COMPUTATIONS = 20000
 
 
 FILTERS = ("seed_match", "two_hit_fwd", "two_hit_rev", "ungapped_ext", "gapped_fwd", "gapped_rev")
@@ -111,16 +114,36 @@ def plot(blast, wins):
     fig.savefig(OUT / "dummies.png", dpi=120)
 
 
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's dummy tables (bench/results.py)."""
+    blast = table(
+        ["stage rate", "overall filtering", "Naive", "Propagation (+ flags on data)", "Non-Propagation"],
+        [[r["stage_rate"], f"{100 * r['overall_filtering']:.2f}%", f"{r['naive']['dummies']:,}",
+          f"{r['propagation']['dummies']:,} (+{r['propagation']['dummy_flags']:,})",
+          f"{r['nonpropagation']['dummies']:,}"] for r in data["blast"]], "rrrrr")
+    wins = table(
+        ["k", "\\|q\\|", "Propagation", "k floor(m / \\|q\\|)", "Non-Propagation", "k m / ceil(\\|q\\| / k)"],
+        [[r["k"], r["q"], f"{r['propagation']:,}", f"{r['predicted_propagation']:,}", f"{r['nonpropagation']:,}",
+          f"{r['predicted_nonpropagation']:,}"] for r in data["propagation_wins"]], "rrrrrr")
+    return {"dummies blast": f"Reference model, {data['computations']:,} words per run.\n\n{blast}",
+            "dummies propagation wins": wins}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--computations", type=int, default=20000)
+    ap.add_argument("--computations", type=int, default=COMPUTATIONS)
+    tables_flag(ap)
     args = ap.parse_args(argv)
+    if args.tables:
+        print("\n\n".join(republish("dummies", sections).values()))
+        return
     OUT.mkdir(exist_ok=True)
     blast = blast_sweep(args.computations, [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95])
     wins = propagation_wins(args.computations, [2, 4, 8, 16], 32)
-    (OUT / "dummies.json").write_text(json.dumps({"blast": blast, "propagation_wins": wins}, indent=2))
     plot(blast, wins)
-    print(f"wrote {OUT / 'dummies.json'} and {OUT / 'dummies.png'}")
+    if args.computations == COMPUTATIONS:
+        publish("dummies", {"computations": args.computations, "blast": blast, "propagation_wins": wins}, sections,
+                ["dummies.png"])
 
 
 if __name__ == "__main__":

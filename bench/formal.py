@@ -5,17 +5,16 @@ component and configuration, the property set, the depth ``k``, the verdict and 
 variants of :mod:`sfdf.cosim.formal.mutants` are expected to FAIL, everything else to PASS; a row that
 does not come out as expected is marked, and the script exits 1. One solver process at a time.
 
-Writes bench/out/formal.json, prints a table, and writes it into docs/results.md between its markers (a run
-of every case only).
+Prints a table; a run of every case writes docs/formal.json and the table into docs/results.md
+(bench/results.py; ``--tables`` writes it again from the JSON).
 
-    .venv/bin/python bench/formal.py [--only SUBSTRING] [--timeout SECONDS]
+    .venv/bin/python bench/formal.py [--only SUBSTRING] [--timeout SECONDS] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from pathlib import Path
 
@@ -31,8 +30,9 @@ from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.join import PICK_FIRST_CANDIDATES
 from sfdf.hdl.tokens import control_layout
 
+from results import publish, republish, tables_flag
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out" / "formal.json"
 
 CHANNEL = "channel: bound, ready/valid, count, FIFO order"
 CREDIT = "credit edge (000 as printed): no overflow, SCB/RCB, Thm. 3.2, heartbeat order, pops only offered"
@@ -150,10 +150,6 @@ def _cases():
     return cases
 
 
-RESULTS = ROOT / "docs" / "results.md"
-BEGIN, END = "<!-- formal table: bench/formal.py writes between these markers -->", "<!-- end of formal table -->"
-
-
 def doc_table(rows: list[dict]) -> str:
     """docs/results.md's table of the proofs: one row per case, a broken variant's FAIL marked as expected."""
     lines = ["| configuration | properties | k | result | seconds |", "|---|---|---:|---|---:|"]
@@ -166,18 +162,19 @@ def doc_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_results(rows: list[dict], path: Path = RESULTS) -> None:
-    """Replace the table between the markers of ``path`` (left alone when the markers are missing)."""
-    text = path.read_text() if path.is_file() else ""
-    if BEGIN in text and END in text:
-        path.write_text(text[:text.index(BEGIN)] + f"{BEGIN}\n{doc_table(rows)}\n{END}" + text[text.index(END) + len(END):])
+def sections(data: dict) -> dict[str, str]:
+    return {"formal table": doc_table(data["proofs"])}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per proof (default 1800)")
+    tables_flag(parser)
     args = parser.parse_args(argv)
+    if args.tables:
+        print(republish("formal", sections)["formal table"])
+        return 0
     rows = []
     unexpected = 0
     header = f"{'case':<58} {'properties':<16} {'k':>2} {'result':<8} {'seconds':>8}"
@@ -200,11 +197,9 @@ def main(argv=None) -> int:
         rows.append({"case": name, "configuration": config, "properties": props, "depth": depth,
                      "expected": expected, "result": status, "seconds": round(seconds, 2),
                      "violated": failed, "trace": trace})
-    OUT.parent.mkdir(parents=True, exist_ok=True)
     if not args.only:
-        OUT.write_text(json.dumps({"engine": "smtbmc yices (k-induction)", "proofs": rows}, indent=2) + "\n")
-        print(f"wrote {OUT.relative_to(ROOT)}")
-        write_results(rows)
+        publish("formal", {"engine": "smtbmc yices (k-induction)", "timeout_s": args.timeout, "proofs": rows},
+                sections)
     return 1 if unexpected else 0
 
 

@@ -71,16 +71,16 @@ from sfdf.gen.analysis import check
 from sfdf.gen.randomnet import network_from_pairs, random_dag
 from sfdf.gen.spec import load_spec
 
+from results import markers, splice  # bench/results.py
+
 OUT = ROOT / "docs" / "fpga.json"
 DOC = ROOT / "docs" / "fpga.md"
 RESULTS = ROOT / "docs" / "results.md"
 README = ROOT / "README.md"
 BUILD = ROOT / "build" / "bench" / "fpga"
-BEGIN, END = "<!-- fpga table: bench/fpga.py writes between these markers -->", "<!-- end of fpga table -->"
-SUMMARY_BEGIN, SUMMARY_END = ("<!-- fpga summary: bench/fpga.py writes between these markers -->",
-                              "<!-- end of fpga summary -->")
-TARGETS_BEGIN, TARGETS_END = ("<!-- fpga targets: bench/fpga.py writes between these markers -->",
-                              "<!-- end of fpga targets -->")
+BEGIN, END = markers("fpga", "fpga table")
+SUMMARY_BEGIN, SUMMARY_END = markers("fpga", "fpga summary")
+TARGETS_BEGIN, TARGETS_END = markers("fpga", "fpga targets")
 #: Targets: ECP5-85F unless named; "must" is the floor below the target.
 TARGET_MHZ, MUST_MHZ, TARGET_RATIO, MUST_RATIO = 150.0, 120.0, 0.90, 0.85
 TARGET_PLAIN_MHZ, TARGET_CHAIN_MHZ, MUST_CHAIN_MHZ, TARGET_ICE40_MHZ = 150.0, 180.0, 150.0, 24.0
@@ -460,17 +460,6 @@ def summary(results: list[dict], control: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _splice(path: Path, begin: str, end: str, body: str) -> None:
-    """Replace the text between ``begin`` and ``end`` in ``path`` (appended when the markers are missing)."""
-    text = path.read_text() if path.is_file() else ""
-    block = f"{begin}\n{body}\n{end}"
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    else:
-        text += "\n" + block + "\n"
-    path.write_text(text)
-
-
 def netlist_noise(results: list[dict], netlists: list[dict]) -> str:
     """The Fmax of other netlists of a design's logic beside its row's: the flow's netlist noise, which a
     change of the HDL that alters no function draws from as well (docs/fpga.md, "Netlist noise")."""
@@ -521,9 +510,9 @@ def write_doc(results: list[dict], control: list[dict], netlists: list[dict] = (
     in docs/results.md; the summary and the targets in docs/fpga.md; the headline and the summary in README."""
     noise = netlist_noise(results, list(netlists))
     verdicts = "Targets (median of the seeds):\n\n" + "\n".join(targets(results, control))
-    _splice(results_doc, BEGIN, END, f"{table(results, control)}\n\n" + (f"{noise}\n\n" if noise else "") + verdicts)
-    _splice(fpga_doc, TARGETS_BEGIN, TARGETS_END, f"{summary(results, control)}\n\n{verdicts}")
-    _splice(readme, SUMMARY_BEGIN, SUMMARY_END, f"{headline(results, control)}\n\n{summary(results, control)}")
+    splice(results_doc, BEGIN, END, f"{table(results, control)}\n\n" + (f"{noise}\n\n" if noise else "") + verdicts)
+    splice(fpga_doc, TARGETS_BEGIN, TARGETS_END, f"{summary(results, control)}\n\n{verdicts}")
+    splice(readme, SUMMARY_BEGIN, SUMMARY_END, f"{headline(results, control)}\n\n{summary(results, control)}")
 
 
 def main(argv=None) -> int:

@@ -16,16 +16,16 @@ chain), ``random_filter`` at rate 0 and 0.3:
 
 Yosys ``synth_ecp5`` and nextpnr-ecp5 ``--out-of-context`` at 400 MHz, the median of three placement seeds
 (bench/channels.py's flow). ``--check`` simulates the floor chain against the filter model first.
-Writes bench/out/hop.json and prints a table.
+Prints a table; with the default rates and seeds writes docs/hop.json and its table in docs/results.md
+(bench/results.py).
 
-    .venv/bin/python bench/hop.py [--rates 0 0.3] [--seeds 1 2 3] [--check]
+    .venv/bin/python bench/hop.py [--rates 0 0.3] [--seeds 1 2 3] [--check] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -41,8 +41,10 @@ from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.kernels import LFSR_MASK, RandomFilter
 from sfdf.hdl.top import NetworkTop
 
+from results import publish, republish, table, tables_flag
+
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out" / "hop.json"
+RATES, SEEDS = [0.0, 0.3], [1, 2, 3]
 HOPS, CAPACITY, DATA, INDEX, INTERVAL = 3, 32, 16, 10, 31
 
 
@@ -212,26 +214,53 @@ def designs(rate: float):
             "single": (1, NetworkTop(sfdf_chain(rate, single=True)))}
 
 
+HOP_NAMES = {"plain": "plain", "floor": "floor", "pipelined": "pipelined (sfdf)", "single": "single-stage (sfdf)"}
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's hop table (bench/results.py): a row per hop, an Fmax and LUT4 column per rate."""
+    rates = sorted({r["rate"] for r in data["rows"]})
+    by = {(r["hop"], r["rate"]): r for r in data["rows"]}
+    header = ["hop", "cycles per hop"]
+    for rate in rates:
+        header += [f"Fmax MHz, filter rate {rate:g} (seeds)", "LUT4"]
+    rows = []
+    for hop in dict.fromkeys(r["hop"] for r in data["rows"]):
+        row = [HOP_NAMES.get(hop, hop), by[hop, rates[0]]["cycles_per_hop"]]
+        for rate in rates:
+            r = by[hop, rate]
+            row += [f"{r['fmax_median_mhz']} ({' / '.join(map(str, r['fmax_mhz']))})", f"{r['luts']:,}"]
+        rows.append(row)
+    seeds = "-".join(map(str, (data["seeds"][0], data["seeds"][-1])))
+    return {"hop table": (f"A chain of {data['hops']} interior nodes between channels of capacity {data['capacity']}, "
+                          f"{DATA}-bit data, {INDEX}-bit indices; Yosys and nextpnr `--out-of-context` on ECP5-85F, "
+                          f"seeds {seeds} (median, then each seed):\n\n" + table(header, rows, "lr" + "rr" * len(rates)))}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rates", type=float, nargs="+", default=[0.0, 0.3])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--rates", type=float, nargs="+", default=RATES)
+    parser.add_argument("--seeds", type=int, nargs="+", default=SEEDS)
     parser.add_argument("--check", action="store_true", help="simulate the floor chain against the model first")
+    tables_flag(parser)
     args = parser.parse_args(argv)
+    if args.tables:
+        print(republish("hop", sections)["hop table"])
+        return
     if args.check:
         for rate in args.rates:
             print(check_floor(FloorChain(8, rate, plain=False, capacity=16)), flush=True)
     rows = []
-    print(f"| hop | filter rate | cycles per hop | Fmax MHz (median of {len(args.seeds)}) | seeds | LUT4 | FF |")
-    print("|---|---:|---:|---:|---|---:|---:|")
     for rate in args.rates:
         for name, (cycles, top) in designs(rate).items():
             row = {"hop": name, "rate": rate, "cycles_per_hop": cycles, **out_of_context(top, args.seeds)}
             rows.append(row)
-            print(f"| {name} | {rate} | {cycles} | {row['fmax_median_mhz']} | "
-                  f"{' / '.join(map(str, row['fmax_mhz']))} | {row['luts']} | {row['ffs']} |", flush=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"hops": HOPS, "capacity": CAPACITY, "rows": rows}, indent=1) + "\n")
+            print(f"{name} at rate {rate}: {row['fmax_median_mhz']} MHz ({' / '.join(map(str, row['fmax_mhz']))}), "
+                  f"{row['luts']} LUT4, {row['ffs']} FF", flush=True)
+    data = {"hops": HOPS, "capacity": CAPACITY, "seeds": args.seeds, "rows": rows}
+    print(sections(data)["hop table"])
+    if (args.rates, args.seeds) == (RATES, SEEDS):
+        publish("hop", data, sections)
 
 
 if __name__ == "__main__":

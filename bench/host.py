@@ -8,9 +8,10 @@ the board core on Verilator behind a pty, its UART simulated bit for bit at 5 cy
 fast simulated device: one board, two boards, one synthesized netlist.
 
 One function per measurement, each returning a dict with ``cycles`` and ``cycles_per_s`` (more keys as
-it likes); :data:`MEASUREMENTS` lists them. Writes bench/out/host.json.
+it likes); :data:`MEASUREMENTS` lists them. Each run merges its measurements (with the load average at
+their start) into docs/host.json and writes its table in docs/results.md (bench/results.py).
 
-    python bench/host.py [--pixels 4000000] [--computations 3000] [--repeat 3] [--spark-frames 20000]
+    python bench/host.py [--pixels 4000000] [--computations 3000] [--repeat 3] [--spark-frames 20000] [--tables]
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ import numpy as np
 
 from sfdf.sw.datasets import sparse_frames
 
+from results import data_path, load, publish, republish, table, tables_flag
+
 ROOT = Path(__file__).resolve().parent.parent
-OUT = Path(__file__).parent / "out"
 SPEC = ROOT / "examples" / "variance.toml"
 
 
@@ -221,6 +223,40 @@ MEASUREMENTS = {
 }
 
 
+def _rate(x: float, unit: str) -> str:
+    return f"{x / 1e6:.2f} M {unit}" if x >= 1e6 else f"{x:,.0f} {unit}"
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's host table (bench/results.py): a row per measurement of the last run of each."""
+    rows = []
+    for name, (label, _) in MEASUREMENTS.items():
+        m = data.get(name)
+        if not m:
+            continue
+        load = f"{m['load_average']:.1f}"
+        if name == "boards":
+            rows += [[f"{label}: {run}", f"{r['frames_per_s']:,.1f} frames/s ({m['frames']:,} digits)", load]
+                     for run, r in m["runs"].items()]
+        elif name == "demo":
+            rows.append([label, f"{m['wall_s']:.0f} s", load])
+        elif name.startswith("spark"):
+            busy = f"{m['cpus_busy']:.2f} CPUs busy machine-wide"
+            rows.append([label, f"{m['frames_per_s']:,.0f} frames/s ({m['frames']:,} frames; {busy})", load])
+        elif name == "fast_device":
+            rows.append([label, f"{_rate(m['cycles_per_s'], 'cycles/s')}, {m['frames_per_s']:,.0f} frames/s", load])
+        else:
+            rows.append([label, _rate(m["cycles_per_s"], "cycles/s"), load])
+    if "fast_harness" in data and "cocotb" in data:
+        rows.append(["fast harness / cocotb bench",
+                     f"{data['fast_harness']['cycles_per_s'] / data['cocotb']['cycles_per_s']:,.0f}x", ""])
+    if "spark_local1" in data and "spark_local2" in data:
+        rows.append(["Spark local[2] / local[1] (target 1.7)",
+                     f"{data['spark_local2']['frames_per_s'] / data['spark_local1']['frames_per_s']:.2f}", ""])
+    return {"host table": f"The variance network, {data['cpus']} CPUs:\n\n"
+                          + table(["measurement", "figure", "load average at its start"], rows, "lrr")}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pixels", type=int, default=4_000_000, help="pixels through the fast harness")
@@ -230,32 +266,29 @@ def main(argv=None) -> dict:
     ap.add_argument("--board-frames", type=int, default=4000, help="digits through the simulated boards")
     ap.add_argument("--only", nargs="*", choices=sorted(MEASUREMENTS), help="run only these measurements")
     ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "bench" / "host")
+    tables_flag(ap)
     args = ap.parse_args(argv)
+    if args.tables:
+        print(republish("host", sections)["host table"])
+        return load("host")
     manifest = generated(args.build_dir)
-    figures = {"network": "variance", "cpus": os.cpu_count(), "load_average": os.getloadavg()}
+    figures = {"network": "variance", "cpus": os.cpu_count()}
     for name, (label, measure) in MEASUREMENTS.items():
         if args.only and name not in args.only:
             continue
-        figures[name] = row = measure(args, manifest)
+        load_average = os.getloadavg()[0]
+        figures[name] = row = {**measure(args, manifest), "load_average": load_average}
         if "runs" in row:  # frames/s, printed as measured
             continue
         print(f"{label:55s} {row['cycles_per_s']:>14,.0f} cycles/s ({row['cycles']:,} cycles in {row['wall_s']:.2f} s)")
-    if "fast_harness" in figures and "cocotb" in figures:
-        figures["ratio"] = figures["fast_harness"]["cycles_per_s"] / figures["cocotb"]["cycles_per_s"]
-        print(f"fast harness / cocotb: {figures['ratio']:,.0f}x")
     if "spark_local1" in figures and "spark_local2" in figures:
-        one, two = figures["spark_local1"]["frames_per_s"], figures["spark_local2"]["frames_per_s"]
-        figures["spark_scaling"] = two / one
-        print(f"Spark frames/s: local[1] {one:,.0f}, local[2] {two:,.0f}: {two / one:.2f}x (target 1.7x); "
-              f"CPUs busy: {figures['spark_local1']['cpus_busy']:.2f} on local[1], "
+        print(f"CPUs busy: {figures['spark_local1']['cpus_busy']:.2f} on local[1], "
               f"{figures['spark_local2']['cpus_busy']:.2f} on local[2]")
-    if "demo" in figures:
-        print(f"make demo: {figures['demo']['wall_s']:.0f} s end to end")
-    OUT.mkdir(exist_ok=True)
-    (OUT / "host.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"wrote {OUT / 'host.json'} (load average at start {figures['load_average'][0]:.2f} "
-          f"on {figures['cpus']} CPUs)")
-    return figures
+    saved = load("host") if data_path("host").is_file() else {}
+    saved.update(figures)
+    print(sections(saved)["host table"])
+    publish("host", saved, sections)
+    return saved
 
 
 if __name__ == "__main__":

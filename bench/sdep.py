@@ -6,17 +6,16 @@ edge), one in four edges peeks two items more than it pops. For each graph: the 
 ``SDEP_{Y<-X}`` for the last actor ``X`` (``|I ^ X| + 2 |S ^ X|`` pulled firings), the mean time of a
 closed-form query at random ``n`` up to 10^9, and the pull schedule's time for one query at
 ``n = 1,000`` (it grows linearly with ``n``; the closed form does not). Every closed-form value at
-``n <= 1,000`` is checked against the pull schedule. Prints a table, writes bench/out/sdep.json and
-bench/out/sdep.png.
+``n <= 1,000`` is checked against the pull schedule. Prints a table, writes bench/out/sdep.png and (with
+the default sizes) docs/sdep.json and its table in docs/results.md (bench/results.py).
 
-    python bench/sdep.py [--sizes 10 100 1000] [--queries 2000]
+    python bench/sdep.py [--sizes 10 100 1000] [--queries 2000] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import random
 import time
@@ -26,7 +25,10 @@ from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.sdf.rates import sdep
 from sfdf.gen.sdf.sdep import SDEPTable
 
+from results import publish, republish, table, tables_flag
+
 OUT = Path(__file__).parent / "out"
+SIZES = [10, 100, 300, 1000]
 
 
 def sdf_graph(kind: str, actors: int, seed: int) -> Network:
@@ -83,21 +85,35 @@ def measure(kind: str, actors: int, queries: int, seed: int = 1) -> dict:
             "sdep_1000": pulled[-1]}
 
 
-def main() -> None:
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's SDEP table (bench/results.py)."""
+    rows = [[r["kind"], f"{r['actors']:,}", f"{r['edges']:,}", f"{r['table_rows'] - 1:,}", _ms(r["build_s"]),
+             f"{r['query_us']:.2f} us", _ms(r["pull_1000_s"])] for r in data["rows"]]
+    return {"sdep table": f"{data['queries']:,} closed-form queries per graph at random n up to 10^9:\n\n" + table(
+        ["graph", "actors", "edges", "table (\\|I^X\\| + 2\\|S^X\\|)", "table build", "closed-form query",
+         "pull schedule, one query at n = 1,000"], rows, "lrrrrrr")}
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 300, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
     parser.add_argument("--queries", type=int, default=2000)
-    args = parser.parse_args()
+    tables_flag(parser)
+    args = parser.parse_args(argv)
+    if args.tables:
+        print(republish("sdep", sections)["sdep table"])
+        return
     rows = [measure(kind, n, args.queries) for kind in ("chain", "layered") for n in args.sizes]
-    print("| graph | actors | edges | table (|I^X| + 2|S^X|) | build | closed-form query | pull schedule, n = 1,000 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for row in rows:
-        print(f"| {row['kind']} | {row['actors']} | {row['edges']} | {row['table_rows'] - 1} | "
-              f"{row['build_s'] * 1e3:.1f} ms | {row['query_us']:.2f} us | {row['pull_1000_s'] * 1e3:.0f} ms |")
+    data = {"queries": args.queries, "rows": rows}
+    print(sections(data)["sdep table"])
     OUT.mkdir(exist_ok=True)
-    (OUT / "sdep.json").write_text(json.dumps(rows, indent=2))
     plot(rows)
-    print(f"wrote {OUT / 'sdep.json'} and {OUT / 'sdep.png'}")
+    if args.sizes == SIZES:
+        publish("sdep", data, sections, ["sdep.png"])
 
 
 def plot(rows: list[dict]) -> None:

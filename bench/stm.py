@@ -17,15 +17,15 @@
     distributed collector (daemons every 5 ms) against reference counting (each item reclaimed when
     consumed), where 001 Fig. 6 reports 95-104%.
 
-Prints tables, writes bench/out/stm.json and bench/out/stm.png.
+Prints tables, writes bench/out/stm.png and (with the defaults) docs/stm.json and its tables in
+docs/results.md (bench/results.py).
 
-    python bench/stm.py [--timestamps 1000000] [--rounds 2000]
+    python bench/stm.py [--timestamps 1000000] [--rounds 2000] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 import tracemalloc
 from pathlib import Path
@@ -35,7 +35,10 @@ from sfdf.sw.stm.model import SpaceTimeMemory
 from sfdf.sw.stm.pingpong import PLACEMENTS, programs
 from sfdf.sw.stm.process import run as run_spaces
 
+from results import publish, republish, table, tables_flag
+
 OUT = Path(__file__).parent / "out"
+TIMESTAMPS, ROUNDS = 1_000_000, 2000
 
 
 def system(threads: int, channels: int, items: int) -> SpaceTimeMemory:
@@ -122,31 +125,44 @@ def pingpong(rounds: int) -> list[dict]:
     return rows
 
 
-def main() -> None:
+def _us(us: float) -> str:
+    return f"{us:,.0f} us" if us < 1000 else f"{us / 1000:.1f} ms"
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's space-time memory tables (bench/results.py)."""
+    pings = table(["placement", "item bytes", "round trip, distributed GC", "reference counting", "ratio"],
+                  [[r["placement"], f"{r['bytes']:,}", _us(r["gc_rtt_us"]), _us(r["refcount_rtt_us"]),
+                    f"{100 * r['ratio']:.0f}%"] for r in data["pingpong"]], "lrrrr")
+    costs = table(["threads", "channels", "i_conns", "items between minK and minV", "minKV", "minO"],
+                  [[f"{r['threads']:,}", r["channels"], f"{r['i_conns']:,}", f"{r['items']:,}", _us(r["min_kv_us"]),
+                    _us(r["min_o_us"])] for r in data["costs"]], "rrrrrr")
+    sparse_rows = table(["collected at", "timestamps", "one in", "most items held", "peak memory traced"],
+                        [[f"`{r['condition']}`", f"{r['timestamps']:,}", r["gap"], f"{r['held_max']:,}",
+                          f"{r['peak_mib']:.1f} MiB"] for r in data["sparse"]], "lrrrr")
+    return {"stm pingpong": f"{data['rounds']:,} rounds, channels of 100 items, two OS processes:\n\n{pings}",
+            "stm costs": costs, "stm sparse": sparse_rows}
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timestamps", type=int, default=1_000_000)
-    parser.add_argument("--rounds", type=int, default=2000)
-    args = parser.parse_args()
+    parser.add_argument("--timestamps", type=int, default=TIMESTAMPS)
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    tables_flag(parser)
+    args = parser.parse_args(argv)
+    if args.tables:
+        print("\n\n".join(republish("stm", sections).values()))
+        return
     rows = costs()
-    print("| threads | channels | i_conns | items between minK and minV | minKV | minO |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(f"| {r['threads']} | {r['channels']} | {r['i_conns']} | {r['items']} | {r['min_kv_us']:.0f} us | "
-              f"{r['min_o_us']:.0f} us |")
     pings = pingpong(args.rounds)
-    print("| placement | item bytes | round trip, distributed GC | round trip, reference counting | ratio |")
-    print("|---|---:|---:|---:|---:|")
-    for r in pings:
-        print(f"| {r['placement']} | {r['bytes']} | {r['gc_rtt_us']:.0f} us | {r['refcount_rtt_us']:.0f} us | "
-              f"{100 * r['ratio']:.0f}% |")
     runs = [sparse(args.timestamps, condition=min_o), sparse(args.timestamps // 10, condition=min_kv)]
-    for run in runs:
-        print(f"sparse production, {run['timestamps']:,} timestamps, one in {run['gap']}, collected at "
-              f"{run['condition']}: at most {run['held_max']:,} items held, peak {run['peak_mib']:.1f} MiB traced")
+    data = {"rounds": args.rounds, "costs": rows, "pingpong": pings,
+            "sparse": [{k: v for k, v in run.items() if k != "held"} for run in runs]}
+    print("\n\n".join(sections(data).values()))
     OUT.mkdir(exist_ok=True)
-    (OUT / "stm.json").write_text(json.dumps({"costs": rows, "pingpong": pings, "sparse": runs}, indent=1))
     plot(rows, runs)
-    print(f"wrote {OUT / 'stm.json'} and {OUT / 'stm.png'}")
+    if (args.timestamps, args.rounds) == (TIMESTAMPS, ROUNDS):
+        publish("stm", data, sections, ["stm.png"])
 
 
 def plot(rows, runs) -> None:

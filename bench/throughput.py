@@ -6,17 +6,17 @@ Target: >= 0.98 tokens per cycle per channel with no filtering and auto T. The F
 experiment runs the variance network (000 Fig. 1) on 32x32 frames with 10..90% zeros, the
 mean-of-squares node ``w`` at ``ii = 4`` as the bottleneck, in frames per 1,000 cycles for: Filter
 (auto heartbeats), NoFilter (the paper's stand-in, heartbeat 0 on every edge), and Unfiltered (a
-source that sends its zeros: ``filter_zeros = 0``), each with and without output buffers. Writes
-bench/out/throughput.json, throughput.png and fig4.png.
+source that sends its zeros: ``filter_zeros = 0``). Writes bench/out/throughput.png, reconvergent.png and
+fig4.png, and a full run with the defaults docs/throughput.json and its tables in docs/results.md
+(bench/results.py).
 
-    python bench/throughput.py [--words 2000] [--capacity 16] [--frames 6]
+    python bench/throughput.py [--words 2000] [--capacity 16] [--frames 6] [--tables]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
 import re
 from pathlib import Path
@@ -30,7 +30,10 @@ from sfdf.gen.specedit import with_values
 from sfdf.hdl.timing import stage_timing
 from sfdf.sw.datasets import sparse_frames
 
+from results import publish, republish, table, tables_flag
+
 OUT = Path(__file__).parent / "out"
+WORDS, CAPACITY, FRAMES = 2000, 16, 6
 ROOT = Path(__file__).resolve().parent.parent
 PAIR = """[network]
 name = "pair_{tag}"
@@ -121,7 +124,7 @@ RECONVERGENT = {
 
 def reconvergent(build_dir, words, capacity=16):
     """Words per cycle out of ``e`` for each structure and skip capacity, with live credit (the default: no
-    threshold, so there is no T to sweep); also written to bench/out/reconvergent.json."""
+    threshold, so there is no T to sweep)."""
     rows = []
     for name, (branches, skips, setting) in RECONVERGENT.items():
         for skip in skips:
@@ -135,7 +138,6 @@ def reconvergent(build_dir, words, capacity=16):
                          "bound": row["bound"], "bound_exact": row["bound_exact"]})  # sfdf check's figure
             print(f"{name}: skip |q| = {skip}: {rate:.3f} words/cycle (bound {row['bound_exact']} = "
                   f"{row['bound']:.3f})", flush=True)
-    (OUT / "reconvergent.json").write_text(json.dumps(rows, indent=2))
     plot_reconvergent(rows, capacity)
     return rows
 
@@ -185,6 +187,7 @@ FIG4_CONFIGS = {
     "Unfiltered": ({}, {"filter_zeros": 0}),
 }
 ZEROS = (0.1, 0.3, 0.5, 0.7, 0.9)
+FIG4_LABELS = {"Filter": "auto heartbeats", "NoFilter": "heartbeat 0", "Unfiltered": "`filter_zeros = 0`"}
 
 
 def fig4_spec(config: str) -> str:
@@ -247,22 +250,25 @@ def plot_fig4(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--words", type=int, default=2000)
-    ap.add_argument("--capacity", type=int, default=16)
-    ap.add_argument("--frames", type=int, default=6, help="32x32 frames per Fig. 4 run")
+    ap.add_argument("--words", type=int, default=WORDS)
+    ap.add_argument("--capacity", type=int, default=CAPACITY)
+    ap.add_argument("--frames", type=int, default=FRAMES, help="32x32 frames per Fig. 4 run")
+    tables_flag(ap)
     ap.add_argument("--only-fig4", action="store_true")
     ap.add_argument("--only-reconvergent", action="store_true")
     ap.add_argument("--build-dir", default=str(ROOT / "build" / "bench"))
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     build_dir = Path(args.build_dir)
+    if args.tables:
+        print("\n\n".join(republish("throughput", sections).values()))
+        return
     if args.only_reconvergent:
         reconvergent(build_dir, args.words, args.capacity)
         return
     fig4_rows = fig4(build_dir, args.frames)
     plot_fig4(fig4_rows)
     if args.only_fig4:
-        (OUT / "fig4.json").write_text(json.dumps(fig4_rows, indent=2))
         return
     q = args.capacity
     curve = []
@@ -292,11 +298,43 @@ def main(argv=None):
           + ", ".join(f"{e} {r:.3f}" for e, r in variance["channel_tokens_per_cycle"].items())
           + f" (first to last token); cocotb {variance['cycles_per_s']:.0f} cycles/s")
     rows = reconvergent(build_dir, args.words, args.capacity)
-    (OUT / "throughput.json").write_text(json.dumps({"threshold_curve": curve, "live_credit": live,
-                                                     "variance": variance,
-                                                     "fig4": fig4_rows, "reconvergent": rows}, indent=2))
     plot(curve, q)
-    print(f"wrote {OUT / 'throughput.json'}, {OUT / 'throughput.png'} and {OUT / 'fig4.png'}")
+    data = {"words": args.words, "capacity": q, "frames": args.frames, "threshold_curve": curve, "live_credit": live,
+            "variance": variance, "fig4": fig4_rows, "reconvergent": rows}
+    if (args.words, args.capacity, args.frames) == (WORDS, CAPACITY, FRAMES):
+        publish("throughput", data, sections, ["throughput.png", "reconvergent.png", "fig4.png"])
+
+
+def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's RTL throughput tables (bench/results.py)."""
+    q = data["capacity"]
+    curve = table(
+        ["T", "tokens per cycle", "sfdf check's bound", "x's `registered_offers = false`", "its bound",
+         "control messages per data token", "cocotb cycles/s"],
+        [[f"{r['threshold']}" + (" (auto)" if r["threshold"] == max(0, q - 3) else ""), f"{r['tokens_per_cycle']:.3f}",
+          f"{r['bound']:.3f}", f"{r['tokens_per_cycle_unregistered']:.3f}", f"{r['bound_unregistered']:.3f}",
+          f"{r['control_per_token']:.3f}", f"{r['cycles_per_s']:,.0f}"] for r in data["threshold_curve"]], "rrrrrrr")
+    live, variance = data["live_credit"], data["variance"]
+    lines = (f"Verilator, one frame of {data['words']:,} words, no filtering. One credit edge with `|q| = {q}`: with live "
+             f"credit (the default) {live['sink_tokens_per_cycle']['x']:.3f} tokens per cycle and "
+             f"{live['control_per_data_token']['u_x']:.3f} control messages per data token; with 000's receiver as "
+             f"printed (`live_credit = false`) against the credit threshold T:\n\n{curve}\n\n"
+             f"The variance topology, no filtering, auto settings: {variance['sink_tokens_per_cycle']['x']:.3f} tokens "
+             "per cycle out of the sink; per channel (first to last token) "
+             + ", ".join(f"{e} {r:.3f}" for e, r in variance["channel_tokens_per_cycle"].items()) + ".")
+    structures = {"residual": "residual block, branch pipelined", "residual_unregistered":
+                  "residual block, branch `registered_offers = false`", "residual_single":
+                  "residual block, branch single-stage", "splitjoin": "split-join (branches of 4 and 1 nodes)"}
+    reconv = table(["structure", "skip capacity", "words per cycle", "sfdf check's bound"],
+                   [[structures.get(r["structure"], r["structure"]), r["skip_capacity"], f"{r['words_per_cycle']:.3f}",
+                     f"{r['bound_exact']} = {r['bound']:.3f}"] for r in data["reconvergent"]], "lrrr")
+    zeros = sorted({r["zeros"] for r in data["fig4"]})
+    rate = {(r["config"], r["zeros"]): r["frames_per_kcycle"] for r in data["fig4"]}
+    fig4_table = table(["zeros", *(f"{c} ({FIG4_LABELS[c]})" for c in FIG4_CONFIGS)],
+                       [[f"{100 * z:.0f}%", *(f"{rate[c, z]:.3f}" for c in FIG4_CONFIGS)] for z in zeros], "rrrr")
+    return {"throughput threshold": lines, "throughput reconvergent": reconv,
+            "fig4 table": f"{data['frames']} frames of 32x32 16-bit pixels per point, the mean-of-squares node `w` at "
+                          f"`ii = 4`, frames per 1,000 cycles in steady state:\n\n{fig4_table}"}
 
 
 def plot(curve, q):

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from benches import load_bench
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,6 +2,7 @@
 heartbeat rule's dummies, one cycle per hop (else its Fmax would bound nothing)."""
 
 import pytest
+
 from benches import load_bench
 
 
