@@ -21,6 +21,7 @@ import networkx as nx
 
 from sfdf.gen.errors import SpecError
 from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_defaults, kernel_output_width
+from sfdf.gen.keywords import VERILOG_KEYWORDS
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Message, Network, Node
 from sfdf.gen.speclines import SpecLines
 
@@ -123,6 +124,15 @@ def _identifier(value) -> str:
     return value
 
 
+def _module_name(value) -> str:
+    """A network's name: an identifier, and not a Verilog reserved word (it names the top module)."""
+    name = _identifier(value)
+    if name.lower() in VERILOG_KEYWORDS:  # some tools fold case
+        raise _Bad(f"{_show(name)} is a Verilog keyword, and the network's name is its top module's",
+                   f'rename it, for example name = "{name}_net"')
+    return name
+
+
 def item_label(kind: str, index: int, table: dict) -> str:
     """How an error names a node or edge: ``node "u"`` if it has a valid name, else ``node[2]``."""
     name = table.get("name")
@@ -220,7 +230,7 @@ class _Parser:
                 "applies to in-band mode only (credit mode sends heartbeats, 000)",
                 'remove dummy_algorithm, or set mode = "inband"'))
         return {
-            "name": get("name", _identifier, name),
+            "name": get("name", _module_name, name),
             "mode": mode,
             "dummy_algorithm": algorithm,
             "filtering": get("filtering", _boolean("use true (nodes may filter) or false (no node ever filters)"),
@@ -384,13 +394,16 @@ class _Parser:
                    "remove threshold, or set live_credit = false in [network]")
 
     def check_connected(self, net: Network, tables) -> None:
-        """Every node of a network of several has an edge: a lone node would be a source and a sink port at
-        once, which no command can generate (the check, the model and the hardware accept the same specs)."""
+        """Every node has an edge: a lone node would be a source and a sink port at once, which no command can
+        generate, so every command refuses it alike (the check, the model and the hardware accept the same
+        specs); a network of one node is that lone node."""
         touched = {e.src for e in net.edges} | {e.dst for e in net.edges}
-        for index, node in enumerate(net.nodes if len(net.nodes) > 1 else ()):  # one node alone: its own source and sink
+        for index, node in enumerate(net.nodes):
             if node.name not in touched:
-                raise self.error(item_label("node", index, {"name": node.name}), "has no edges",
-                                 "connect it with an [[edge]] or remove it", self.lines.find("node", index, ("name",)))
+                fix = ("a network needs a source and a sink joined by channels: add a second [[node]] and an "
+                       "[[edge]] to it" if len(net.nodes) == 1 else "connect it with an [[edge]] or remove it")
+                raise self.error(item_label("node", index, {"name": node.name}), "has no edges", fix,
+                                 self.lines.find("node", index, ("name",)))
 
     def messages(self, data, nodes: dict[str, Node]) -> list[Message]:
         """``[[message]]`` tables (004): ``from``, ``to`` (a node or a portal's list), ``latency``."""
@@ -608,7 +621,8 @@ def parse_spec(text: str, source: str = "<memory>") -> Network:
     SpecError
         For the first mistake found, in one line with file, field, line and fix.
     """
-    return _Parser(text, source).parse()
+    # A UTF-8 byte-order mark (some Windows editors write one) is not TOML, and says nothing: dropped.
+    return _Parser(text.removeprefix("\ufeff"), source).parse()
 
 
 def load_spec(path) -> Network:

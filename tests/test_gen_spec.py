@@ -645,9 +645,12 @@ def test_variance_kernel_params():
                "pixels (000 Fig. 1) or 0 to send every pixel (the no-filtering baseline)")
 
 
-def test_single_node_without_edges():
-    net = parse_spec('[network]\nname = "one"\n[[node]]\nname = "u"\n')
-    assert (len(net.nodes), net.edges) == (1, ())
+def test_a_network_of_one_node_is_refused():
+    """One node alone would be its own source and sink port (generate, build and cosim could not make it)."""
+    with pytest.raises(SpecError) as info:
+        parse_spec('[network]\nname = "one"\n[[node]]\nname = "u"\nkernel = "random_filter"\n', "t.toml")
+    assert str(info.value) == ('t.toml:4: node "u": has no edges; a network needs a source and a sink joined by '
+                               'channels: add a second [[node]] and an [[edge]] to it')
 
 
 def test_a_node_without_edges_is_refused_by_every_command():
