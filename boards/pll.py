@@ -92,6 +92,16 @@ def _choose(candidates, f_out):
     return best[2]
 
 
+def _check_reach(family: str, f_in: float, f_out: float, out: float, limits: tuple[float, float]) -> None:
+    """A request outside the PLL's output range says so; one it cannot make within 5% names the nearest."""
+    if not limits[0] <= f_out <= limits[1]:
+        raise ValueError(f"{family} PLL: {f_out / 1e6:g} MHz is outside its output range "
+                         f"({limits[0] / 1e6:g}-{limits[1] / 1e6:g} MHz)")
+    if abs(out - f_out) > 0.05 * f_out or not limits[0] <= out <= limits[1]:
+        raise ValueError(f"{family} PLL: {f_out / 1e6:g} MHz from {f_in / 1e6:g} MHz is out of reach "
+                         f"(nearest {out / 1e6:g} MHz)")
+
+
 def ecp5_pll(f_in: float, f_out: float) -> ECP5PLL:
     """The ``EHXPLLL`` dividers closest to ``f_out`` (VCO nearest 600 MHz among equals, as ``ecppll``).
 
@@ -112,9 +122,7 @@ def ecp5_pll(f_in: float, f_out: float) -> ECP5PLL:
                 for clkop in dividers:
                     yield out - f_out, abs(out * clkop - 600e6), (clki, clkfb, clkop, out)
     clki, clkfb, clkop, out = _choose(candidates(), f_out)
-    if abs(out - f_out) > 0.05 * f_out or not _ECP5_OUT[0] <= out <= _ECP5_OUT[1]:
-        raise ValueError(f"ECP5 PLL: {f_out / 1e6:g} MHz from {f_in / 1e6:g} MHz is out of reach "
-                         f"(nearest {out / 1e6:g} MHz)")
+    _check_reach("ECP5", f_in, f_out, out, _ECP5_OUT)
     return ECP5PLL(f_in, out, clki, clkfb, clkop)
 
 
@@ -140,7 +148,5 @@ def ice40_pll(f_in: float, f_out: float) -> ICE40PLL:
                     order += 1
                     yield vco / 2 ** divq - f_out, order, (divr, divf, divq, vco / 2 ** divq)
     divr, divf, divq, out = _choose(candidates(), f_out)
-    if abs(out - f_out) > 0.05 * f_out or not _ICE40_OUT[0] <= out <= _ICE40_OUT[1]:
-        raise ValueError(f"iCE40 PLL: {f_out / 1e6:g} MHz from {f_in / 1e6:g} MHz is out of reach "
-                         f"(nearest {out / 1e6:g} MHz)")
+    _check_reach("iCE40", f_in, f_out, out, _ICE40_OUT)
     return ICE40PLL(f_in, out, divr, divf, divq)

@@ -69,3 +69,51 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
     spec.write_bytes(b"\xef\xbb\xbf" + PAIR.format(name="bom").encode())
     run = sfdf("check", spec, "--json")
     assert run.returncode == 0 and '"deadlock_free": true' in run.stdout, run.stderr
+
+
+# -- 2. every count has a bound ----------------------------------------------------------------------------
+
+TELEPORT = str(ROOT / "examples" / "teleport.toml")
+HUGE = "99999999999999999999"
+
+
+@pytest.mark.parametrize(("argv", "flag", "bound"), [
+    (["simulate", VARIANCE, "--computations", HUGE], "--computations", "0..1,000,000"),
+    (["simulate", VARIANCE, "--seed", "-1"], "--seed", "0..4,294,967,295"),
+    (["simulate", TELEPORT, "--steady-states", HUGE], "--steady-states", "1..10,000"),
+    (["sdep", TELEPORT, "--upstream", "A", "--downstream", "E", "--count", "1000000000"], "--count", "1..1,000,000"),
+    (["cosim", VARIANCE, "--computations", HUGE], "--computations", "0..100,000"),
+    (["cosim", VARIANCE, "--frame-max", "0"], "--frame-max", "1..65,536"),
+    (["spark", "--input", "i", "--output", "o", "--partitions", HUGE], "--partitions", "1..10,000"),
+    (["spark", "--input", "i", "--output", "o", "--timeout-cycles", "0"], "--timeout-cycles", "1..281,474,976,710,656"),
+    (["build", VARIANCE, "--board", "ulx3s-85f", "--baud", HUGE], "--baud", "300..12,000,000"),
+    (["build", VARIANCE, "--board", "ulx3s-85f", "--buffer-words", HUGE], "--buffer-words", "2..1,048,576"),
+    (["build", VARIANCE, "--board", "ulx3s-85f", "--seed", "-3"], "--seed", "0..2,147,483,647"),
+    (["board-sim", "d", "--frames", HUGE], "--frames", "1..1,000,000"),
+    (["board-sim", "d", "--die-after-bytes", "0"], "--die-after-bytes", "1..1,099,511,627,776"),
+])
+def test_a_count_out_of_its_bounds_is_refused_before_any_work(argv, flag, bound):
+    run = sfdf(*argv, timeout=60)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    last = run.stderr.strip().splitlines()[-1]  # argparse's usage lines above it
+    assert f"argument {flag}: must be an integer in {bound}" in last, last
+
+
+def test_the_largest_sdep_count_runs_in_bounded_memory():
+    """The largest ``--count`` accepted answers with every value, the process staying under 1 GiB (measured
+    by a fresh Python whose only child it is)."""
+    probe = ("import resource, subprocess, sys; "
+             "run = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, check=True); "
+             "print(len(run.stdout.splitlines()), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    run = subprocess.run([sys.executable, "-c", probe, SFDF, "sdep", TELEPORT, "--upstream", "A", "--downstream",
+                          "E", "--count", "1000000"], capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    lines, peak_kib = map(int, run.stdout.split())
+    assert lines >= 10**6 and peak_kib < 2**20, (lines, peak_kib)
+
+
+def test_clock_errors_say_what_is_wrong(tmp_path):
+    run = sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--clock", "10000", "--no-build", "-o", tmp_path / "b")
+    assert run.returncode == 2 and "must be a clock in MHz in (0, 1000]" in run.stderr.splitlines()[-1]
+    refused(sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--clock", "500", "--no-build", "-o", tmp_path / "b"),
+            "--clock: ECP5 PLL: 500 MHz is outside its output range (3.125-400 MHz)")

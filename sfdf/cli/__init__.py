@@ -38,16 +38,36 @@ def _flush(text: str) -> tuple[str, int]:
     return edge, int(index)
 
 
-def _count(text: str) -> int:
-    if not WORD.match(text):
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
-    return int(text)
+def _integer(low: int, high: int, why: str = ""):
+    """An argparse type: an integer in ``low..high`` written in digits (no sign), else the error with the
+    range and ``why`` it has that bound. Every count has a bound, so whatever is accepted runs in bounded
+    memory (the reference model keeps each output it compares)."""
+    def parse(text: str) -> int:
+        if not WORD.match(text) or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"must be an integer in {low:,}..{high:,}, not {text!r}"
+                                             + (f" ({why})" if why else ""))
+        return int(text)
+
+    return parse
 
 
-def _positive(text: str) -> int:
-    if not WORD.match(text) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {text!r}")
-    return int(text)
+#: The bounds of the count flags (README, "The CLI").
+MAX_COMPUTATIONS = 10**6  # the model keeps every output token: about 1 GB at this many words per source
+MAX_COSIM_WORDS = 10**5  # cocotb simulates a few thousand cycles per second
+MAX_SEED = 2**32 - 1
+_computations = _integer(0, MAX_COMPUTATIONS, "the model keeps every output to compare")
+_seed = _integer(0, MAX_SEED, "a 32-bit seed")
+_count = _integer(1, 10**6, "every value is printed")
+_steady_states = _integer(1, 10**4, "each repeats the whole schedule")
+_partitions = _integer(1, 10**4, "one device each")
+_cycles = _integer(1, 2**48, "cycles a frame may take")
+_baud = _integer(300, 12_000_000, "a UART needs at least 2 clock cycles per bit")
+_words = _integer(2, 2**20, "the board's block RAM holds the frame")
+_frames = _integer(1, 10**6, "frames sent and checked")
+_bytes = _integer(1, 2**40, "a byte of the link")
+_frame_words = _integer(1, 2**16, "words per frame")
+_cosim_words = _integer(0, MAX_COSIM_WORDS, "cocotb simulates a few thousand cycles per second")
+_placer_seed = _integer(0, 2**31 - 1, "nextpnr's seed")
 
 
 def _float_in(text: str, accept, wanted: str) -> float:
@@ -73,7 +93,7 @@ def _probability(text: str) -> float:
 
 
 def _megahertz(text: str) -> float:
-    return _float_in(text, lambda v: 0.0 < v < 1e4, "a clock in MHz above 0, such as 48")
+    return _float_in(text, lambda v: 0.0 < v <= 1000.0, "a clock in MHz in (0, 1000], such as 48")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -103,15 +123,15 @@ def _parser() -> argparse.ArgumentParser:
     simulate = commands.add_parser("simulate", help="run the reference model",
                                    description="Exit status: 0 completed, 1 deadlocked, 2 invalid.")
     simulate.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
-    simulate.add_argument("--computations", type=_count, metavar="N",
+    simulate.add_argument("--computations", type=_computations, metavar="N",
                           help=f"computations per source (default {DEFAULT_COMPUTATIONS}, "
                                "or the number of words in --input)")
     simulate.add_argument("--input", metavar="FILE",
                           help="frames for every source: one per line, whitespace-separated unsigned integers")
-    simulate.add_argument("--seed", type=int, default=1, metavar="S", help="scheduler seed (default 1)")
+    simulate.add_argument("--seed", type=_seed, default=1, metavar="S", help="scheduler seed (default 1)")
     simulate.add_argument("--scheduler", choices=SCHEDULERS, default="random",
                           help="order in which ready nodes fire (default random)")
-    simulate.add_argument("--steady-states", type=_positive, metavar="K",
+    simulate.add_argument("--steady-states", type=_steady_states, metavar="K",
                           help="SDF networks (004): run the initialization and K steady states (default 2)")
     simulate.add_argument("--json", action="store_true", help="print the result as JSON")
     simulate.set_defaults(run=run.simulate)
@@ -128,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     sdep.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
     sdep.add_argument("--upstream", required=True, metavar="A", help="the actor whose firings are counted")
     sdep.add_argument("--downstream", required=True, metavar="B", help="the actor that fires 1..N times")
-    sdep.add_argument("--count", required=True, type=_positive, metavar="N", help="how many values")
+    sdep.add_argument("--count", required=True, type=_count, metavar="N", help="how many values")
     sdep.add_argument("--json", action="store_true", help="print the values as JSON")
     sdep.set_defaults(run=run.sdep)
 
@@ -143,13 +163,13 @@ def _parser() -> argparse.ArgumentParser:
     cosim = commands.add_parser("cosim", help="cocotb on Verilator against the reference model",
                                 description="Exit status: 0 pass, 1 mismatch or deadlock, 2 invalid.")
     cosim.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
-    cosim.add_argument("--computations", type=_count, metavar="N",
+    cosim.add_argument("--computations", type=_cosim_words, metavar="N",
                        help=f"words per source (default {DEFAULT_COSIM})")
-    cosim.add_argument("--seed", type=int, default=1, metavar="S", help="stimulus and pause seed (default 1)")
+    cosim.add_argument("--seed", type=_seed, default=1, metavar="S", help="stimulus and pause seed (default 1)")
     cosim.add_argument("--pause", type=_probability, default=0.3, metavar="P",
                        help="probability that a driver idles or back-pressures in a cycle (default 0.3)")
     cosim.add_argument("--no-backpressure", action="store_true", help="drivers never pause")
-    cosim.add_argument("--frame-max", type=_positive, default=8, metavar="N",
+    cosim.add_argument("--frame-max", type=_frame_words, default=8, metavar="N",
                        help="longest input frame in words (default 8; frame ends carry credits)")
     cosim.add_argument("--flush", type=_flush, action="append", default=[], metavar="EDGE:INDEX",
                        help="in-band: flush EDGE's output buffer right after it carries INDEX (003 Fig. 2's "
@@ -168,9 +188,9 @@ def _parser() -> argparse.ArgumentParser:
     spark.add_argument("--checkpoint", metavar="DIR", help="streaming checkpoint (default OUTPUT/checkpoint)")
     spark.add_argument("--master", default="local[*,4]", metavar="URL",
                        help="Spark master (default local[*,4]: all cores, 4 attempts per task)")
-    spark.add_argument("--partitions", type=_positive, metavar="N",
+    spark.add_argument("--partitions", type=_partitions, metavar="N",
                        help="spread the frames over N partitions, one device each (default: Spark's split of the input files)")
-    spark.add_argument("--timeout-cycles", type=_positive, metavar="N",
+    spark.add_argument("--timeout-cycles", type=_cycles, metavar="N",
                        help="cycles a frame may take (default 1000000 simulated, or two seconds of a board's clock, thirty of a simulated board's)")
     spark.add_argument("--device", default="sim", metavar="DEVICE",
                        help="sim (default), serial:PORT[,PORT...] (boards, one per task) or resource:fpga (Spark's "
@@ -190,10 +210,10 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("-o", "--output", metavar="DIR", help="output directory (default build/boards/<name>-<board>)")
     board.add_argument("--clock", type=_megahertz, metavar="MHZ",
                        help="design clock, made by the board's PLL (default: the board's, docs/fpga.md)")
-    board.add_argument("--baud", type=_positive, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
-    board.add_argument("--buffer-words", type=_positive, metavar="N",
+    board.add_argument("--baud", type=_baud, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
+    board.add_argument("--buffer-words", type=_words, metavar="N",
                        help="words buffered per source: the longest frame (default: the board's)")
-    board.add_argument("--seed", type=int, default=1, metavar="S", help="nextpnr placer seed (default 1)")
+    board.add_argument("--seed", type=_placer_seed, default=1, metavar="S", help="nextpnr placer seed (default 1)")
     board.add_argument("--router", choices=_ROUTERS, metavar="R",
                        help="nextpnr's router, router1 (its default) or router2: minutes instead of up to half an "
                             "hour on a large network, at a slower clock (docs/fpga.md)")
@@ -215,13 +235,13 @@ def _parser() -> argparse.ArgumentParser:
     boardsim.add_argument("--netlist", action="store_true",
                           help="simulate the board core as Yosys synthesizes it for the board (synth_ecp5 -nodsp / "
                                "synth_ice40) with Yosys's cell models, instead of the RTL")
-    boardsim.add_argument("--frames", type=_positive, default=20, metavar="N",
+    boardsim.add_argument("--frames", type=_frames, default=20, metavar="N",
                           help="without --pty: frames to send and check (default 20)")
     boardsim.add_argument("--build-dir", default=BOARDSIM_DIR, metavar="DIR",
                           help=f"build cache (default {BOARDSIM_DIR})")
-    boardsim.add_argument("--corrupt-byte", type=_positive, metavar="N",
+    boardsim.add_argument("--corrupt-byte", type=_bytes, metavar="N",
                           help="testing: flip a bit of the N-th byte from the host (line noise)")
-    boardsim.add_argument("--die-after-bytes", type=_positive, metavar="N",
+    boardsim.add_argument("--die-after-bytes", type=_bytes, metavar="N",
                           help="testing: end abruptly once N bytes from the host arrived (power lost)")
     boardsim.set_defaults(run=run.board_sim)
 
