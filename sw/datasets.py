@@ -8,8 +8,8 @@ shower image (a 2-D Gaussian, Hillas' parametrisation) on night-sky noise, and i
 every pixel below a threshold, so most pixels are zero. :func:`sparse_frames` draws frames with a given
 sparsity and nothing else (the benchmarks' and tests' input where only the zeros matter).
 
-    python -m sw.datasets digits OUT_DIR
-    python -m sw.datasets veritas OUT_DIR [--frames 1000] [--seed 1]
+    python -m sfdf.sw.datasets digits OUT_DIR
+    python -m sfdf.sw.datasets veritas OUT_DIR [--frames 1000] [--seed 1]
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def write_frames(frames, out_dir, rows_per_file: int = 500) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sw.datasets", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m sfdf.sw.datasets", description=__doc__.splitlines()[0])
     ap.add_argument("kind", choices=["digits", "veritas"])
     ap.add_argument("out_dir")
     ap.add_argument("--frames", type=int, default=1000, help="VERITAS-like frames (default 1000)")

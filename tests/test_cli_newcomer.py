@@ -2,6 +2,7 @@
 every command refuses alike with one line and exit 2 (never a traceback), bounded counts, output paths
 checked before any work."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,70 @@ def test_clock_errors_say_what_is_wrong(tmp_path):
     assert run.returncode == 2 and "must be a clock in MHz in (0, 1000]" in run.stderr.splitlines()[-1]
     refused(sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--clock", "500", "--no-build", "-o", tmp_path / "b"),
             "--clock: ECP5 PLL: 500 MHz is outside its output range (3.125-400 MHz)")
+
+
+# -- 3. one line, before any work, pointing the right way --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("frames") / "in"
+    run = subprocess.run([sys.executable, "-m", "sfdf.sw.datasets", "digits", str(folder)], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    return folder
+
+
+def test_a_bogus_master_is_one_line_before_the_jvm(frames, tmp_path):
+    refused(sfdf("spark", "--input", frames, "--output", tmp_path / "out", "--master", "bogus://x"),
+            "bogus://x: --master: is not a Spark master URL", "local[*]")
+
+
+@pytest.mark.parametrize(("where", "expected"), [
+    ("afile", "--output: is a file, not a folder"),
+    ("/proc/x", "--output: cannot create it"),
+    ("in", "--output: is --input"),
+    ("in/out", "--output: is inside --input"),
+])
+def test_spark_output_paths_name_the_flag(frames, tmp_path, where, expected):
+    (tmp_path / "afile").write_text("")
+    target = frames.parent / where if where.startswith("in") else tmp_path / where if where == "afile" else where
+    refused(sfdf("spark", "--input", frames, "--output", target), expected)
+
+
+def test_spark_input_inside_the_results_it_would_overwrite(frames, tmp_path):
+    inside = tmp_path / "out" / "results" / "in"
+    shutil.copytree(frames, inside)
+    refused(sfdf("spark", "--input", inside, "--output", tmp_path / "out"), "--input: is inside --output's results/")
+
+
+def test_a_missing_input_suggests_the_installed_module(tmp_path):
+    line = refused(sfdf("spark", "--input", tmp_path / "none", "--output", tmp_path / "out"), "--input: does not exist")
+    assert "python -m sfdf.sw.datasets digits DIR" in line
+    helped = subprocess.run([sys.executable, "-m", "sfdf.sw.datasets", "--help"], capture_output=True, text=True,
+                            cwd=tmp_path, check=True)
+    assert helped.stdout.startswith("usage: python -m sfdf.sw.datasets")
+
+
+def test_board_sim_build_dir_that_is_a_file(tmp_path):
+    board = tmp_path / "board"
+    assert sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--no-build", "-o", board).returncode == 0
+    (tmp_path / "afile").write_text("")
+    refused(sfdf("board-sim", board, "--build-dir", tmp_path / "afile"), "afile: --build-dir: is a file, not a folder")
+
+
+def test_build_report_path_and_program_are_checked_before_the_build(tmp_path):
+    refused(sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--report", "/proc/nope/r.json", "-o", tmp_path / "b"),
+            "/proc/nope/r.json: --report: its folder '/proc/nope' does not exist")
+    refused(sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--no-build", "--program", "-o", tmp_path / "b"),
+            "--program: needs a bitstream, and --no-build builds none")
+
+
+def test_generate_allow_unsafe_warns(tmp_path):
+    run = sfdf("generate", ROOT / "examples" / "fig3_deadlock.toml", "-o", tmp_path / "out", "--allow-unsafe")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith("sfdf: warning: fig3_deadlock is not deadlock-free") and "--allow-unsafe" in run.stderr
+
+
+def test_version():
+    run = sfdf("--version")
+    assert run.returncode == 0 and run.stdout.startswith("sfdf 0.")

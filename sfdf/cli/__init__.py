@@ -96,9 +96,20 @@ def _megahertz(text: str) -> float:
     return _float_in(text, lambda v: 0.0 < v <= 1000.0, "a clock in MHz in (0, 1000], such as 48")
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" where sfdf runs uninstalled."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sfdf")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sfdf", description="Deadlock-free streaming hardware for filtering dataflow networks.")
+    parser.add_argument("--version", action="version", version=f"sfdf {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="validate a spec and analyse its deadlock safety",

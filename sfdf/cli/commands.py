@@ -15,7 +15,7 @@ from sfdf.gen.kernels import word_width
 from sfdf.gen.spec import parse_spec
 
 from .inputs import load_spec_file as _load
-from .inputs import output_folder, read_frames, read_text
+from .inputs import output_file, output_folder, read_frames, read_text, separate_folders
 
 __all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "gc", "generate", "intervals",
            "schedule", "sdep", "simulate", "spark"]
@@ -62,6 +62,7 @@ def check(args) -> int:
     network = _load_sfdf(args.spec)
     if args.sized:
         _check_sized_path(args.sized, args.spec)
+        output_file(args.sized, "--sized")
     cycles = cycle_structure(network)  # one derivation for the check and the repair
     report = check(network, cycles=cycles)
     repair = repair_output_buffers(network, cycles=cycles) if args.repair else None
@@ -358,6 +359,13 @@ def generate(args) -> int:
         print("sfdf: refusing to generate an unsafe network (pass --allow-unsafe to watch it deadlock)",
               file=sys.stderr)
         return 1
+    if args.allow_unsafe:
+        from sfdf.gen.analysis import check
+
+        report = check(network)
+        if not report.deadlock_free:
+            print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s), "
+                  f"sfdf check {args.spec} shows them); generated anyway (--allow-unsafe)", file=sys.stderr)
     print(f"wrote {v_path} and {j_path}")
     return 0
 
@@ -393,12 +401,19 @@ def cosim(args) -> int:
 
 
 def spark(args) -> int:
-    from sfdf.sw.spark.config import DEFAULT_SPEC
+    from sfdf.sw.spark.config import DEFAULT_SPEC, check_master
     from sfdf.sw.spark.runs import run_job
-    from sfdf.sw.spark.storage import join
+    from sfdf.sw.spark.storage import is_uri, join
 
     spec = args.spec or str(DEFAULT_SPEC)
-    _load_sfdf(spec)  # a bad spec is a one-line error before Spark starts
+    _load_sfdf(spec)  # a bad spec, master or output is a one-line error before Spark starts
+    check_master(args.master)
+    if not is_uri(args.output):
+        if not is_uri(args.input):
+            separate_folders(args.input, args.output)
+        output_folder(args.output, "--output")
+    if args.checkpoint and not is_uri(args.checkpoint):
+        output_folder(args.checkpoint, "--checkpoint")
     summary = run_job(spec, args.input, args.output, master=args.master, stream=args.stream,
                       checkpoint=args.checkpoint, partitions=args.partitions, timeout_cycles=args.timeout_cycles,
                       device=args.device, board_dir=args.board_dir, conf=dict(args.conf))
@@ -424,6 +439,7 @@ def board_sim(args) -> int:
     from sfdf.sw.sim.boardsim import PtyBoard, SimTransport, board_dir, simulated_board
 
     board = board_dir(args.dir)
+    output_folder(args.build_dir, "--build-dir")
     sim = simulated_board(board, netlist=args.netlist, build_dir=args.build_dir)
     what = (f"{board.facts['network']} on {board.facts['board']}, {'netlist' if args.netlist else 'RTL'}, "
             f"{board.divisor} cycles per UART bit")
@@ -501,6 +517,10 @@ def build(args) -> int:
         print("\n".join(report.summary_lines()), file=sys.stderr)
         print("sfdf: refusing to build an unsafe network", file=sys.stderr)
         return 1
+    if args.program and args.no_build:
+        raise UserError(args.spec, "--program", "needs a bitstream, and --no-build builds none", "drop --no-build or --program")
+    if args.report:
+        output_file(args.report, "--report")  # before the build: minutes to half an hour on ECP5
     outdir = args.output or f"build/boards/{report.network.name}-{board.name}"
     output_folder(outdir, "-o")
     if not args.no_build:

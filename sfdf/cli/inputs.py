@@ -10,7 +10,7 @@ from pathlib import Path
 from sfdf.gen.errors import InputError
 from sfdf.gen.spec import parse_spec
 
-__all__ = ["WORD", "load_spec_file", "output_folder", "read_frames", "read_text"]
+__all__ = ["WORD", "load_spec_file", "output_file", "output_folder", "read_frames", "read_text", "separate_folders"]
 
 #: An unsigned decimal integer.
 WORD = re.compile(r"[0-9]+\Z")
@@ -40,6 +40,33 @@ def output_folder(path: str, argument: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(path, argument, "is not writable", "choose a writable folder")
     return folder
+
+
+def output_file(path: str, argument: str) -> Path:
+    """``path`` as a file the command may write (its folder exists and is writable, and it is not a folder),
+    checked before any work: a build of half an hour never fails at its last step for a bad path."""
+    file = Path(path)
+    if file.is_dir():
+        raise InputError(path, argument, "is a folder", "name the file to write")
+    folder = file.parent
+    if not folder.is_dir():
+        raise InputError(path, argument, f"its folder {str(folder)!r} does not exist", "create it, or choose another file")
+    if not os.access(folder, os.W_OK | os.X_OK) or (file.exists() and not os.access(file, os.W_OK)):
+        raise InputError(path, argument, "cannot be written", "choose a writable place")
+    return file
+
+
+def separate_folders(input_path: str, output_path: str) -> None:
+    """``--output`` is neither ``--input`` nor inside it, and ``--input`` not inside the results the job
+    overwrites: the job never writes into its own input (local paths; a URI is the cluster's to check)."""
+    source, target = Path(input_path).resolve(), Path(output_path).resolve()
+    if target == source or target.is_relative_to(source):
+        raise InputError(output_path, "--output", f"is {'--input' if target == source else 'inside --input'} "
+                         f"({input_path})", "write the results to a folder outside the input")
+    for overwritten in ("results", "checkpoint"):
+        if source.is_relative_to(target / overwritten):
+            raise InputError(input_path, "--input", f"is inside --output's {overwritten}/, which the job overwrites",
+                             "move the input, or choose another --output")
 
 
 def load_spec_file(path: str):

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from sfdf.gen.errors import UserError
+
 from .boards import RESOURCE, DeviceChoice
 
 __all__ = ["BATCH_ROWS", "DEFAULT_MASTER", "DEFAULT_SPEC", "GENERIC_COLUMNS", "SIM", "VARIANCE_COLUMNS", "Job",
-           "resource_conf", "ship", "spark_session"]
+           "check_master", "resource_conf", "ship", "spark_session"]
 
-#: The default device: the fast simulated one.
 #: The default device: the fast simulated one.
 SIM = DeviceChoice("sim")
 
@@ -22,6 +24,21 @@ DEFAULT_SPEC = Path(str(files("sfdf.examples") / "variance.toml"))
 
 #: ``local[*]`` with up to 4 attempts per task (local mode retries nothing unless told).
 DEFAULT_MASTER = "local[*,4]"
+
+#: The master URLs Spark 4 takes (its "Master URLs" table): local, local[N|*], local[N|*,F], local-cluster[...],
+#: spark://HOST:PORT[,HOST:PORT...], yarn, k8s://URL.
+MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|local-cluster\[[0-9]+, *[0-9]+, *[0-9]+\]"
+                    r"|spark://[^\s/,:]+(:[0-9]+)?(,[^\s/,:]+(:[0-9]+)?)*|yarn|k8s://\S+")
+
+
+def check_master(master: str) -> str:
+    """``master`` if Spark takes it, else a one-line :class:`UserError` (before the JVM starts, whose own
+    error is a Java stack)."""
+    if not MASTER.fullmatch(master):
+        raise UserError(master, "--master", "is not a Spark master URL",
+                        "use local[*], local[N], local[N,RETRIES], spark://HOST:PORT, yarn or k8s://https://HOST:PORT")
+    return master
+
 
 #: Frames per Arrow batch handed to a partition.
 BATCH_ROWS = 256

@@ -23,12 +23,12 @@ def check_input(location, spark=None) -> tuple[dict[str, str], list[tuple[str, s
         good, skipped, folder = parquet_inputs(location, spark)
     except FileNotFoundError:
         raise UserError(str(location), "--input", "does not exist",
-                        "give a Parquet file or a folder of them (python -m sw.datasets digits DIR writes one)") from None
+                        "give a Parquet file or a folder of them (python -m sfdf.sw.datasets digits DIR writes one)") from None
     if not good:
         why = f" (skipped {len(skipped)}: {Path(skipped[0][0]).name} {skipped[0][1]})" if skipped else ""
         raise UserError(str(location), "--input", f"holds no usable Parquet files{why}",
                         "give Parquet files with frame_id: long, pixels: array<int> "
-                        "(python -m sw.datasets digits DIR writes one)")
+                        "(python -m sfdf.sw.datasets digits DIR writes one)")
     return good, skipped, folder
 
 
