@@ -284,7 +284,7 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
 def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float | None = None,
           baud: int = DEFAULT_BAUD, buffer_words: int | None = None, do_build: bool = True,
           program: bool = False, top=None, seed: int = 1, report: str | os.PathLike | None = None,
-          router: str | None = None, netlist_seed: int = 0) -> dict:
+          router: str | None = None, netlist_seed: int = 0, spec_text: str | None = None) -> dict:
     """Build the resolved, checked ``network`` for ``board`` (module docstring).
 
     Parameters
@@ -317,6 +317,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
         seed's (docs/fpga.md, "Netlist noise").
     report : path, optional
         Also copy nextpnr's JSON report there.
+    spec_text : str, optional
+        The spec's text, copied to ``DIR/<name>.spec.toml`` for ``sfdf board-sim``'s model check.
 
     Returns
     -------
@@ -355,6 +357,9 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     (out / f"{name}.board.v").write_text(verilog.convert(board_top.core, name=CORE_TOP, emit_src=False,
                                                          platform=stand_in))
     host.update(family=board.family, core=f"{name}.board.v", core_top=CORE_TOP)
+    if spec_text is not None:  # what sfdf board-sim checks the board's answers with (the reference model)
+        (out / f"{name}.spec.toml").write_text(spec_text)
+        host["spec"] = f"{name}.spec.toml"
     write_board_facts(out, name, host)
 
     build_dir = out / board.name

@@ -10,7 +10,9 @@
 * ``sources``: each source node's ``tdata`` width;
 * ``bitstream``: the bitstream, relative to ``DIR``;
 * ``family`` (``ecp5`` or ``ice40``), ``core`` and ``core_top``: the board core's Verilog file and module
-  (``sfdf board-sim`` simulates it, as RTL or as Yosys synthesizes it for ``family``).
+  (``sfdf board-sim`` simulates it, as RTL or as Yosys synthesizes it for ``family``);
+* ``spec``: the spec the network was built from, copied into ``DIR`` (``sfdf board-sim`` checks the board's
+  answers against the reference model on it); absent when the build had no spec file.
 """
 
 from __future__ import annotations

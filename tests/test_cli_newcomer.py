@@ -185,3 +185,20 @@ def test_generate_allow_unsafe_warns(tmp_path):
 def test_version():
     run = sfdf("--version")
     assert run.returncode == 0 and run.stdout.startswith("sfdf 0.")
+
+
+# -- 4. board-sim checks any network -----------------------------------------------------------------------
+
+def test_board_sim_checks_any_spec_against_the_model(tmp_path):
+    """The diamond (no variance join) is checked against the reference model on the spec ``sfdf build`` copied
+    into the folder; a copy edited to filter otherwise makes the same board's answers wrong (exit 1)."""
+    board = tmp_path / "diamond"
+    assert sfdf("build", ROOT / "examples" / "diamond.toml", "--board", "ulx3s-85f", "--no-build", "--baud",
+                "5000000", "-o", board).returncode == 0
+    run = sfdf("board-sim", board, "--frames", "6", "--build-dir", tmp_path / "cache", timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "6 frames answered, checked against the reference model, 0 wrong" in run.stdout
+    copy = board / "diamond.spec.toml"
+    copy.write_text(copy.read_text().replace("rate = 0.1, seed = 1", "rate = 0.1, seed = 9"))
+    run = sfdf("board-sim", board, "--frames", "6", "--build-dir", tmp_path / "cache", timeout=600)
+    assert run.returncode == 1 and "mismatch: device" in run.stdout, run.stdout + run.stderr

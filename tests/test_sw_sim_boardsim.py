@@ -245,7 +245,7 @@ def test_netlist_board_self_check(board_dir, build_dir):
     run = subprocess.run([*SFDF, "board-sim", str(board_dir), "--netlist", "--frames", "20", "--build-dir",
                           str(build_dir)], check=False, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "20 frames answered, checked against numpy, 0 wrong" in run.stdout
+    assert "20 frames answered, checked against the reference model and numpy, 0 wrong" in run.stdout
 
 
 def test_x18_block_ram_board_self_check(tmp_path, build_dir):
@@ -258,7 +258,7 @@ def test_x18_block_ram_board_self_check(tmp_path, build_dir):
     run = subprocess.run([*SFDF, "board-sim", str(out), "--frames", "5", "--build-dir", str(build_dir)],
                          check=False, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "5 frames answered, checked against numpy, 0 wrong" in run.stdout
+    assert "5 frames answered, checked against the reference model and numpy, 0 wrong" in run.stdout
 
 
 def test_icebreaker_board_self_check(tmp_path, build_dir):
@@ -275,7 +275,7 @@ def test_icebreaker_board_self_check(tmp_path, build_dir):
     run = subprocess.run([*SFDF, "board-sim", str(out), "--frames", "8", "--build-dir", str(build_dir)],
                          check=False, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "8 frames answered, checked against numpy, 0 wrong" in run.stdout
+    assert "8 frames answered, checked against the reference model and numpy, 0 wrong" in run.stdout
 
 
 def spark_results(out, frames):

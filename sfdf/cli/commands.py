@@ -461,6 +461,10 @@ def board_sim(args) -> int:
     from sfdf.sw.spark.checks import variance_check
 
     manifest = read_manifest(board.manifest)
+    if len(manifest.sources) != 1:
+        raise UserError(args.dir, "DIR", f"holds a network of {len(manifest.sources)} sources, and board-sim "
+                        "sends frames to one", "use sfdf spark --device serial:PORT with board-sim --pty")
+    checker = _board_model(board, args.dir)
     source, sinks = manifest.sources[0], manifest.sinks
     rng = np.random.default_rng(1)
     frames = [(k, rng.integers(0, 1 << min(source.tdata_width, 16), int(rng.integers(1, 65)))
@@ -469,14 +473,29 @@ def board_sim(args) -> int:
     wrong = 0
     with open_board(board.manifest, "", transport=SimTransport(sim)) as device:
         results = list(device.stream(iter(frames)))
+    expected = checker.expected([pixels for _, pixels in frames])
     for result in results:
-        problem = variance_check(frames[result.frame_id][1], result.fields)[1] if variance else None
+        problem = checker.problem(checker.observed(result), expected[result.frame_id])
+        if problem is None and variance:
+            problem = variance_check(frames[result.frame_id][1], result.fields)[1]
         wrong += problem is not None
         if problem:
             print(f"frame {result.frame_id}: {problem}")
-    checked = "checked against numpy" if variance else "not checked (sfdf spark checks any spec against the model)"
+    checked = "checked against the reference model" + (" and numpy" if variance else "")
     print(f"board-sim ({what}): {len(results)} frames answered, {checked}, {wrong} wrong")
     return 1 if wrong or len(results) != len(frames) else 0
+
+
+def _board_model(board, directory: str):
+    """The reference model's checker of the network ``sfdf build`` copied into ``directory`` (its spec)."""
+    from sfdf.gen.analysis import check
+    from sfdf.sw.spark.checks import ModelChecker
+
+    spec = board.facts.get("spec")
+    if spec is None:
+        raise UserError(directory, "DIR", "holds no copy of its spec (built before board-sim checked every network)",
+                        "run sfdf build again into this folder")
+    return ModelChecker(check(_load_sfdf(str(Path(directory) / spec))).network)
 
 
 def _board_sizing_line(spec: str, network, rate: dict, family: str) -> str:
@@ -529,7 +548,7 @@ def build(args) -> int:
     try:
         result = build(report.network, board, outdir, clock_hz=clock_hz, baud=args.baud, buffer_words=settings.buffer_words,
                        do_build=not args.no_build, program=args.program, seed=args.seed, report=args.report,
-                       router=args.router)
+                       router=args.router, spec_text=read_text(args.spec, "SPEC"))
     except (ToolchainMissing, BuildFailed) as error:
         print(f"sfdf: error: {error}", file=sys.stderr)
         return 1
