@@ -260,11 +260,28 @@ def critical_path_through(path: list[dict]) -> list[dict]:
     return blocks
 
 
-def _run_script(build_dir: Path, env: dict[str, str]) -> _Run:
+#: The tools of Amaranth's build script, by the environment variable naming each, and the phase each is.
+_PHASES = {"YOSYS": "synthesis (Yosys)", "NEXTPNR_ECP5": "place and route (nextpnr-ecp5)",
+           "NEXTPNR_ICE40": "place and route (nextpnr-ice40)", "ECPPACK": "bitstream (ecppack)",
+           "ICEPACK": "bitstream (icepack)"}
+
+
+def _run_script(build_dir: Path, env: dict[str, str], progress=None) -> _Run:
+    """Run Amaranth's build script; with ``progress``, tell it each tool's phase as the tool starts (the
+    shell's ``-x`` trace names each command; the trace is not part of the output)."""
     start = time.monotonic()
-    done = subprocess.run(["sh", f"build_{TOP}.sh"], cwd=build_dir, env=env, capture_output=True, text=True,
-                          check=False)
-    return _Run(done.returncode == 0, time.monotonic() - start, done.stdout + done.stderr)
+    tools = {env[key]: phase for key, phase in _PHASES.items() if env.get(key)}
+    output = []
+    with subprocess.Popen(["sh", "-x", f"build_{TOP}.sh"], cwd=build_dir, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            if not line.startswith("+ "):
+                output.append(line)
+            elif progress:
+                for tool, phase in tools.items():
+                    if tool in line:
+                        progress(phase)
+    return _Run(proc.returncode == 0, time.monotonic() - start, "".join(output))
 
 
 def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
@@ -284,7 +301,8 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
 def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float | None = None,
           baud: int = DEFAULT_BAUD, buffer_words: int | None = None, do_build: bool = True,
           program: bool = False, top=None, seed: int = 1, report: str | os.PathLike | None = None,
-          router: str | None = None, netlist_seed: int = 0, spec_text: str | None = None) -> dict:
+          router: str | None = None, netlist_seed: int = 0, spec_text: str | None = None,
+          progress=None) -> dict:
     """Build the resolved, checked ``network`` for ``board`` (module docstring).
 
     Parameters
@@ -319,6 +337,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
         Also copy nextpnr's JSON report there.
     spec_text : str, optional
         The spec's text, copied to ``DIR/<name>.spec.toml`` for ``sfdf board-sim``'s model check.
+    progress : callable, optional
+        Told each phase as it starts (elaboration, each tool; :mod:`sfdf.cli.progress`).
 
     Returns
     -------
@@ -340,6 +360,8 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     clock_hz = clock_hz or board.clock_hz
     buffer_words = buffer_words or board.buffer_words
     out = Path(outdir)
+    if progress:
+        progress("elaborating the network and the board top (Amaranth)")
     v_path, j_path = generate(network, out, allow_unsafe=True)
     name = network.name
     (out / f"{name}.core").write_text(fusesoc_core(name, v_path.name, f"sfdf network {name} ({network.mode} mode)",
@@ -390,7 +412,7 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     for stale in (f"{TOP}.report.json", f"{TOP}.tim"):
         (build_dir / stale).unlink(missing_ok=True)
     log.info("%s on %s: yosys, nextpnr, packer (a few minutes)", name, board.name)
-    run = _run_script(build_dir, env)
+    run = _run_script(build_dir, env, progress)
     result["build_s"] = round(run.seconds, 1)
     report_path = build_dir / f"{TOP}.report.json"
     if not run.ok:

@@ -119,7 +119,8 @@ def generated(folder: Path, network, **options) -> tuple[Path, Path]:
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
                 build_dir: str | Path = COSIM_DIR, timeout_s: float = 600, max_frame: int = 8,
                 inputs: dict[str, list[list[int]]] | None = None, zeros: float = 0.0,
-                flush_after: dict[str, int] | None = None, report=None, platform=None) -> CosimRun:
+                flush_after: dict[str, int] | None = None, report=None, platform=None,
+                progress=None, progress_file: Path | None = None) -> CosimRun:
     """Generate ``network``, simulate it in the model and in RTL, compare (see the module docstring).
 
     ``pause``: probability that a source or sink driver idles or back-pressures in a cycle (0: none).
@@ -131,7 +132,11 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     verification-only ``flush_<edge>`` port, pulsed the next cycle).
     ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already.
     ``platform``: the RTL elaborated for a board's family (:func:`sfdf.hdl.generate.generate`).
+    ``progress``: told each phase as it starts; ``progress_file``: where the bench writes its cycles so far
+    (:mod:`sfdf.cli.progress`).
     """
+    if progress:
+        progress("generating the Verilog")
     report = report or check(network)
     resolved = report.network
     folder = Path(build_dir) / (resolved.name + (f"-{platform.family}" if platform is not None else ""))
@@ -139,6 +144,8 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     v_path, j_path = generated(folder, network, allow_unsafe=True, report=report, flush_ports=bool(flush_after),
                                platform=platform)
     inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
+    if progress:
+        progress("the reference model")
     oracle = (lambda edge, hidden, index: flush_after.get(edge) == index) if flush_after else None
     # the model's nodes hold as many decided computations as the RTL's (docs/hardware.md, "The pipelined
     # node"; a pipelined kernel's adds its latency): the outputs are the same at any depth
@@ -147,8 +154,9 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
         "manifest": json.loads(j_path.read_text()), "inputs": inputs, "seed": seed, "pause": pause,
         "expected": {sink: [list(ev) for ev in log] for sink, log in expected.outputs.items()},
         "watchdog_cycles": watchdog_cycles(resolved, pause), "flush_after": flush_after,
+        "progress_file": str(progress_file) if progress_file else None,
     }
     results = run_tests(resolved.name, v_path, config, folder / f"{resolved.name}_cosim.json", TESTS,
-                        build_dir, waves=waves, timeout_s=timeout_s, seed=seed)
+                        build_dir, waves=waves, timeout_s=timeout_s, seed=seed, progress=progress)
     return CosimRun(resolved, report.deadlock_free, expected.deadlocked, list(expected.blocking_cycle),
                     dict(expected.channel_states), results, folder)

@@ -108,7 +108,8 @@ class NetworkBench:
         edges = {name: getattr(dut.core, f"edge_{name}") for name in manifest["edges"]}
         self.channels = {name: (edge.q, edge.qc if credit else None) for name, edge in edges.items()}
         self.watchdog = DeadlockWatchdog(dut.clk, self.levels, config["watchdog_cycles"],
-                                         busy=lambda: len(self.finished) < len(self.sinks))
+                                         busy=lambda: len(self.finished) < len(self.sinks),
+                                         progress=config.get("progress_file"))
 
     def levels(self) -> dict[str, int]:
         """Every channel's level (data, control) and the beats through each port. A channel's level

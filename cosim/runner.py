@@ -19,7 +19,7 @@ import re
 import sys
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,7 +179,8 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
                   build_dir: str | os.PathLike, parameters: Mapping[str, object] | None = None,
                   extra_env: Mapping[str, str] | None = None, waves: bool = False,
                   timeout_s: float | None = None, *, seed: int | None = None, test_filter: str | None = None,
-                  build_args: Sequence[str] = (), public: Sequence[str] | None = None) -> RunResults:
+                  build_args: Sequence[str] = (), public: Sequence[str] | None = None,
+                  progress: Callable[[str], None] | None = None) -> RunResults:
     """Build ``toplevel`` with Verilator (or reuse its build) and run the cocotb tests of ``test_module``.
 
     Parameters
@@ -213,6 +214,8 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
         ``None``: every signal is visible to the tests (cocotb's ``--public-flat-rw``). Otherwise only the
         top level's ports and the signals of these names in any module (:class:`PublicSignalsVerilator`):
         a generated network's C++ is a sixth the size, and its build about a third faster.
+    progress : callable or None
+        Told each phase as it starts (the build, the simulation; :mod:`sfdf.cli.progress`).
 
     Returns
     -------
@@ -255,11 +258,15 @@ def build_and_run(verilog_sources: Sequence[str | os.PathLike], toplevel: str, t
         else:
             runner = PublicSignalsVerilator()
             args = [*args, str(PublicSignalsVerilator.control_file(folder, toplevel, public))]
+        if progress:
+            progress("Verilator build (reused while the design is unchanged)")
         results.built, results.build_s = _build(runner, cache, folder, sources, toplevel, parameters, args,
                                                 bool(wave_format))
         if results.built:  # reusing a build adds nothing to the cache
             cache.prune(keep=folder)
         start = time.monotonic()
+        if progress:
+            progress("simulating")
         try:
             runner.test(test_module=module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
                         build_dir=folder, test_dir=test_dir, results_xml=str(results.results_xml),

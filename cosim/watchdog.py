@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import cocotb
@@ -19,6 +20,10 @@ from cocotb.task import Task
 from cocotb.triggers import ClockCycles, RisingEdge
 
 __all__ = ["DeadlockError", "DeadlockWatchdog", "HandshakeCounter", "format_levels"]
+
+
+#: Cycles between two writes of the progress file.
+PROGRESS_CYCLES = 1000
 
 
 class DeadlockError(AssertionError):
@@ -62,6 +67,9 @@ class DeadlockWatchdog:
         a level can leave and come back between two reads.
     name : str
         Logger and message prefix.
+    progress : path or None
+        A file the count of cycles is written to every :data:`PROGRESS_CYCLES` (``sfdf cosim`` shows it
+        on a terminal, :mod:`sfdf.cli.progress`).
 
     Members
     -------
@@ -70,7 +78,8 @@ class DeadlockWatchdog:
     """
 
     def __init__(self, clock, probes: Callable[[], Mapping[str, Any]], bound_cycles: int, *,
-                 busy: Callable[[], bool] | None = None, period: int = 1, name: str = "watchdog"):
+                 busy: Callable[[], bool] | None = None, period: int = 1, name: str = "watchdog",
+                 progress: str | None = None):
         if not isinstance(bound_cycles, int) or bound_cycles < 1:
             raise ValueError(f"Watchdog bound must be a positive number of cycles, not {bound_cycles!r}")
         if not isinstance(period, int) or not 1 <= period <= bound_cycles:
@@ -84,6 +93,7 @@ class DeadlockWatchdog:
         self.name = name
         self.log = logging.getLogger(f"cocotb.{name}")
         self.cycles = 0
+        self.progress = progress
         self._task: Task | None = None
 
     def start(self) -> Task:
@@ -112,6 +122,8 @@ class DeadlockWatchdog:
         while True:
             await ClockCycles(self.clock, self.period)
             self.cycles += self.period
+            if self.progress and self.cycles % PROGRESS_CYCLES < self.period:
+                Path(self.progress).write_text(str(self.cycles))
             levels = dict(self.probes())
             current = tuple(levels.items())
             if current != snapshot or (self.busy is not None and not self.busy()):

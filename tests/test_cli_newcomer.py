@@ -2,6 +2,7 @@
 every command refuses alike with one line and exit 2 (never a traceback), bounded counts, output paths
 checked before any work."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -202,3 +203,71 @@ def test_board_sim_checks_any_spec_against_the_model(tmp_path):
     copy.write_text(copy.read_text().replace("rate = 0.1, seed = 1", "rate = 0.1, seed = 9"))
     run = sfdf("board-sim", board, "--frames", "6", "--build-dir", tmp_path / "cache", timeout=600)
     assert run.returncode == 1 and "mismatch: device" in run.stdout, run.stdout + run.stderr
+
+
+# -- 5. long steps show their phase on a terminal, nothing otherwise --------------------------------------
+
+def on_a_terminal(argv, timeout=600) -> tuple[int, str, str]:
+    """Run ``argv`` with stderr on a pseudo-terminal: (exit status, stdout, what the terminal got)."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    seen = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out = proc.communicate(timeout=timeout)[0]
+    os.close(master)
+    return proc.returncode, out, seen.decode(errors="replace")
+
+
+def test_cosim_shows_its_phases_and_cycles_on_a_terminal_only(tmp_path):
+    argv = [SFDF, "cosim", VARIANCE, "--computations", "3000", "--build-dir", str(tmp_path / "cache")]
+    status, out, terminal = on_a_terminal(argv)
+    assert status == 0 and "RTL passed" in out, out + terminal
+    phases = [line for line in terminal.replace("\r", "\n").splitlines() if line.lstrip("\x1b[K").startswith("sfdf:")]
+    assert [p.lstrip("\x1b[K").split("...")[0] for p in phases] == [
+        "sfdf: generating the Verilog", "sfdf: the reference model",
+        "sfdf: Verilator build (reused while the design is unchanged)", "sfdf: simulating"], terminal
+    assert re.search(r"[0-9,]+ cycles \([0-9,]+/s\)", terminal), terminal
+    piped = sfdf("cosim", VARIANCE, "--computations", "3000", "--build-dir", tmp_path / "cache")
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+
+
+def test_a_build_reports_each_tool_as_it_starts(tmp_path):
+    """boards.build's script runner names each tool of Amaranth's script as the shell starts it."""
+    from sfdf.boards.build import _run_script
+
+    (tmp_path / "build_top.sh").write_text('set -e\n"$YOSYS" a\n"$NEXTPNR_ECP5" b\necho placed\n"$ECPPACK" true\n')
+    env = {"PATH": "/usr/bin:/bin", "YOSYS": "/bin/true", "NEXTPNR_ECP5": "/bin/echo", "ECPPACK": "/usr/bin/env"}
+    phases = []
+    run = _run_script(tmp_path, env, phases.append)
+    assert run.ok and phases == ["synthesis (Yosys)", "place and route (nextpnr-ecp5)", "bitstream (ecppack)"]
+    assert run.output == "b\nplaced\n"  # the tools' own output, not the shell's trace
+
+
+def test_progress_prints_nothing_when_off():
+    import io
+
+    from sfdf.cli.progress import Progress
+
+    stream = io.StringIO()
+    with Progress(False, stream) as progress:
+        progress("a phase")
+        progress.count(lambda: 5, "frames")
+    assert stream.getvalue() == ""
+    with Progress(True, stream, interval=0.01) as progress:
+        progress("a phase")
+        progress.count(lambda: 5, "frames")
+        import time
+
+        time.sleep(0.1)
+    assert "sfdf: a phase...\n" in stream.getvalue() and "5 frames (" in stream.getvalue()

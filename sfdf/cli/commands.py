@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from sfdf.gen.errors import InputError, UserError
@@ -16,6 +17,7 @@ from sfdf.gen.spec import parse_spec
 
 from .inputs import load_spec_file as _load
 from .inputs import output_file, output_folder, read_frames, read_text, separate_folders
+from .progress import Progress, file_counter
 
 __all__ = ["DEFAULT_COMPUTATIONS", "DEFAULT_COSIM", "build", "check", "cosim", "gc", "generate", "intervals",
            "schedule", "sdep", "simulate", "spark"]
@@ -386,9 +388,13 @@ def cosim(args) -> int:
     if not report.deadlock_free:
         print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s)); "
               "simulating anyway so the deadlock can be watched", file=sys.stderr)
-    run = run_network(network, report=report, computations=args.computations or DEFAULT_COSIM, seed=args.seed,
-                      pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
-                      build_dir=args.build_dir, max_frame=args.frame_max, flush_after=flush_after)
+    with tempfile.TemporaryDirectory(prefix="sfdf-cosim-") as scratch, Progress.for_args(args) as progress:
+        cycles = Path(scratch) / "cycles"
+        progress.count(file_counter(cycles), "cycles")  # shown once the simulation writes it
+        run = run_network(network, report=report, computations=args.computations or DEFAULT_COSIM, seed=args.seed,
+                          pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
+                          build_dir=args.build_dir, max_frame=args.frame_max, flush_after=flush_after,
+                          progress=progress, progress_file=cycles)
     results = run.results
     print(f"{network.name}: model {'DEADLOCKED on ' + ' -> '.join(run.blocking_cycle) if run.model_deadlocked else 'completed'}"
           f"; RTL {'passed' if results.passed else 'FAILED'} ({results.summary(0).splitlines()[0]})")
@@ -440,7 +446,9 @@ def board_sim(args) -> int:
 
     board = board_dir(args.dir)
     output_folder(args.build_dir, "--build-dir")
-    sim = simulated_board(board, netlist=args.netlist, build_dir=args.build_dir)
+    progress = Progress(sys.stderr.isatty())
+    with progress:
+        sim = simulated_board(board, netlist=args.netlist, build_dir=args.build_dir, progress=progress)
     what = (f"{board.facts['network']} on {board.facts['board']}, {'netlist' if args.netlist else 'RTL'}, "
             f"{board.divisor} cycles per UART bit")
     if args.pty:
@@ -471,8 +479,13 @@ def board_sim(args) -> int:
                * (rng.random() < 0.7)) for k in range(args.frames)]
     variance = len(sinks) == 1 and sinks[0].kernel == "variance_join"
     wrong = 0
-    with open_board(board.manifest, "", transport=SimTransport(sim)) as device:
-        results = list(device.stream(iter(frames)))
+    results = []
+    with Progress(sys.stderr.isatty()) as progress, \
+            open_board(board.manifest, "", transport=SimTransport(sim)) as device:
+        progress(f"simulating the board: {len(frames)} frames over its UART")
+        progress.count(lambda: len(results), "frames")
+        for result in device.stream(iter(frames)):
+            results.append(result)  # noqa: PERF402 (counted while it grows)
     expected = checker.expected([pixels for _, pixels in frames])
     for result in results:
         problem = checker.problem(checker.observed(result), expected[result.frame_id])
@@ -546,9 +559,11 @@ def build(args) -> int:
         print(f"sfdf: building {report.network.name} for {board.name} ({board.device}) at {clock_hz / 1e6:g} MHz: "
               "yosys, nextpnr, packer (minutes)...", file=sys.stderr)
     try:
-        result = build(report.network, board, outdir, clock_hz=clock_hz, baud=args.baud, buffer_words=settings.buffer_words,
-                       do_build=not args.no_build, program=args.program, seed=args.seed, report=args.report,
-                       router=args.router, spec_text=read_text(args.spec, "SPEC"))
+        with Progress.for_args(args) as progress:
+            result = build(report.network, board, outdir, clock_hz=clock_hz, baud=args.baud,
+                           buffer_words=settings.buffer_words, do_build=not args.no_build, program=args.program,
+                           seed=args.seed, report=args.report, router=args.router,
+                           spec_text=read_text(args.spec, "SPEC"), progress=progress)
     except (ToolchainMissing, BuildFailed) as error:
         print(f"sfdf: error: {error}", file=sys.stderr)
         return 1

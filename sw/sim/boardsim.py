@@ -244,13 +244,18 @@ def board_dir(directory: str | os.PathLike) -> BoardDir:
                     uart_divisor(float(facts["clk_hz"]), int(facts["baud"])), facts)
 
 
-def simulated_board(board: BoardDir, *, netlist: bool = False, build_dir: str | os.PathLike = BOARDSIM_DIR):
-    """A :class:`BoardSim` of ``board``'s core, as RTL or as its synthesized netlist."""
+def simulated_board(board: BoardDir, *, netlist: bool = False, build_dir: str | os.PathLike = BOARDSIM_DIR,
+                    progress=None):
+    """A :class:`BoardSim` of ``board``'s core, as RTL or as its synthesized netlist; ``progress`` is told
+    each phase as it starts (:mod:`sfdf.cli.progress`)."""
+    progress = progress or (lambda phase: None)
     if netlist:
         cells, include = cell_models(board.family, Path(build_dir))
+        progress(f"synthesizing the netlist (Yosys for {board.family}; reused while the core is unchanged)")
         sources, includes = [synthesize(board.core, board.core_top, board.family, Path(build_dir)), *cells], (include,)
     else:
         sources, includes = [board.core, *rtl_models(board.family)], ()
+    progress("Verilator build (reused while the design is unchanged)")
     return BoardSim(build(sources, board.core_top, build_dir, include_dirs=includes), board.divisor)
 
 
