@@ -13,6 +13,7 @@ from sfdf.gen.analysis import check
 from sfdf.gen.errors import UserError
 
 from .axis import axis_verilog
+from .lint import verilator_config
 from .manifest import write_manifest
 from .plan import plan
 from .top import NetworkTop
@@ -30,14 +31,15 @@ class UnsafeNetwork(Exception):
 
 def _check_ports(network) -> None:
     for node in network.nodes:
-        if len(network.nodes) > 1 and not network.in_edges(node.name) and not network.out_edges(node.name):
+        if not network.in_edges(node.name) and not network.out_edges(node.name):
             raise UserError(network.source, f'node "{node.name}"', "has no edges, so it would be both a source "
                             "and a sink port", "connect it or remove it")
 
 
 def generate(network, outdir, allow_unsafe: bool = False, report=None,
              flush_ports: bool = False, platform=None) -> tuple[Path, Path]:
-    """Write ``<outdir>/<name>.v`` and ``<outdir>/<name>.json``; refuse an unsafe network.
+    """Write ``<outdir>/<name>.v``, its manifest ``<name>.json`` and its Verilator lint configuration
+    ``<name>.vlt`` (:mod:`sfdf.hdl.lint`); refuse an unsafe network.
 
     ``report``: the :func:`sfdf.gen.analysis.check` report of ``network`` when the caller has it already.
     ``flush_ports``: verification only, a ``flush_<edge>`` input per in-band output buffer
@@ -65,5 +67,6 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     out.mkdir(parents=True, exist_ok=True)
     v_path, j_path = out / f"{resolved.name}.v", out / f"{resolved.name}.json"
     v_path.write_text(verilog)
+    (out / f"{resolved.name}.vlt").write_text(verilator_config(v_path.name))
     write_manifest(j_path, resolved, top)
     return v_path, j_path
