@@ -18,6 +18,7 @@ from sfdf.boards.build import (
     critical_path_summary,
     critical_path_through,
     fusesoc_core,
+    nextpnr_device_options,
     parse_report,
     toolchain_env,
 )
@@ -136,8 +137,19 @@ def test_yosys_cells_reads_the_last_stat(tmp_path):
 def test_fusesoc_core_file():
     text = fusesoc_core("variance", "variance.v", "sfdf network variance (credit mode)", "0.1.0")
     assert text.startswith("CAPI=2:\n")
-    assert "name: sfdf:networks:variance:0.1.0\n" in text and "      - variance.v\n" in text
-    assert "    toplevel: variance\n" in text
+    assert "name: sfdf:networks:variance:0.1.0\n" in text and "      - variance.v: {file_type: verilogSource}\n" in text
+    assert "      - variance.vlt: {file_type: vlt}\n" in text and "    flow: lint\n" in text
+    assert "    toplevel: variance\n" in text and "default:" not in text  # no board: the lint target alone
+    board = fusesoc_core("variance", "variance.v", "d", "0.1.0", BOARDS["icebreaker"], "icebreaker",
+                         ["--up5k", "--package", "sg48"])
+    assert "    flow: icestorm\n" in board and "      - icebreaker/top.pcf: {file_type: PCF}\n" in board
+    assert 'nextpnr_options: ["--up5k", "--package", "sg48"]' in board and 'yosys_synth_options: ["-dsp"]' in board
+
+
+def test_nextpnr_device_options_leave_the_files_to_fusesoc():
+    script = ('"$YOSYS" -q -l top.rpt top.ys\n"$NEXTPNR_ICE40" --quiet --report top.report.json --seed 1 --log top.tim '
+              "--up5k --package sg48 --json top.json --pcf top.pcf --asc top.asc\n")
+    assert nextpnr_device_options(script) == ["--seed", "1", "--up5k", "--package", "sg48"]
 
 
 def test_toolchain_env_points_at_yowasp(monkeypatch):
