@@ -271,3 +271,24 @@ def test_progress_prints_nothing_when_off():
 
         time.sleep(0.1)
     assert "sfdf: a phase...\n" in stream.getvalue() and "5 frames (" in stream.getvalue()
+
+
+# -- 9. what the help and the summary say ------------------------------------------------------------------
+
+def test_help_names_every_exit_and_what_input_takes():
+    simulate = sfdf("simulate", "--help").stdout
+    assert "1 deadlocked (or, for an SDF network, its messages\nunsatisfiable)" in simulate
+    spark = " ".join(sfdf("spark", "--help").stdout.split())
+    assert "a frame twice in the results" in spark and "--input PATH" in spark and "or one file" in spark
+
+
+def test_the_summary_plot_leads_with_the_verdict(tmp_path):
+    import pandas as pd
+
+    from sfdf.sw.spark.report import plot, verdict
+
+    counts = {"frames": 12, "checked": 9, "mismatches": 1, "quarantined": 2, "duplicates": 0}
+    assert verdict(counts) == "12 frames: 9 checked, 1 mismatches, 2 quarantined (bad input), 0 twice"
+    sample = pd.DataFrame({"zeros": [0.1, 0.5], "cycles": [100, 80], "variance": [2.0, 1.0]})
+    plot(sample, tmp_path / "summary.png", True, counts)
+    assert (tmp_path / "summary.png").stat().st_size > 1000

@@ -132,7 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     intervals.set_defaults(run=run.intervals)
 
     simulate = commands.add_parser("simulate", help="run the reference model",
-                                   description="Exit status: 0 completed, 1 deadlocked, 2 invalid.")
+                                   description="Exit status: 0 completed, 1 deadlocked (or, for an SDF network, its "
+                                               "messages unsatisfiable), 2 invalid.")
     simulate.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
     simulate.add_argument("--computations", type=_computations, metavar="N",
                           help=f"computations per source (default {DEFAULT_COMPUTATIONS}, "
@@ -190,9 +191,10 @@ def _parser() -> argparse.ArgumentParser:
     cosim.set_defaults(run=run.cosim)
 
     spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device or boards, every "
-                                "result checked", description="Exit status: 0 all outputs checked, 1 mismatch, 2 invalid "
-                                "input.")
-    spark.add_argument("--input", required=True, metavar="DIR", help="Parquet frames: frame_id long, pixels array<int>")
+                                "result checked", description="Exit status: 0 every frame checked or quarantined, 1 a "
+                                "mismatch or a frame twice in the results, 2 invalid input.")
+    spark.add_argument("--input", required=True, metavar="PATH",
+                       help="Parquet frames (a folder of files, or one file): frame_id long, pixels array<int>")
     spark.add_argument("--output", required=True, metavar="DIR", help="results/, summary.json, summary.png")
     spark.add_argument("--spec", metavar="SPEC", help="topology spec (default: examples/variance.toml)")
     spark.add_argument("--stream", action="store_true", help="Structured Streaming over the input folder")

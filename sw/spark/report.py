@@ -25,17 +25,25 @@ def summarise(spark, job: Job, results: str, wall: float, png: Path) -> dict:
     frames = row["frames"]
     columns = ["zeros", "cycles"] + (["variance"] if job.variance else [])
     sample = df.where(F.col("ok")).select(*columns).limit(20000).toPandas()
-    plot(sample, png, job.variance)
+    counts = {"frames": frames, "duplicates": frames - row["distinct"], "checked": row["checked"] or 0,
+              "quarantined": row["quarantined"] or 0, "mismatches": row["mismatches"] or 0}
+    plot(sample, png, job.variance, counts)
     return {
-        "frames": frames, "duplicates": frames - row["distinct"], "checked": row["checked"] or 0,
-        "quarantined": row["quarantined"] or 0, "mismatches": row["mismatches"] or 0,
+        **counts,
         "frames_per_s": round(frames / wall, 1) if wall else None, "wall_s": round(wall, 3),
         "cycles_per_frame_mean": row["cycles_mean"], "cycles_per_frame_median": row["cycles_median"],
     }
 
 
-def plot(sample, path: Path, variance: bool) -> None:
-    """Variance and simulated cycles per frame against sparsity (zero pixels), from checked rows."""
+def verdict(counts: dict) -> str:
+    """The line a user reads first: how many frames were checked, wrong, quarantined or in the results twice."""
+    return (f"{counts['frames']:,} frames: {counts['checked']:,} checked, {counts['mismatches']:,} mismatches, "
+            f"{counts['quarantined']:,} quarantined (bad input), {counts['duplicates']:,} twice")
+
+
+def plot(sample, path: Path, variance: bool, counts: dict) -> None:
+    """The verdict (:func:`verdict`, red unless every frame was checked or quarantined once) over variance and
+    simulated cycles per frame against sparsity (zero pixels), from checked rows."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -53,7 +61,8 @@ def plot(sample, path: Path, variance: bool) -> None:
     ax.scatter(zeros, sample["cycles"], s=4, alpha=0.5, color="C1")
     ax.set_xlabel("zero pixels (%)")
     ax.set_ylabel("simulated cycles per frame")
-    fig.suptitle(f"sfdf spark: {len(sample)} checked frames")
+    wrong = counts["mismatches"] or counts["duplicates"]
+    fig.suptitle(f"sfdf spark: {verdict(counts)}", color="C3" if wrong else "black", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
