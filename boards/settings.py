@@ -41,11 +41,12 @@ class BuildSettings:
     buffer_words: int
 
 
-def build_settings(spec: str, board: str, clock_mhz: float | None, baud: int,
+def build_settings(spec: str, board: str, clock_mhz: float | str | None, baud: int,
                    buffer_words: int | None) -> BuildSettings:
     """Check the options of ``sfdf build SPEC --board B [--clock MHZ] [--baud N] [--buffer-words N]``.
 
-    ``None`` takes the board's default clock or buffer.
+    ``None`` takes the board's default clock or buffer; ``clock_mhz = "max"`` the board's Fmax probe target
+    (:attr:`sfdf.boards.top.Board.fmax_probe_hz`: placed for it, nextpnr reports the design's own Fmax).
 
     Raises
     ------
@@ -56,7 +57,7 @@ def build_settings(spec: str, board: str, clock_mhz: float | None, baud: int,
     found = BOARDS.get(board)
     if found is None:
         raise UserError(spec, "--board", f"{board!r} is not a board", f"use one of {', '.join(BOARDS)}")
-    clock_hz = found.clock_hz if clock_mhz is None else clock_mhz * 1e6
+    clock_hz = found.clock_hz if clock_mhz is None else found.fmax_probe_hz if clock_mhz == "max" else clock_mhz * 1e6
     if clock_hz != found.oscillator_hz:
         try:
             clock_hz = (ecp5_pll if found.family == "ecp5" else ice40_pll)(found.oscillator_hz, clock_hz).f_out

@@ -92,8 +92,10 @@ def _probability(text: str) -> float:
     return _float_in(text, lambda v: 0.0 <= v <= 1.0, "a probability in [0, 1]")
 
 
-def _megahertz(text: str) -> float:
-    return _float_in(text, lambda v: 0.0 < v <= 1000.0, "a clock in MHz in (0, 1000], such as 48")
+def _megahertz(text: str) -> float | str:
+    if text == "max":  # the board's Fmax probe target (sfdf build: the design's own Fmax)
+        return text
+    return _float_in(text, lambda v: 0.0 < v <= 1000.0, "a clock in MHz in (0, 1000], such as 48, or max")
 
 
 def _version() -> str:
@@ -222,7 +224,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="ulx3s-85f, ulx3s-45f, ulx3s-25f, ulx3s-12f or icebreaker")
     board.add_argument("-o", "--output", metavar="DIR", help="output directory (default build/boards/<name>-<board>)")
     board.add_argument("--clock", type=_megahertz, metavar="MHZ",
-                       help="design clock, made by the board's PLL (default: the board's, docs/fpga.md)")
+                       help="design clock, made by the board's PLL (default: the board's, docs/fpga.md); max: place "
+                            "for the board's probe target (ECP5 250 MHz, iCE40 80 MHz) and report the design's own "
+                            "Fmax, as docs/results.md's figures are measured")
     board.add_argument("--baud", type=_baud, default=1_000_000, metavar="N", help="UART rate (default 1000000)")
     board.add_argument("--buffer-words", type=_words, metavar="N",
                        help="words buffered per source: the longest frame (default: the board's)")

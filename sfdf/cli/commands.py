@@ -7,6 +7,7 @@ cocotb or Spark (it reads the hardware's cycles from :mod:`sfdf.hdl.timing` for 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -572,7 +573,8 @@ def build(args) -> int:
         result["critical_path_summary"] = critical_path_summary(path)
     # the rate the board's hardware allows with no filtering (its family's cycles: iCE40 has no offer registers)
     result["throughput"] = hardware_rate(report.network, FamilyOnly(board.family))
-    ok = not result["built"] or (result["fits"] and result["timing_met"] and result.get("programmed", True))
+    probe = args.clock == "max"  # placed for the probe target to measure Fmax: missing it is the point
+    ok = not result["built"] or (result["fits"] and (result["timing_met"] or probe) and result.get("programmed", True))
     if args.json:
         _print_json(result)
         return 0 if ok else 1
@@ -588,6 +590,10 @@ def build(args) -> int:
           f"({'meets' if result['timing_met'] else 'MISSES'} {result['clock_mhz']:g} MHz); {result['luts']} LUT4, "
           f"{result['ffs']} FF, {result['brams']} block RAM"
           + "".join(f"; {cell} {u}/{a}" for cell, (u, a) in used.items() if u and cell not in ("TRELLIS_IO", "SB_IO")))
+    if probe:
+        print(f"placed for the {result['clock_mhz']:g} MHz probe target, so {result['fmax_mhz']:.1f} MHz is the design's own "
+              f"Fmax (as docs/results.md measures it); for a bitstream that meets its clock build with "
+              f"--clock {math.floor(result['fmax_mhz'])} or less")
     if not result["timing_met"]:
         print(f"critical path: {result['critical_path_summary']}")
     rate = result["throughput"]
