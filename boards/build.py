@@ -146,7 +146,8 @@ def fusesoc_core(name: str, verilog: str, description: str, version: str, board:
     builds (``tree/top.debug.v``, the Verilog of the RTLIL the bitstream is made from) with its pin
     constraints, through Edalize's ``trellis`` (ECP5) or ``icestorm`` (iCE40) flow with the Yosys options
     and the ``nextpnr`` arguments of the build: the same design ``sfdf build`` places. FuseSoC runs the
-    tools by their names (``yosys``, ``nextpnr-ecp5``, ``ecppack``; ``verilator``) from ``PATH``.
+    tools by their names (``yosys``, ``nextpnr-ecp5``, ``ecppack``; ``verilator``) from ``PATH``; Edalize's
+    Yosys step is a Tcl script, so it needs a Yosys built with Tcl (YoWASP's has none).
     """
     stem = verilog.removesuffix(".v")
     lines = ["CAPI=2:",

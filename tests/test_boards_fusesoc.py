@@ -1,6 +1,7 @@
 """The FuseSoC core ``sfdf build`` writes (CAPI2 on Edalize's flow API): ``fusesoc run`` lints the network
 with Verilator and sets up the board build with the design, constraints and nextpnr arguments sfdf's own
-build uses. The build itself (minutes of place and route) is ``fusesoc run`` outside the suite."""
+build uses. The build itself (minutes of place and route, and a Yosys with Tcl, which YoWASP's lacks) is
+``fusesoc run`` outside the suite."""
 
 import os
 import shutil
