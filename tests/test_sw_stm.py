@@ -4,6 +4,7 @@ and against random valid traces that keep running after every collection."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -221,14 +222,8 @@ def test_random_traces_never_collect_what_can_still_be_got(data):
 
 # -- sfdf gc ------------------------------------------------------------------------------------------------
 
-FIG3 = [
-    {"op": "channel", "channel": "c"}, {"op": "thread", "thread": "p", "vt": 0},
-    {"op": "oconn", "thread": "p", "channel": "c", "conn": "o"}, {"op": "thread", "thread": "r", "vt": 0},
-    {"op": "attach", "thread": "r", "channel": "c", "conn": "i"},
-    *({"op": "put", "conn": "o", "ts": ts} for ts in (0, 1, 3, 4, 5, 6)),
-    *(op for ts in (0, 1, 3, 4, 5) for op in ({"op": "get", "conn": "i", "ts": ts}, {"op": "consume", "conn": "i", "ts": ts})),
-    {"op": "set_vt", "thread": "p", "vt": "inf"}, {"op": "set_vt", "thread": "r", "vt": 6},
-]
+#: 001 Fig. 3 as a trace: examples/fig3.jsonl (docs/stm.md runs it).
+FIG3 = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "examples" / "fig3.jsonl").read_text().splitlines()]
 
 
 def trace(tmp_path, ops, extra=""):
