@@ -327,7 +327,8 @@ def sections(data: dict) -> dict[str, str]:
                   "residual block, branch single-stage", "splitjoin": "split-join (branches of 4 and 1 nodes)"}
     reconv = table(["structure", "skip capacity", "words per cycle", "sfdf check's bound"],
                    [[structures.get(r["structure"], r["structure"]), r["skip_capacity"], f"{r['words_per_cycle']:.3f}",
-                     f"{r['bound_exact']} = {r['bound']:.3f}"] for r in data["reconvergent"]], "lrrr")
+                     f"{r['bound_exact']} = {r['bound']:.3f}" if "/" in r["bound_exact"] else r["bound_exact"]]
+                    for r in data["reconvergent"]], "lrrr")
     zeros = sorted({r["zeros"] for r in data["fig4"]})
     rate = {(r["config"], r["zeros"]): r["frames_per_kcycle"] for r in data["fig4"]}
     fig4_table = table(["zeros", *(f"{c} ({FIG4_LABELS[c]})" for c in FIG4_CONFIGS)],
