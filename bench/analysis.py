@@ -29,7 +29,7 @@ from sfdf.gen.analysis.dummies import nonpropagation_intervals, potential_interv
 from sfdf.gen.randomnet import layered_dag, random_dag
 from sfdf.hdl.timing import stage_timing
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 OUT = Path(__file__).parent / "out"
 DEFAULT_SIZES = [24, 40, 100, 1000, 10000]
@@ -166,8 +166,7 @@ def main(argv=None):
                     help="sizes for the sizing table (capacities 2..64)")
     tables_flag(ap)
     args = ap.parse_args(argv)
-    if args.tables:
-        print("\n\n".join(republish("analysis", sections).values()))
+    if tables_only(args, "analysis", sections):
         return
     OUT.mkdir(exist_ok=True)
     rows = []

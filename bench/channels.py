@@ -27,7 +27,7 @@ from amaranth.lib.wiring import In, Out
 from sfdf.boards.build import out_of_context
 from sfdf.hdl.channels import DataChannel
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 ROOT = Path(__file__).resolve().parents[1]
 SERIES = 4
@@ -100,8 +100,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=SEEDS)
     tables_flag(parser)
     args = parser.parse_args(argv)
-    if args.tables:
-        print(republish("channels", sections)["channels table"])
+    if tables_only(args, "channels", sections):
         return
     rows = []
     for capacity in args.capacities:

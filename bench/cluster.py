@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from sfdf.sw.spark.standalone import Cluster
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = str(ROOT / "examples" / "variance.toml")
@@ -65,8 +65,7 @@ def main(argv=None) -> int:
     ap.add_argument("--frames", type=int, default=8000)
     tables_flag(ap)
     args = ap.parse_args(argv)
-    if args.tables:
-        print(republish("cluster", sections)["cluster table"])
+    if tables_only(args, "cluster", sections):
         return 0
     from sfdf.sw.datasets import veritas, write_frames
     from sfdf.sw.spark.config import spark_session

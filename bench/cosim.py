@@ -29,7 +29,7 @@ from pathlib import Path
 from sfdf.cosim.network import run_network
 from sfdf.cosim.randomdag import random_credit_network, single_stage
 
-from results import data_path, load, publish, republish, table, tables_flag
+from results import data_path, load, publish, table, tables_flag, tables_only
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The regression's settings (tests/cosim/test_network.py, test_random_dag_matches_model).
@@ -102,8 +102,7 @@ def main(argv=None) -> int:
                          help="every node that can be single-stage made so (pipelined = false)")
     tables_flag(parser)
     args = parser.parse_args(argv)
-    if args.tables:
-        print(republish("cosim", sections)["cosim table"])
+    if tables_only(args, "cosim", sections):
         return 0
     suffix = f"-{args.variant}" if args.variant else ""
     build_dir = args.build_dir or str(ROOT / "build" / f"cosim{suffix}")

@@ -25,7 +25,7 @@ from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.refmodel import simulate
 from sfdf.gen.spec import load_spec
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,8 +139,7 @@ def main(argv=None):
     ap.add_argument("--computations", type=int, default=COMPUTATIONS)
     tables_flag(ap)
     args = ap.parse_args(argv)
-    if args.tables:
-        print("\n\n".join(republish("dummies", sections).values()))
+    if tables_only(args, "dummies", sections):
         return
     OUT.mkdir(exist_ok=True)
     blast = blast_sweep(args.computations, [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95])

@@ -30,7 +30,7 @@ from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.join import PICK_FIRST_CANDIDATES
 from sfdf.hdl.tokens import control_layout
 
-from results import publish, republish, tables_flag
+from results import publish, tables_flag, tables_only
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,8 +172,7 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per proof (default 1800)")
     tables_flag(parser)
     args = parser.parse_args(argv)
-    if args.tables:
-        print(republish("formal", sections)["formal table"])
+    if tables_only(args, "formal", sections):
         return 0
     rows = []
     unexpected = 0

@@ -41,7 +41,7 @@ from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.kernels import LFSR_MASK, RandomFilter
 from sfdf.hdl.top import NetworkTop
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 ROOT = Path(__file__).resolve().parents[1]
 RATES, SEEDS = [0.0, 0.3], [1, 2, 3]
@@ -244,8 +244,7 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="simulate the floor chain against the model first")
     tables_flag(parser)
     args = parser.parse_args(argv)
-    if args.tables:
-        print(republish("hop", sections)["hop table"])
+    if tables_only(args, "hop", sections):
         return
     if args.check:
         for rate in args.rates:

@@ -28,7 +28,7 @@ import numpy as np
 
 from sfdf.sw.datasets import sparse_frames
 
-from results import data_path, load, publish, republish, table, tables_flag
+from results import data_path, load, publish, table, tables_flag, tables_only
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "variance.toml"
@@ -268,8 +268,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "bench" / "host")
     tables_flag(ap)
     args = ap.parse_args(argv)
-    if args.tables:
-        print(republish("host", sections)["host table"])
+    if tables_only(args, "host", sections):
         return load("host")
     manifest = generated(args.build_dir)
     figures = {"network": "variance", "cpus": os.cpu_count()}

@@ -93,3 +93,10 @@ def tables_flag(parser) -> None:
     """The ``--tables`` option every publishing bench has."""
     parser.add_argument("--tables", action="store_true",
                         help="write docs/results.md's sections from the committed docs/<bench>.json, run nothing")
+
+
+def tables_only(args, bench: str, sections: Callable[[dict], dict[str, str]]) -> bool:
+    """With ``--tables``: :func:`republish` and print the sections; True when so (the bench then stops)."""
+    if args.tables:
+        print("\n\n".join(republish(bench, sections).values()))
+    return args.tables

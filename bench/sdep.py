@@ -25,7 +25,7 @@ from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.sdf.rates import sdep
 from sfdf.gen.sdf.sdep import SDEPTable
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 OUT = Path(__file__).parent / "out"
 SIZES = [10, 100, 300, 1000]
@@ -104,8 +104,7 @@ def main(argv=None) -> None:
     parser.add_argument("--queries", type=int, default=2000)
     tables_flag(parser)
     args = parser.parse_args(argv)
-    if args.tables:
-        print(republish("sdep", sections)["sdep table"])
+    if tables_only(args, "sdep", sections):
         return
     rows = [measure(kind, n, args.queries) for kind in ("chain", "layered") for n in args.sizes]
     data = {"queries": args.queries, "rows": rows}

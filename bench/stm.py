@@ -35,7 +35,7 @@ from sfdf.sw.stm.model import SpaceTimeMemory
 from sfdf.sw.stm.pingpong import PLACEMENTS, programs
 from sfdf.sw.stm.process import run as run_spaces
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 OUT = Path(__file__).parent / "out"
 TIMESTAMPS, ROUNDS = 1_000_000, 2000
@@ -150,8 +150,7 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     tables_flag(parser)
     args = parser.parse_args(argv)
-    if args.tables:
-        print("\n\n".join(republish("stm", sections).values()))
+    if tables_only(args, "stm", sections):
         return
     rows = costs()
     pings = pingpong(args.rounds)

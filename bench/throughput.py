@@ -30,7 +30,7 @@ from sfdf.gen.specedit import with_values
 from sfdf.hdl.timing import stage_timing
 from sfdf.sw.datasets import sparse_frames
 
-from results import publish, republish, table, tables_flag
+from results import publish, table, tables_flag, tables_only
 
 OUT = Path(__file__).parent / "out"
 WORDS, CAPACITY, FRAMES = 2000, 16, 6
@@ -260,8 +260,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     build_dir = Path(args.build_dir)
-    if args.tables:
-        print("\n\n".join(republish("throughput", sections).values()))
+    if tables_only(args, "throughput", sections):
         return
     if args.only_reconvergent:
         reconvergent(build_dir, args.words, args.capacity)
