@@ -163,11 +163,10 @@ def test_a_missing_input_suggests_the_installed_module(tmp_path):
     assert helped.stdout.startswith("usage: python -m sfdf.sw.datasets")
 
 
-def test_board_sim_build_dir_that_is_a_file(tmp_path):
-    board = tmp_path / "board"
-    assert sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--no-build", "-o", board).returncode == 0
+def test_board_sim_build_dir_that_is_a_file(diamond_board, tmp_path):
     (tmp_path / "afile").write_text("")
-    refused(sfdf("board-sim", board, "--build-dir", tmp_path / "afile"), "afile: --build-dir: is a file, not a folder")
+    refused(sfdf("board-sim", diamond_board, "--build-dir", tmp_path / "afile"),
+            "afile: --build-dir: is a file, not a folder")
 
 
 def test_build_report_path_and_program_are_checked_before_the_build(tmp_path):
@@ -190,18 +189,27 @@ def test_version():
 
 # -- 4. board-sim checks any network -----------------------------------------------------------------------
 
-def test_board_sim_checks_any_spec_against_the_model(tmp_path):
-    """The diamond (no variance join) is checked against the reference model on the spec ``sfdf build`` copied
-    into the folder; a copy edited to filter otherwise makes the same board's answers wrong (exit 1)."""
+@pytest.fixture(scope="module")
+def diamond_board(tmp_path_factory):
+    """``sfdf build examples/diamond.toml --board ulx3s-85f --no-build`` (no variance join: checked by the model)."""
+    board = tmp_path_factory.mktemp("board") / "diamond"
+    run = sfdf("build", ROOT / "examples" / "diamond.toml", "--board", "ulx3s-85f", "--no-build", "--baud", "5000000",
+               "-o", board)
+    assert run.returncode == 0, run.stderr
+    return board
+
+
+def test_board_sim_checks_any_spec_against_the_model(diamond_board, tmp_path):
+    """The diamond is checked against the reference model on the spec ``sfdf build`` copied into the folder;
+    a copy edited to filter otherwise makes the same board's answers wrong (exit 1)."""
     board = tmp_path / "diamond"
-    assert sfdf("build", ROOT / "examples" / "diamond.toml", "--board", "ulx3s-85f", "--no-build", "--baud",
-                "5000000", "-o", board).returncode == 0
-    run = sfdf("board-sim", board, "--frames", "6", "--build-dir", tmp_path / "cache", timeout=600)
+    shutil.copytree(diamond_board, board)
+    run = sfdf("board-sim", board, "--frames", "6", timeout=600)  # the default cache, build/boardsim
     assert run.returncode == 0, run.stdout + run.stderr
     assert "6 frames answered, checked against the reference model, 0 wrong" in run.stdout
     copy = board / "diamond.spec.toml"
     copy.write_text(copy.read_text().replace("rate = 0.1, seed = 1", "rate = 0.1, seed = 9"))
-    run = sfdf("board-sim", board, "--frames", "6", "--build-dir", tmp_path / "cache", timeout=600)
+    run = sfdf("board-sim", board, "--frames", "6", timeout=600)
     assert run.returncode == 1 and "mismatch: device" in run.stdout, run.stdout + run.stderr
 
 
@@ -230,7 +238,7 @@ def on_a_terminal(argv, timeout=600) -> tuple[int, str, str]:
 
 
 def test_cosim_shows_its_phases_and_cycles_on_a_terminal_only(tmp_path):
-    argv = [SFDF, "cosim", VARIANCE, "--computations", "3000", "--build-dir", str(tmp_path / "cache")]
+    argv = [SFDF, "cosim", VARIANCE, "--computations", "2000"]  # the suite's build cache, build/cosim
     status, out, terminal = on_a_terminal(argv)
     assert status == 0 and "RTL passed" in out, out + terminal
     phases = [line for line in terminal.replace("\r", "\n").splitlines() if line.lstrip("\x1b[K").startswith("sfdf:")]
@@ -238,7 +246,7 @@ def test_cosim_shows_its_phases_and_cycles_on_a_terminal_only(tmp_path):
         "sfdf: generating the Verilog", "sfdf: the reference model",
         "sfdf: Verilator build (reused while the design is unchanged)", "sfdf: simulating"], terminal
     assert re.search(r"[0-9,]+ cycles \([0-9,]+/s\)", terminal), terminal
-    piped = sfdf("cosim", VARIANCE, "--computations", "3000", "--build-dir", tmp_path / "cache")
+    piped = sfdf("cosim", VARIANCE, "--computations", "2000")
     assert piped.returncode == 0 and piped.stderr == "", piped.stderr
 
 
@@ -299,8 +307,9 @@ def test_clock_max_places_for_the_probe_target(tmp_path):
     minutes of place and route, reports the design's own Fmax and exits 0 though the target is missed)."""
     import json
 
-    for board, hz in (("ulx3s-85f", 250e6), ("icebreaker", 80e6)):
-        run = sfdf("build", VARIANCE, "--board", board, "--clock", "max", "--no-build", "-o", tmp_path / board)
-        assert run.returncode == 0, run.stderr
-        made = json.loads((tmp_path / board / "variance.board.json").read_text())["clk_hz"]
-        assert abs(made - hz) <= 0.01 * hz, made  # the PLL's nearest (iCE40: 79.5 MHz)
+    from sfdf.boards.settings import build_settings
+
+    run = sfdf("build", VARIANCE, "--board", "ulx3s-85f", "--clock", "max", "--no-build", "-o", tmp_path / "b")
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "b" / "variance.board.json").read_text())["clk_hz"] == 250e6
+    assert build_settings(VARIANCE, "icebreaker", "max", 1_000_000, None).clock_hz == 79.5e6  # the PLL's nearest 80
