@@ -141,6 +141,11 @@ def sections(data: dict) -> dict[str, str]:
           f"{r['enumeration_s']:.2f} s ({r['enumeration_cycles_seen']:,} cycles)" if r["enumeration_finished"]
           else f"gave up after {budget:.0f} s, {r['enumeration_cycles_seen']:,}+ cycles"] for r in data["scale"]],
         "rrrrrrr")
+    largest = max(data["scale"], key=lambda r: r["edges"])
+    verdicts = [f"{what} {largest[key]:.3f} s ({'<' if largest[key] < target else '>='} {target} s: "
+                f"{'met' if largest[key] < target else 'MISSED'})"
+                for what, key, target in (("credit", "credit_check_s", 2), ("in-band", "inband_check_s", 5))]
+    scale += f"\n\nTargets at {largest['edges']:,} edges: " + ", ".join(verdicts) + "."
     sized = table(["edges", "capacities", "edges sized for full rate", "throughput bound and sizing"],
                   [[f"{r['edges']:,}", "{}..{}".format(*r["capacities"]), f"{r['sized_edges']:,}",
                     _seconds(r["throughput_s"])] for r in data["sizing"]], "rlrr")
