@@ -96,12 +96,13 @@ def test_an_unsafe_network_is_not_sized(capsys, examples, tmp_path):
 @pytest.mark.parametrize("target, message", [
     ("same", "--sized: is the spec itself; name another file: the spec is kept as written"),
     ("folder", "--sized: is a folder; name the file to write the sized spec to"),
-    ("missing", "--sized: cannot write: No such file or directory; choose a writable file"),
+    ("missing", "--sized: its folder '{folder}' does not exist; create it, or choose another file"),
 ])
 def test_sized_user_mistakes_are_one_line(capsys, examples, tmp_path, target, message):
     spec = tmp_path / "residual.toml"
     spec.write_text((examples / "residual.toml").read_text())
     out = {"same": spec, "folder": tmp_path, "missing": tmp_path / "no" / "sized.toml"}[target]
+    message = message.format(folder=tmp_path / "no")
     assert run(capsys, "check", spec, "--sized", out) == (2, "", f"sfdf: error: {out}: {message}\n")
     assert spec.read_text() == (examples / "residual.toml").read_text()
 
