@@ -271,22 +271,18 @@ def main(argv=None) -> dict:
     if tables_only(args, "host", sections):
         return load("host")
     manifest = generated(args.build_dir)
-    figures = {"network": "variance", "cpus": os.cpu_count()}
+    saved = load("host") if data_path("host").is_file() else {}
+    saved.update(network="variance", cpus=os.cpu_count())
     for name, (label, measure) in MEASUREMENTS.items():
         if args.only and name not in args.only:
             continue
         load_average = os.getloadavg()[0]
-        figures[name] = row = {**measure(args, manifest), "load_average": load_average}
+        saved[name] = row = {**measure(args, manifest), "load_average": load_average}
+        publish("host", saved, sections)  # each measurement kept as it is made: a later one failing loses none
         if "runs" in row:  # frames/s, printed as measured
             continue
         print(f"{label:55s} {row['cycles_per_s']:>14,.0f} cycles/s ({row['cycles']:,} cycles in {row['wall_s']:.2f} s)")
-    if "spark_local1" in figures and "spark_local2" in figures:
-        print(f"CPUs busy: {figures['spark_local1']['cpus_busy']:.2f} on local[1], "
-              f"{figures['spark_local2']['cpus_busy']:.2f} on local[2]")
-    saved = load("host") if data_path("host").is_file() else {}
-    saved.update(figures)
     print(sections(saved)["host table"])
-    publish("host", saved, sections)
     return saved
 
 
