@@ -351,24 +351,22 @@ def gc(args) -> int:
 
 
 def generate(args) -> int:
+    from sfdf.gen.analysis import check
     from sfdf.hdl.generate import UnsafeNetwork, generate
 
     network = _load_sfdf(args.spec)
     output_folder(args.output, "-o")
+    report = check(network)  # once: generate takes it, and --allow-unsafe's warning reads it
     try:
-        v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe)
+        v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe, report=report)
     except UnsafeNetwork as exc:
         print("\n".join(exc.report.summary_lines()), file=sys.stderr)
         print("sfdf: refusing to generate an unsafe network (pass --allow-unsafe to watch it deadlock)",
               file=sys.stderr)
         return 1
-    if args.allow_unsafe:
-        from sfdf.gen.analysis import check
-
-        report = check(network)
-        if not report.deadlock_free:
-            print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s), "
-                  f"sfdf check {args.spec} shows them); generated anyway (--allow-unsafe)", file=sys.stderr)
+    if not report.deadlock_free:
+        print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s), "
+              f"sfdf check {args.spec} shows them); generated anyway (--allow-unsafe)", file=sys.stderr)
     print(f"wrote {v_path} and {j_path}")
     return 0
 
