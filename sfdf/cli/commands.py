@@ -445,6 +445,14 @@ def board_sim(args) -> int:
 
     board = board_dir(args.dir)
     output_folder(args.build_dir, "--build-dir")
+    from sfdf.hdl.manifest import read_manifest
+
+    manifest = read_manifest(board.manifest)
+    if not args.pty:  # what the frames are checked with: a folder that cannot be checked fails before the build
+        if len(manifest.sources) != 1:
+            raise UserError(args.dir, "DIR", f"holds a network of {len(manifest.sources)} sources, and board-sim "
+                            "sends frames to one", "use sfdf spark --device serial:PORT with board-sim --pty")
+        checker = _board_model(board, args.dir)
     progress = Progress(sys.stderr.isatty())
     with progress:
         sim = simulated_board(board, netlist=args.netlist, build_dir=args.build_dir, progress=progress)
@@ -463,15 +471,9 @@ def board_sim(args) -> int:
         finally:
             bridge.close()
         return 0
-    from sfdf.hdl.manifest import read_manifest
     from sfdf.sw.device.uart import open_board
     from sfdf.sw.spark.checks import variance_check
 
-    manifest = read_manifest(board.manifest)
-    if len(manifest.sources) != 1:
-        raise UserError(args.dir, "DIR", f"holds a network of {len(manifest.sources)} sources, and board-sim "
-                        "sends frames to one", "use sfdf spark --device serial:PORT with board-sim --pty")
-    checker = _board_model(board, args.dir)
     source, sinks = manifest.sources[0], manifest.sinks
     rng = np.random.default_rng(1)
     frames = [(k, rng.integers(0, 1 << min(source.tdata_width, 16), int(rng.integers(1, 65)))
