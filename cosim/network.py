@@ -84,9 +84,10 @@ def watchdog_cycles(network, pause: float) -> int:
     return 64 + sum(node.ii for node in network.nodes) + (64 if pause else 0)
 
 
-def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_module: Path,
+def run_tests(name: str, sources: list[Path], config: dict, config_path: Path, test_module: Path,
               build_dir: str | Path, **kwargs) -> RunResults:
-    """Write ``config`` where ``test_module`` reads it (``SFDF_COSIM_CONFIG``), then build and run.
+    """Write ``config`` where ``test_module`` reads it (``SFDF_COSIM_CONFIG``), then build ``sources`` (the
+    network's Verilog and its kernels', :func:`generated`) and run.
 
     ``kwargs`` go to :func:`sfdf.cosim.runner.build_and_run` (``waves``, ``timeout_s``, ``seed``).
     """
@@ -95,25 +96,28 @@ def run_tests(name: str, v_path: Path, config: dict, config_path: Path, test_mod
     config_path = config_path.with_name(f"{config_path.stem}-{os.getpid()}{config_path.suffix}")
     config_path.write_text(json.dumps(config))
     try:
-        return build_and_run([v_path], name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
+        return build_and_run(sources, name, test_module, Path(build_dir) / "sim", build_args=BUILD_ARGS,
                              public=PUBLIC, extra_env={"SFDF_COSIM_CONFIG": str(config_path.resolve())}, **kwargs)
     finally:  # read once, when the simulation starts; named after this process, so no other reads it
         config_path.unlink(missing_ok=True)
 
 
-def generated(folder: Path, network, **options) -> tuple[Path, Path]:
+def generated(folder: Path, network, **options) -> tuple[Path, Path, list[Path]]:
     """:func:`sfdf.hdl.generate.generate` into ``folder``, each file named after its contents
     (``<name>-<hash>.v``, ``.json``): two processes generating different designs of one name (a credit and
-    an in-band variance network on two pytest-xdist workers) never overwrite what the other builds from."""
+    an in-band variance network on two pytest-xdist workers) never overwrite what the other builds from.
+    Returns the Verilog, the manifest and every Verilog source to build (the network's, then its user
+    kernels' files, :func:`sfdf.hdl.manifest.kernel_sources`)."""
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         paths = generate(network, scratch, **options)
+        kernels = [Path(scratch, name) for name in json.loads(paths[1].read_text()).get("kernel_sources", [])]
         kept = []
-        for path in paths:
+        for path in [*paths, *kernels]:
             named = folder / f"{path.stem}-{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}{path.suffix}"
             os.replace(path, named)  # atomic; a file of this name holds these bytes already if it exists
             kept.append(named)
-    return kept[0], kept[1]
+    return kept[0], kept[1], [kept[0], *kept[2:]]
 
 
 def run_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
@@ -141,7 +145,7 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
     resolved = report.network
     folder = Path(build_dir) / (resolved.name + (f"-{platform.family}" if platform is not None else ""))
     flush_after = flush_after or {}
-    v_path, j_path = generated(folder, network, allow_unsafe=True, report=report, flush_ports=bool(flush_after),
+    _, j_path, sources = generated(folder, network, allow_unsafe=True, report=report, flush_ports=bool(flush_after),
                                platform=platform)
     inputs = inputs or stimulus(resolved, computations, seed, max_frame, zeros)
     if progress:
@@ -156,7 +160,7 @@ def run_network(network, *, computations: int = 200, seed: int = 1, pause: float
         "watchdog_cycles": watchdog_cycles(resolved, pause), "flush_after": flush_after,
         "progress_file": str(progress_file) if progress_file else None,
     }
-    results = run_tests(resolved.name, v_path, config, folder / f"{resolved.name}_cosim.json", TESTS,
+    results = run_tests(resolved.name, sources, config, folder / f"{resolved.name}_cosim.json", TESTS,
                         build_dir, waves=waves, timeout_s=timeout_s, seed=seed, progress=progress)
     return CosimRun(resolved, report.deadlock_free, expected.deadlocked, list(expected.blocking_cycle),
                     dict(expected.channel_states), results, folder)

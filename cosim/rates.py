@@ -23,14 +23,14 @@ def run_measurement(network, inputs, build_dir, folder_name=None, platform=None,
     report = report or check(network)
     resolved = report.network
     folder = Path(build_dir) / (folder_name or resolved.name)
-    v_path, j_path = generated(folder, network, report=report, platform=platform)
+    v_path, j_path, sources = generated(folder, network, report=report, platform=platform)
     words = sum(len(f) for frames in inputs.values() for f in frames)
     config = {
         "manifest": json.loads(j_path.read_text()), "seed": 1, "pause": 0.0, "inputs": inputs,
         "watchdog_cycles": watchdog_cycles(resolved, 0.0), "max_cycles": 20 * words,
         "result_path": str((folder / "throughput.json").resolve()),
     }
-    results = run_tests(resolved.name, v_path, config, folder / "throughput_config.json", TESTS, build_dir,
+    results = run_tests(resolved.name, sources, config, folder / "throughput_config.json", TESTS, build_dir,
                         timeout_s=900)
     if not results.passed:  # a measurement that did not run to the end has no figures
         raise RuntimeError(f"{resolved.name}: the measurement did not finish: {results.summary()}")

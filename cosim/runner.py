@@ -26,6 +26,7 @@ from pathlib import Path
 from cocotb_tools.runner import Verilator, get_runner
 
 from sfdf.hdl.buildcache import BuildCache
+from sfdf.hdl.contract import VIOLATION
 from sfdf.hdl.toolchain import find_toolchain, fst_support
 
 __all__ = ["BUILD_ARGS", "BuildError", "PublicSignalsVerilator", "RunResults", "TestResult", "build_and_run",
@@ -127,6 +128,15 @@ class RunResults:
     def sim_log(self) -> Path:
         """The simulator's output (cocotb log included)."""
         return self.test_dir / "sim.log"
+
+    @property
+    def violations(self) -> list[str]:
+        """The kernel-contract violations the hardware's assertions reported (:data:`sfdf.hdl.contract.VIOLATION`),
+        each without that prefix."""
+        if not self.sim_log.is_file():
+            return []
+        return [line.split(VIOLATION, 1)[1].strip() for line in self.sim_log.read_text(errors="replace").splitlines()
+                if VIOLATION in line]
 
     def __repr__(self) -> str:
         return (f"RunResults(passed={self.passed}, tests={len(self.tests)}, failed={self.failed}, "

@@ -7,9 +7,11 @@ the kernels named here, and the manifest describes their result fields.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 __all__ = [
+    "BUILTIN",
     "KERNELS",
     "LFSR_MASK",
     "MESSAGE_WIDTH",
@@ -17,6 +19,7 @@ __all__ = [
     "REQUIRED_INPUTS",
     "STAGED_KERNELS",
     "VARIANCE_KERNELS",
+    "Builtin",
     "KernelParam",
     "filter_threshold",
     "input_shift",
@@ -55,20 +58,70 @@ class KernelParam:
     fix: str
 
 
-#: The kernel library: kernel name -> parameter name -> :class:`KernelParam`.
-KERNELS: dict[str, dict[str, KernelParam]] = {
-    "random_filter": {
+def _never(params) -> None:
+    return None
+
+
+def _random_filter_filters(params):
+    if params.get("rate", 0.0) > 0:
+        return ("params.rate", f"random_filter with rate {params['rate']:g} filters tokens", "set rate = 0")
+    return None
+
+
+def _source_filters(params):
+    if params.get("filter_zeros", 1):
+        return ("params.filter_zeros", "variance_source with filter_zeros = 1 filters zero pixels",
+                "set filter_zeros = 0")
+    return None
+
+
+def _sum_filters(name):
+    def filters(params):
+        return ("kernel", f"{name} emits once per frame (it filters every other word)", None)
+    return filters
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A built-in kernel: a kernel like a user's (docs/kernels.md), shipped with sfdf.
+
+    Members
+    -------
+    params : dict of str to KernelParam
+        Its parameters.
+    golden : str
+        ``"module:Class"`` of its golden (:mod:`sfdf.gen.goldens`).
+    filters : callable
+        ``params -> (field, problem, fix)`` saying why it may filter (``fix`` None where no parameter
+        stops it), or None if it never does (its ``may_filter`` follows from its params).
+    index, last : bool
+        The contract's features it takes (``i_index``; a source's ``i_last``).
+    """
+
+    params: dict[str, KernelParam]
+    golden: str
+    filters: Callable = field(default=_never)
+    index: bool = False
+    last: bool = False
+
+
+#: The built-in kernels by name.
+BUILTIN: dict[str, Builtin] = {
+    "random_filter": Builtin({
         "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
         "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
-    },
-    "variance_source": {
+    }, "sfdf.gen.goldens:RandomFilter", _random_filter_filters),
+    "variance_source": Builtin({
         "filter_zeros": KernelParam(int, 1, 0, 1, "use 1 to filter zero pixels (000 Fig. 1) or 0 to send every "
                                     "pixel (the no-filtering baseline)"),
-    },
-    "variance_mean": {},
-    "variance_mean_sq": {},
-    "variance_join": {},
+    }, "sfdf.gen.goldens:VarianceSource", _source_filters, last=True),
+    "variance_mean": Builtin({}, "sfdf.gen.goldens:VarianceMean", _sum_filters("variance_mean")),
+    "variance_mean_sq": Builtin({}, "sfdf.gen.goldens:VarianceMeanSq", _sum_filters("variance_mean_sq")),
+    "variance_join": Builtin({}, "sfdf.gen.goldens:VarianceJoin", index=True),
 }
+
+#: The kernel library's parameters: kernel name -> parameter name -> :class:`KernelParam`.
+KERNELS: dict[str, dict[str, KernelParam]] = {name: builtin.params for name, builtin in BUILTIN.items()}
 
 
 def kernel_defaults(kernel: str | None) -> dict:

@@ -57,8 +57,9 @@ class Node:
     -------
     name : str
         Unique identifier.
-    kernel : str or None
-        Kernel from the library; ``None`` means ``random_filter`` with rate 0 for hardware.
+    kernel : str, sfdf.gen.contract.UserKernel or None
+        A built-in kernel's name (:data:`sfdf.gen.kernels.BUILTIN`; ``None`` means ``random_filter`` with
+        rate 0), or the user's own (docs/kernels.md).
     params : Mapping
         Kernel parameters (read-only).
     ii : int
@@ -77,6 +78,14 @@ class Node:
         sends in one cycle, a hop of one cycle where the pipelined node's is three, at a slower clock
         (docs/hardware.md, "The single-stage node"); ``"auto"``: single-stage where it can be and a
         reconvergent path then runs faster (:func:`sfdf.hdl.timing.single_stage`), else pipelined.
+    latency : int or None
+        A user kernel's cycles from input beat to output beat when nothing stalls (``None``: a built-in's own).
+    may_filter : bool or None
+        A user kernel's promise (``False``: it emits on every output at every computation); ``None``: a
+        built-in's, which follows from its params (:func:`sfdf.gen.contract.may_filter`).
+    index, last, messages : bool
+        The user kernel's optional features (docs/kernels.md): ``i_index``; a source's ``i_last``; control
+        messages as beats.
     """
 
     name: str
@@ -86,6 +95,11 @@ class Node:
     control_messages: int | None = 0
     registered_offers: bool = True
     pipelined: bool | Auto = AUTO
+    latency: int | None = None
+    may_filter: bool | None = None
+    index: bool = False
+    last: bool = False
+    messages: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
@@ -264,6 +278,9 @@ class Network:
             return f"a single-stage node has one input and one output, not {ins} and {outs}", "remove pipelined"
         if n.ii != 1:
             return f"a single-stage node computes every cycle, not every {n.ii}", "remove pipelined, or ii"
+        if not isinstance(n.kernel, str | None):
+            return "a single-stage node runs the built-in kernels only (a kernel's handshake needs two stages)", \
+                "remove pipelined"
         if n.kernel in STAGED_KERNELS:
             return f"kernel {n.kernel} has pipeline stages, which a single-stage node has not", "remove pipelined"
         return None

@@ -11,6 +11,7 @@ messages along a path) are :func:`sfdf.gen.sdf.check.check_sdf_spec`'s, which th
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import re
 import tomllib
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from sfdf.gen.contract import LANGUAGES, UserKernel, filter_problem
 from sfdf.gen.errors import SpecError
 from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_defaults, kernel_output_width
 from sfdf.gen.keywords import VERILOG_KEYWORDS
@@ -29,7 +31,12 @@ __all__ = ["item_label", "load_spec", "parse_spec"]
 
 
 _NETWORK_KEYS = ("name", "mode", "dummy_algorithm", "filtering", "live_credit", "data_width", "index_width")
-_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages", "registered_offers", "pipelined")
+_NODE_KEYS = ("name", "kernel", "params", "ii", "control_messages", "registered_offers", "pipelined", "latency",
+              "may_filter", "index", "last", "messages")
+#: Node keys that describe a user's kernel (docs/kernels.md); a built-in's are its own.
+_USER_KERNEL_KEYS = ("latency", "may_filter", "index", "last", "messages")
+_KERNEL_TABLE_KEYS = ("verilog", "amaranth", "module", "golden")
+_PYTHON_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _EDGE_KEYS = ("name", "from", "to", "capacity", "control_capacity", "output_buffer", "interval",
               "threshold", "width", "push", "pop", "peek", "initial")
 _MESSAGE_KEYS = ("from", "to", "latency")
@@ -46,6 +53,9 @@ MAX_CAPACITY = 1 << 16
 MAX_INTERVAL = 1 << 32
 #: Largest initiation interval and per-token message bound.
 MAX_II = MAX_MESSAGES = 1 << 16
+#: Most cycles a user kernel may take from input beat to output beat (the node's decided queue holds
+#: that many computations more).
+MAX_KERNEL_LATENCY = 1 << 10
 #: Largest SDF rate (items per firing), phase count and message latency (firings).
 MAX_RATE = MAX_PHASES = 1 << 16
 MAX_LATENCY = 1 << 32
@@ -192,6 +202,8 @@ class _Parser:
         else:
             self.check_acyclic(net, doc.get("edge"))
         self.check_kernel_inputs(net, doc.get("node"))
+        self.check_filtering(net, doc.get("node"))
+        self.check_last(net, doc.get("node"))
         self.check_offers(net, doc.get("node"))
         self.check_single_stage(net, doc.get("node"))
         return net
@@ -274,8 +286,9 @@ class _Parser:
         def get(key, parse, default):
             return self.field("node", index, label, (key,), lambda: parse(table[key])) if key in table else default
 
-        kernel = get("kernel", lambda v: _choice_kernel(v), None)
+        kernel = self.kernel(index, label, table) if "kernel" in table else None
         params = self.params(index, label, kernel, table)
+        user = self.user_kernel_fields(index, label, kernel, table)
         ii = get("ii", lambda v: _integer(v, 1, MAX_II, "use the cycles per computation"), 1)
         control = get("control_messages", lambda v: _integer(
             v, 0, MAX_MESSAGES, 'use the most user control messages per data token, or "unbounded"',
@@ -289,9 +302,82 @@ class _Parser:
             "one cycle at a slower clock)", (AUTO,)), AUTO)
         return Node(name=table["name"], kernel=kernel, params=params, ii=ii,
                     control_messages=None if control == "unbounded" else control, registered_offers=registered,
-                    pipelined=staged)
+                    pipelined=staged, **user)
 
-    def params(self, index: int, label: str, kernel: str | None, table: dict) -> dict:
+    def kernel(self, index: int, label: str, table: dict) -> str | UserKernel:
+        """A node's ``kernel``: a built-in's name, or a table naming the user's own (docs/kernels.md)."""
+        value = table["kernel"]
+        if not isinstance(value, dict):
+            return self.field("node", index, label, ("kernel",), lambda: _choice_kernel(value))
+
+        def get(key, parse):
+            return self.field("node", index, label, ("kernel", key), lambda: parse(value[key]))
+
+        for key in value:
+            if key not in _KERNEL_TABLE_KEYS:
+                get(key, lambda v, k=key: _raise("unknown key", _suggest(k, _KERNEL_TABLE_KEYS)))
+        languages = [key for key in LANGUAGES if key in value]
+        if len(languages) != 1:
+            problem = "names both a Verilog and an Amaranth kernel" if languages else "names no hardware"
+            self.field("node", index, label, ("kernel",), lambda: _raise(problem, 'give verilog = "<file>.v" with '
+                       'module = "<module>", or amaranth = "<package.module>:<Class>", and golden = "<module>:<Class>"'))
+        language = languages[0]
+        folder = self.folder
+        if "golden" not in value:
+            self.field("node", index, label, ("kernel",), lambda: _raise(
+                "has no golden", 'add golden = "<module>:<Class>", the Python model of the kernel (docs/kernels.md)'))
+        golden = get("golden", lambda v: _golden(v, folder))
+        if language == "verilog":
+            file = get("verilog", lambda v: _verilog_file(v, folder))
+            if "module" not in value:
+                self.field("node", index, label, ("kernel",), lambda: _raise(
+                    "names no Verilog module", 'add module = "<name of the module in the file>"'))
+            module = get("module", _identifier)
+        else:
+            if "module" in value:
+                get("module", lambda v: _raise("names a Verilog module; an Amaranth kernel is named by amaranth",
+                                               "remove module"))
+            module = get("amaranth", lambda v: _python_target(v, "the Amaranth component"))
+            file = None
+        return UserKernel(language=language, module=module, file=file, golden=golden, folder=folder)
+
+    @property
+    def folder(self) -> str:
+        """The spec's folder, where a user kernel's files are found first (the working folder for a spec in memory)."""
+        path = Path(self.source)
+        return str(path.resolve().parent if self.source != "<memory>" and path.name else Path.cwd())
+
+    def user_kernel_fields(self, index: int, label: str, kernel, table: dict) -> dict:
+        """``latency``, ``may_filter``, ``index``, ``last``, ``messages``: a user kernel's (a built-in's are its own)."""
+        def get(key, parse, default):
+            return self.field("node", index, label, (key,), lambda: parse(table[key])) if key in table else default
+
+        if not isinstance(kernel, UserKernel):
+            for key in _USER_KERNEL_KEYS:
+                if key in table:
+                    get(key, lambda v, k=key: _raise(
+                        f"describes a user kernel, and {_show(kernel or 'random_filter')} is built in (its {k} is "
+                        "its own)", f"remove {k}"), None)
+            return {}
+        fields = {
+            "latency": get("latency", lambda v: _integer(
+                v, 0, MAX_KERNEL_LATENCY, "use the kernel's cycles from input beat to output beat when nothing "
+                "stalls"), 1),
+            "may_filter": get("may_filter", _boolean(
+                "use true (the kernel may filter) or false (it emits on every output at every computation)"), True),
+            "index": get("index", _boolean("use true to give the kernel each computation's index (i_index)"), False),
+            "last": get("last", _boolean("use true to give a source's kernel each word's tlast (i_last)"), False),
+            "messages": get("messages", _boolean("use false: the node forwards control messages around the kernel"),
+                            False),
+        }
+        if fields["messages"]:
+            get("messages", lambda v: _raise("control messages as kernel beats are not built yet",
+                                             "remove messages (the node forwards messages around the kernel)"), None)
+        return fields
+
+    def params(self, index: int, label: str, kernel, table: dict) -> dict:
+        if isinstance(kernel, UserKernel):
+            return self.user_params(index, label, table)
         if "params" not in table:
             return kernel_defaults(kernel) if kernel in KERNELS else {}
         given = table["params"]
@@ -312,6 +398,17 @@ class _Parser:
             params[key] = self.field("node", index, label, ("params", key),
                                      lambda k=key, v=value: _kernel_param(allowed[k], v))
         return params
+
+    def user_params(self, index: int, label: str, table: dict) -> dict:
+        """A user kernel's ``params``: Verilog parameters by name, keyword arguments of the Amaranth kernel and
+        the golden; integers, numbers, booleans or strings."""
+        given = table.get("params", {})
+        if not isinstance(given, dict):
+            self.field("node", index, label, ("params",), lambda: _raise(
+                f"must be a table, not {_show(given)}", "write params = { NAME = value, ... }"))
+        for key, value in given.items():
+            self.field("node", index, label, ("params", key), lambda k=key, v=value: _user_param(k, v))
+        return dict(given)
 
     def edges(self, data, network: dict, nodes: dict[str, Node]) -> list[Edge]:
         tables = [] if data is None else self.tables("edge", data)
@@ -469,6 +566,31 @@ class _Parser:
                 raise self.error(f"{item_label('node', index, tables[index])}.pipelined", *problem,
                                  self.lines.find("node", index, ("pipelined",)))
 
+    def check_filtering(self, net: Network, tables) -> None:
+        """``filtering = false`` promises that no node ever filters (002 Thm. 3.1 then rules out deadlock): a
+        node whose kernel may filter breaks it (:func:`sfdf.gen.contract.filter_problem`), so it is refused."""
+        if net.filtering:
+            return
+        for index, node in enumerate(net.nodes):
+            problem = filter_problem(node)
+            if problem is None:
+                continue
+            field, what, fix = problem
+            label = item_label("node", index, tables[index])
+            keys = tuple(field.split("."))
+            line = self.lines.find("node", index, keys) or self.lines.find("node", index, (keys[0],))
+            raise self.error(f"{label}.{field}", f"{what}, but [network] filtering = false promises that no "
+                             "node ever filters", f"{fix + ', or ' if fix else ''}set filtering = true in [network]",
+                             line)
+
+    def check_last(self, net: Network, tables) -> None:
+        """``last = true`` gives a source's kernel its words' ``tlast``: elsewhere there is none to give."""
+        for index, node in enumerate(net.nodes):
+            if node.last and net.in_edges(node.name):
+                raise self.error(f"{item_label('node', index, tables[index])}.last",
+                                 "applies to a source only (its words' tlast)", "remove last",
+                                 self.lines.find("node", index, ("last",)))
+
     def check_kernel_inputs(self, net: Network, tables) -> None:
         """Kernels that read their predecessors' layouts (the variance network) get the right ones."""
         for index, node in enumerate(net.nodes):
@@ -511,6 +633,58 @@ def _choice_kernel(value) -> str:
     if value not in KERNELS:
         raise _Bad(f"unknown kernel {_show(value)}", _suggest(value, KERNELS, quote=True))
     return value
+
+
+def _user_param(key: str, value):
+    if not _IDENTIFIER.match(key):
+        raise _Bad(f"{_show(key)} is not an identifier", "name parameters as the kernel's Verilog parameters or "
+                   "keyword arguments")
+    if not isinstance(value, bool | int | float | str):
+        raise _Bad(f"must be an integer, a number, a boolean or a string, not {_show(value)}",
+                   "give a value the kernel's parameter takes")
+    return value
+
+
+def _python_target(value, what: str) -> str:
+    """``"package.module:Class"``."""
+    fix = f'name {what} as "<package.module>:<Class>"'
+    if not isinstance(value, str):
+        raise _Bad(f"must be a string, not {_show(value)}", fix)
+    module, colon, attribute = value.partition(":")
+    if not colon or not _PYTHON_NAME.match(module) or not _IDENTIFIER.match(attribute):
+        raise _Bad(f"{_show(value)} is not a module and a class", fix)
+    return value
+
+
+def _golden(value, folder: str) -> str:
+    """A golden's ``"module:Class"``, whose module is beside the spec or importable."""
+    target = _python_target(value, "the golden")
+    module = target.partition(":")[0]
+    if not Path(folder, *module.split(".")).with_suffix(".py").is_file() and not _importable(module, folder):
+        raise _Bad(f"finds no module {module} beside the spec ({folder}) or on the Python path",
+                   f"put {module.replace('.', '/')}.py beside the spec, or name an importable module")
+    return target
+
+
+def _importable(module: str, folder: str) -> bool:
+    """``module`` is a package beside the spec, or found on the Python path (its parents are imported)."""
+    if Path(folder, module.split(".")[0]).is_dir():
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _verilog_file(value, folder: str) -> str:
+    """A Verilog kernel's file, relative to the spec's folder, which must exist: its absolute path."""
+    if not isinstance(value, str) or not value:
+        raise _Bad(f"must be a file name, not {_show(value)}", 'give the Verilog file, e.g. verilog = "kernels/thr.v"')
+    path = Path(folder, value)
+    if not path.is_file():
+        raise _Bad(f"{_show(value)} is not a file (looked in {folder})", "give the Verilog file's path relative to "
+                   "the spec's folder")
+    return str(path.resolve())
 
 
 def _kernel_param(param: KernelParam, value) -> int | float:

@@ -7,9 +7,11 @@ AXI4-Stream port names beside the manifest (:mod:`sfdf.hdl.manifest`), the contr
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from sfdf.gen.analysis import check
+from sfdf.gen.contract import UserKernel
 from sfdf.gen.errors import UserError
 
 from .axis import axis_verilog
@@ -67,6 +69,9 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     out.mkdir(parents=True, exist_ok=True)
     v_path, j_path = out / f"{resolved.name}.v", out / f"{resolved.name}.json"
     v_path.write_text(verilog)
+    for node in resolved.nodes:  # a Verilog kernel's file goes beside, so that the folder builds on its own
+        if isinstance(node.kernel, UserKernel) and node.kernel.file:
+            shutil.copyfile(node.kernel.file, out / Path(node.kernel.file).name)
     (out / f"{resolved.name}.vlt").write_text(verilator_config(v_path.name))
     write_manifest(j_path, resolved, top)
     return v_path, j_path

@@ -26,6 +26,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.contract import UserKernel
 from sfdf.gen.kernels import (
     LFSR_MASK,
     MESSAGE_WIDTH,
@@ -42,7 +43,7 @@ from sfdf.gen.kernels import (
 from .dsp import RegisteredMultiplier
 
 __all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_latency",
-           "kernel_signature", "make_kernel"]
+           "kernel_signature", "make_kernel", "node_latency"]
 
 #: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
 _FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
@@ -276,6 +277,20 @@ class VarianceJoin(wiring.Component):
         with m.If(stepped):
             m.d.sync += since.eq(Mux(result, 0, n))
         return m
+
+
+#: Cycles the register that offers a user kernel its input beats adds (:meth:`sfdf.hdl.node.SFDFNode._kernel_beats`):
+#: the node decides a computation, then offers it, and the beats hold until the kernel takes them.
+KERNEL_INPUT_CYCLES = 1
+
+
+def node_latency(node, pipelined: bool = True) -> int:
+    """Cycles from a computation to its results for node ``node``'s kernel: a user kernel's ``latency``
+    (docs/kernels.md) plus the node's register that holds its input beats (:data:`KERNEL_INPUT_CYCLES`), a
+    built-in's :func:`kernel_latency` where the platform is ``pipelined`` (else 0)."""
+    if isinstance(node.kernel, UserKernel):
+        return node.latency + KERNEL_INPUT_CYCLES
+    return kernel_latency(node.kernel) if pipelined else 0
 
 
 def kernel_latency(name) -> int:

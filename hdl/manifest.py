@@ -20,7 +20,9 @@ from pathlib import Path
 from amaranth.lib import enum
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.contract import UserKernel
 from sfdf.gen.kernels import (
+    BUILTIN,
     MESSAGE_WIDTH,
     filter_threshold,
     kernel_params,
@@ -194,7 +196,7 @@ def build_manifest(network, top) -> dict:
     iw = network.index_width
     ports = []
     for port in axis_ports(top):
-        kernel = network.node_by_name[port.member].kernel
+        kernel = kernel_name(network.node_by_name[port.member].kernel)
         tuser = [Field("eos", 0, 1)] if port.direction == "in" else sink_tuser_fields(iw)
         if kernel == "variance_join":
             fields = [Field(name, lsb, width) for name, (lsb, width) in
@@ -202,7 +204,7 @@ def build_manifest(network, top) -> dict:
         else:
             fields = [Field("pixel" if kernel == "variance_source" else "data", 0, port.tdata_width)]
         ports.append({
-            "name": port.name, "node": port.member, "kernel": kernel or "random_filter",
+            "name": port.name, "node": port.member, "kernel": kernel,
             "direction": port.direction, "tdata_width": port.tdata_width, "tuser_width": port.tuser_width,
             "tlast": port.tlast, "fields": [f.to_json() for f in fields], "tuser_fields": [f.to_json() for f in tuser],
         })
@@ -212,7 +214,8 @@ def build_manifest(network, top) -> dict:
         outputs = len(network.out_edges(node.name)) or 1
         rate, seed = (node.params.get(key, filtering[key]) for key in ("rate", "seed"))
         nodes[node.name] = {
-            "kernel": node.kernel or "random_filter", "params": dict(node.params), "ii": node.ii,
+            "kernel": kernel_name(node.kernel), "params": dict(node.params), "ii": node.ii,
+            "contract": _contract(plan.nodes[node.name]),
             "inputs": [e.name for e in network.in_edges(node.name)],
             "outputs": [e.name for e in network.out_edges(node.name)] or ["m_axis"],
             "filter_threshold": filter_threshold(rate),
@@ -233,7 +236,44 @@ def build_manifest(network, top) -> dict:
         "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
         "ports": ports, "nodes": nodes, "edges": edges,
         "flush_ports": {e: f"flush_{e}" for e in plan.flush_edges},
+        "kernel_sources": kernel_sources(network),
     }
+
+
+def kernel_name(kernel) -> str:
+    """A kernel as the manifest names it: a built-in's name, ``verilog:<module>`` or ``amaranth:<module>:<Class>``."""
+    if isinstance(kernel, UserKernel):
+        return f"{kernel.language}:{kernel.module}"
+    return kernel or "random_filter"
+
+
+def kernel_sources(network) -> list[str]:
+    """The Verilog files of the network's user kernels, by the names ``sfdf generate`` copies them under, beside
+    the generated Verilog (one per file, in node order)."""
+    files = []
+    for node in network.nodes:
+        if isinstance(node.kernel, UserKernel) and node.kernel.file and Path(node.kernel.file).name not in files:
+            files.append(Path(node.kernel.file).name)
+    return files
+
+
+def _contract(node) -> dict:
+    """How node plan ``node`` runs its kernel (docs/kernels.md): what it is, its golden, timing and ports."""
+    kernel = node.kernel
+    user = isinstance(kernel, UserKernel)
+    entry = {
+        "kind": kernel.language if user else "builtin",
+        "module": kernel.module if user else kernel_name(kernel),
+        "golden": kernel.golden if user else BUILTIN[kernel_name(kernel)].golden,
+        "latency": node.latency, "may_filter": node.may_filter, "features": dict(node.features),
+        "inputs": [[name, width] for name, width in node.ports.inputs],
+        "outputs": [[name, width] for name, width in node.ports.outputs],
+    }
+    if user:
+        entry["folder"] = kernel.folder
+        if kernel.file:
+            entry["file"] = Path(kernel.file).name
+    return entry
 
 
 def write_manifest(path: str | os.PathLike, network, top) -> Path:

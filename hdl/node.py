@@ -10,17 +10,22 @@ frame number, from 0) sent after that word, and ``eos`` ends its stream. A sink 
 data token, per user message (the payload in ``data``) and one at EOS (:class:`~sfdf.hdl.manifest.BeatKind`).
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.contract import UserKernel
+from sfdf.gen.kernels import MESSAGE_WIDTH
+
+from .channels import DataChannel
+from .contract import VIOLATION, make_user_kernel
 from .counter import CounterReceiver, CounterSender
 from .credit import CreditReceiver, CreditSender
 from .decided import DecidedQueue
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
 from .join import SFDFJoin
-from .kernels import kernel_latency, make_kernel
+from .kernels import make_kernel, node_latency
 from .links import LinksSignature, connect_credit_receiver, connect_credit_sender
 from .manifest import BeatKind
 from .offer import SLOTS, OfferRegister
@@ -53,7 +58,7 @@ def decided_depth(network) -> int:
     """The most decided computations a node of ``network`` holds: :data:`DECIDED` plus its kernel's
     latency (:class:`sfdf.hdl.decided.DecidedQueue`), the ``depth`` at which the reference model's nodes
     hold at least as many as the hardware's."""
-    return DECIDED + max((kernel_latency(node.kernel) for node in network.nodes), default=0)
+    return DECIDED + max((node_latency(node) for node in network.nodes), default=0)
 
 
 def word_layout(data_width: int) -> data.StructLayout:
@@ -64,6 +69,15 @@ def word_layout(data_width: int) -> data.StructLayout:
 def beat_layout(index_width: int, data_width: int) -> data.StructLayout:
     """A sink's output beat."""
     return data.StructLayout({"data": data_width, "index": index_width, "kind": BeatKind})
+
+
+def _frame_number(m, step):
+    """A source's frame number (from 0, modulo ``2^16``), counting the words marked last as ``step`` takes them:
+    the payload of the frame end the node sends after such a word (docs/architecture.md)."""
+    frames = Signal(MESSAGE_WIDTH, name="frames")
+    with m.If(step):
+        m.d.sync += frames.eq(frames + 1)
+    return frames
 
 
 def _offer(to, head):
@@ -121,6 +135,8 @@ class SFDFNode(wiring.Component):
         self.out_width = plan.out_width or plan.data_width
         self.mode, self.algorithm, self.live_credit = plan.mode, plan.algorithm, plan.live_credit
         self.position, self.window = plan.position, plan.window
+        self._user = isinstance(plan.kernel, UserKernel)
+        self._user_index = self._user and plan.features.get("index", False)
         members = {
             "inputs": In(LinksSignature([e.link(sender=False) for e in plan.inputs])),
             "outputs": Out(LinksSignature([e.link() for e in plan.outputs])),
@@ -280,6 +296,8 @@ class SFDFNode(wiring.Component):
                   "msg_valid": 1, "msg": self.pw, "eos": 1}
         if self._rebuilds:
             fields["step"] = self.iw  # a sink rebuilds its beats' full index from the exact distances
+        if self._user:
+            fields["kernel"] = 1  # a data computation: its results come from the kernel's output queues
         if self._propagates:
             fields["dummy_in"] = len(self._dummy_heads)
         return data.StructLayout(fields)
@@ -311,18 +329,26 @@ class SFDFNode(wiring.Component):
         delta = Signal(self._delta_width)
         top = (1 << self._delta_width) - 1
         m.d.comb += delta.eq(Mux(offset[self._delta_width:].any(), top, offset[:self._delta_width]))
-        in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
-        kernel = m.submodules.kernel = make_kernel(
-            self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
-            in_width=in_width, data_width=self.dw, index_width=self.fw, pipelined=self.plan.traits.pipelined)
-        if msg_valid is None:  # a source: the kernel originates its messages (frame ends)
+        if self._user:  # the user's kernel (docs/kernels.md): its beats, its results queued per output
+            kernel = m.submodules.kernel = make_user_kernel(self.plan, self.plan.source)
+            latency = 0
+        else:
+            in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
+            kernel = m.submodules.kernel = make_kernel(
+                self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
+                in_width=in_width, data_width=self.dw, index_width=self.fw, pipelined=self.plan.traits.pipelined)
+            latency = kernel.latency
+        if msg_valid is None and self._user:  # a source: the node turns a word marked last into its frame end
+            msg_valid, msg = last, _frame_number(m, last & input_commit)
+        elif msg_valid is None:  # a source: the kernel originates its messages (frame ends)
             msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
         # -- decide: one computation per cycle while the emit stage has room for it
         # in-band senders test their intervals a cycle ahead, from the next head's ``delta`` (hdl.gap)
         registered = self._registered_fields()
-        decided = m.submodules.decided = DecidedQueue(self._decision_layout(), data_width=len(kernel.o_data),
-                                                      latency=kernel.latency, depth=DECIDED,
+        decided = m.submodules.decided = DecidedQueue(self._decision_layout(),
+                                                      data_width=0 if self._user else len(kernel.o_data),
+                                                      latency=latency, depth=DECIDED + self.plan.latency * self._user,
                                                       registered=registered, staged=self._staged,
                                                       ahead=("delta",) if self.mode == "inband" and "delta" in registered
                                                       else ())
@@ -335,24 +361,35 @@ class SFDFNode(wiring.Component):
         m.d.comb += [
             word_go.eq(want_word & ~done & (cooldown == 0)),
             eos_go.eq(want_eos & ~want_word & ~done),
-            kernel.i_mask.eq(mask),
-            kernel.i_offset.eq(offset),
-            kernel.i_last.eq(last),
-            data_comp.eq(kernel.i_mask.any()),
-            decided.i_record.valid.eq(word_go | eos_go),
+            data_comp.eq(Const(mask).any() if isinstance(mask, int) else mask.any()),
             issue.eq(decided.i_record.valid & decided.i_record.ready),
             input_commit.eq(issue & word_go),
-            kernel.i_step.eq(issue & word_go),
         ]
-        m.d.comb += decided.i_data.eq(kernel.o_data)  # with the record, or ``latency`` cycles after it
-        for k, p in enumerate(payloads):
-            m.d.comb += kernel.i_payloads[k].eq(p)
         record = decided.i_record.payload
+        self._issue = issue
+        if self._user:
+            accepted = self._kernel_beats(m, kernel, payloads, mask, index, offset, last, issue & word_go & data_comp)
+            m.d.comb += [
+                decided.i_record.valid.eq(word_go & (accepted | ~data_comp) | eos_go),
+                record.kernel.eq(data_comp & ~eos_go),
+            ]
+        else:
+            m.d.comb += [
+                kernel.i_mask.eq(mask),
+                kernel.i_offset.eq(offset),
+                kernel.i_last.eq(last),
+                decided.i_record.valid.eq(word_go | eos_go),
+                kernel.i_step.eq(issue & word_go),
+                decided.i_data.eq(kernel.o_data),  # with the record, or ``latency`` cycles after it
+                record.emit.eq(kernel.o_emit & data_comp.replicate(len(record.emit))
+                               & ~eos_go.replicate(len(record.emit))),
+            ]
+            for k, p in enumerate(payloads):
+                m.d.comb += kernel.i_payloads[k].eq(p)
         m.d.comb += [
             record.index.eq(index),
             record.delta.eq(delta),
             *([record.step.eq(offset)] if self._rebuilds else []),
-            record.emit.eq(kernel.o_emit & data_comp.replicate(len(record.emit)) & ~eos_go.replicate(len(record.emit))),
             record.msg_valid.eq(msg_valid & ~eos_go),
             record.msg.eq(msg),
             record.eos.eq(eos_go),
@@ -371,10 +408,19 @@ class SFDFNode(wiring.Component):
         head = decided.o_comp.payload
         outputs_ready = Signal(init=1)
         commit = Signal()
-        m.d.comb += [
-            decided.o_comp.ready.eq(outputs_ready),
-            commit.eq(decided.o_comp.valid & outputs_ready),
-        ]
+        if self._user:  # a data computation also waits for its results
+            there, emits, values = self._kernel_results(m, kernel, head, commit)
+            m.d.comb += [
+                decided.o_comp.ready.eq(outputs_ready & there),
+                commit.eq(decided.o_comp.valid & outputs_ready & there),
+            ]
+        else:
+            emits = [head.emit[j] for j in range(len(head.emit))]
+            values = [head.data] * len(emits)
+            m.d.comb += [
+                decided.o_comp.ready.eq(outputs_ready),
+                commit.eq(decided.o_comp.valid & outputs_ready),
+            ]
         self._dummy_in = head.dummy_in if self._propagates else []
         if self.out_edges:
             readies = []
@@ -385,8 +431,8 @@ class SFDFNode(wiring.Component):
                 m.d.comb += [
                     tx.i_comp.payload.index.eq(head.index),
                     tx.i_comp.payload.delta.eq(head.delta),
-                    tx.i_comp.payload.emit.eq(head.emit[j]),
-                    tx.i_comp.payload.data.eq(head.data),
+                    tx.i_comp.payload.emit.eq(emits[j]),
+                    tx.i_comp.payload.data.eq(values[j]),
                     tx.i_comp.payload.msg_valid.eq(head.msg_valid),
                     tx.i_comp.payload.msg.eq(head.msg),
                     tx.i_comp.payload.eos.eq(head.eos),
@@ -395,16 +441,78 @@ class SFDFNode(wiring.Component):
                 readies.append(tx.i_comp.ready)
             m.d.comb += outputs_ready.eq(Cat(*readies).all())
         else:
-            valid = decided.o_comp.valid
+            valid = decided.o_comp.valid & there if self._user else decided.o_comp.valid
             index = head.index
             if self._rebuilds:  # the full index: the last computation's plus the exact distance
                 full, index = Signal(self.fw), Signal(self.fw)
                 m.d.comb += index.eq(full + head.step)
                 with m.If(valid & outputs_ready):
                     m.d.sync += full.eq(index)
-            self._sink(m, valid & ~head.eos, valid & head.eos, index, head.emit[0], head.data,
+            self._sink(m, valid & ~head.eos, valid & head.eos, index, emits[0], values[0],
                        head.msg_valid, head.msg, outputs_ready)
         return m
+
+    def _kernel_beats(self, m, kernel, payloads, mask, index, offset, last, issue):
+        """The user kernel's input beats (docs/kernels.md): a decided data computation loads one register per
+        input member, which offers its beat until the kernel takes it (valid and payload hold; valid never
+        waits on ready). Returns whether every member's register is free for the next computation (empty, or
+        its beat taken this cycle); ``issue``: a data computation is decided this cycle."""
+        members = [name for name, member in kernel.signature.members.items() if member.flow == In]
+        if self._user_index:
+            index = self._full_index(m, index, offset, self._issue)
+        free = []
+        for k, name in enumerate(members):
+            beat = getattr(kernel, name)
+            taken = beat.valid & beat.ready
+            fields = {"present": mask if isinstance(mask, int) else mask[k], "data": payloads[k], "index": index,
+                      "last": last}
+            with m.If(issue):
+                m.d.sync += beat.valid.eq(1)
+                m.d.sync += [beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape()]
+            with m.Elif(taken):
+                m.d.sync += beat.valid.eq(0)
+            free.append(~beat.valid | beat.ready)
+        accepted = Signal()
+        m.d.comb += accepted.eq(Cat(*free).all())
+        return accepted
+
+    def _full_index(self, m, index, offset, issue):
+        """The computation's index at the spec's ``index_width`` (``i_index``): the join's where the network
+        carries indices that wide, else rebuilt from the exact distances between computations (``issue``:
+        any computation is decided this cycle)."""
+        if self.fw == self.iw:
+            return index
+        full, current = Signal(self.fw, name="full_index"), Signal(self.fw, name="kernel_index")
+        m.d.comb += current.eq(full + offset)
+        with m.If(issue):
+            m.d.sync += full.eq(current)
+        return current
+
+    def _kernel_results(self, m, kernel, head, commit):
+        """The user kernel's output beats, each queued per output until its computation is emitted; returns
+        ``(there, emits, values)``: the head computation's results are in (or it needs none), and per output
+        whether it emits and what. A kernel that promised ``may_filter = false`` and does not emit trips an
+        assertion in simulation (docs/kernels.md)."""
+        outputs = [name for name, member in kernel.signature.members.items() if member.flow == Out]
+        capacity = DECIDED + self.plan.latency
+        queues, emits, values = [], [], []
+        for name in outputs:
+            beat = getattr(kernel, name)
+            layout = beat.payload.shape()
+            queue = m.submodules[f"results_{name}"] = DataChannel(layout, capacity)
+            wiring.connect(m, beat, queue.i_stream)
+            m.d.comb += queue.o_stream.ready.eq(commit & head.kernel)
+            queues.append(queue.o_stream)
+            emits.append(head.kernel & queue.o_stream.payload.emit)
+            values.append(queue.o_stream.payload.data)
+            if not self.plan.may_filter:
+                with m.If(commit & head.kernel):
+                    m.d.sync += Assert(queue.o_stream.payload.emit,
+                                       f'{VIOLATION}node "{self.plan.name}": its kernel filtered on {name}, but '
+                                       "declares may_filter = false (docs/kernels.md)\n")
+        there = Signal()
+        m.d.comb += there.eq(~head.kernel | Cat(*(q.valid for q in queues)).all())
+        return there, emits, values
 
     def _sender(self, m, j, e):
         """The sender of output edge ``j``, wired to its link (the computation request is the caller's)."""

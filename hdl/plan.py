@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from sfdf.gen.analysis.control import index_bits_inside, watermark
 from sfdf.gen.analysis.cycles import biconnected_edge_components
 from sfdf.gen.analysis.throughput import StageTiming
+from sfdf.gen.contract import KernelPorts, kernel_features, kernel_ports, may_filter
 from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
 
 from .channels import head_reloads_while_empty
 from .join import LOOKAHEAD_MAX
+from .kernels import node_latency
 from .links import edge_link
 from .offer import SLOTS, offer_slots
 from .timing import stage_timing
@@ -120,6 +122,17 @@ class NodePlan:
         A sink in a network with an index watermark: it reports its last computation.
     window : int or None
         A source in a network with an index watermark: ``W`` (:mod:`sfdf.hdl.watermark`).
+    ports : sfdf.gen.contract.KernelPorts
+        The kernel's ports (docs/kernels.md).
+    features : Mapping
+        The contract's optional features the kernel takes (:func:`sfdf.gen.contract.kernel_features`).
+    latency : int
+        Cycles from a computation to its results (:func:`sfdf.hdl.kernels.node_latency`).
+    may_filter : bool
+        The kernel may filter (:func:`sfdf.gen.contract.may_filter`); a user kernel that promised not to is
+        checked in simulation.
+    source : str
+        The spec file, for errors about the user's kernel.
     """
 
     name: str
@@ -143,6 +156,11 @@ class NodePlan:
     offer_slots: int
     position: bool
     window: int | None
+    ports: KernelPorts
+    features: Mapping
+    latency: int
+    may_filter: bool
+    source: str
 
 
 @dataclass(frozen=True)
@@ -246,6 +264,8 @@ def plan(network, platform=None, *, flush_ports: bool = False) -> NetworkPlan:
             traits=traits, single_stage=is_single,
             offer_slots=0 if is_single else offer_slots(len(ins), traits, node.registered_offers),
             position=bool(mark) and node.name in network.sinks,
-            window=mark["window"] if mark and not ins else None)
+            window=mark["window"] if mark and not ins else None,
+            ports=kernel_ports(network, node.name), features=kernel_features(node),
+            latency=node_latency(node, traits.pipelined), may_filter=may_filter(node), source=network.source)
     return NetworkPlan(traits=traits, timing=timing, index_width=inner, watermark=bool(mark),
                        window=mark["window"] if mark else None, flush_ports=flush_ports, nodes=nodes, edges=edges)

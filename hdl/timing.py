@@ -27,7 +27,7 @@ from sfdf.gen.analysis.throughput import (
 )
 from sfdf.gen.model import AUTO
 
-from .kernels import kernel_latency
+from .kernels import node_latency
 from .node import DECIDED
 from .offer import offer_slots
 from .traits import PlatformTraits
@@ -86,12 +86,10 @@ def hardware_rate(network, platform=None) -> dict | None:
 
 
 def _timing(network, traits: PlatformTraits, single: frozenset) -> StageTiming:
-    deep = traits.pipelined
-    latency = {kernel: kernel_latency(kernel) if deep else 0 for kernel in {n.kernel for n in network.nodes}}
     inputs = {n.name: len(network.in_edges(n.name)) for n in network.nodes}
     offer = {n.name: OFFER_CYCLES for n in network.nodes
              if inputs[n.name] and n.name not in single
              and offer_slots(inputs[n.name], traits, n.registered_offers)}
     return StageTiming(hop=CHANNEL_CYCLES, release=RELEASE_CYCLES, decided=DECIDED,
-                       latency={n.name: latency[n.kernel] for n in network.nodes}, offer=offer,
+                       latency={n.name: node_latency(n, traits.pipelined) for n in network.nodes}, offer=offer,
                        single=frozenset(single))

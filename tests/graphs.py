@@ -60,3 +60,19 @@ def fig_sdep():
         sdf_edge("AC", "A", "C", push=(1, 0), pop=3), sdf_edge("AB", "A", "B", push=(0, 1), pop=1),
         sdf_edge("CE", "C", "E", push=2, pop=(1, 0)), sdf_edge("BD", "B", "D", push=2, pop=3),
         sdf_edge("DE", "D", "E", push=1, pop=(0, 1))))
+
+
+def ports(inputs=1, outputs=1, width=32, index_width=32, data_width=None):
+    """A kernel's :class:`~sfdf.gen.contract.KernelPorts` for a golden alone: ``inputs``/``outputs`` are
+    counts (ports ``i``/``o`` for one, ``a``, ``b``, ... for several) or ``(name, width)`` pairs."""
+    from sfdf.gen.contract import KernelPorts
+
+    def side(spec, single):
+        if isinstance(spec, int):
+            return ((single, width),) if spec == 1 else tuple((chr(ord("a") + k), width) for k in range(spec))
+        return tuple(spec)
+
+    ins, outs = side(inputs, "i"), side(outputs, "o")
+    return KernelPorts(inputs=ins, outputs=outs, edges_in=tuple(n for n, _ in ins if n != "i"),
+                       edges_out=tuple(n for n, _ in outs if n != "o"), index_width=index_width,
+                       data_width=data_width or width)

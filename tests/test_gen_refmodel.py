@@ -3,14 +3,15 @@
 from dataclasses import replace
 
 import pytest
+from graphs import ports
 
 import sfdf.gen.analysis
+from sfdf.gen.goldens import RandomFilter, VarianceSource
 from sfdf.gen.kernels import lfsr_seed, lfsr_step
 from sfdf.gen.model import Edge, Network, Node
 from sfdf.gen.refmodel import FRAME_END, SimResult, adversarial_filter_history, simulate
 from sfdf.gen.refmodel.adversary import cycle_marks
 from sfdf.gen.refmodel.channels import MSG_DUMMY, MSG_USER, ControlChannel, DataChannel
-from sfdf.gen.refmodel.kernels import RandomFilter, VarianceSource, make_kernel
 
 SCHEDULERS = ("random", "round_robin", "adversarial")
 
@@ -132,27 +133,28 @@ def test_lfsr_zero_seed_state_becomes_one():
 
 
 def test_random_filter_decisions_follow_the_lfsr():
-    kernel = RandomFilter(inputs=1, outputs=1, data_width=32, rate=0.5, seed=1)
-    decisions = [kernel.compute(1, 0, False)[1][0] for _ in range(8)]
+    kernel = RandomFilter(ports=ports(), rate=0.5, seed=1)
+    decisions = [kernel.step({"i": 0})["o"] is not None for _ in range(8)]
     assert decisions == [(s >> 16) >= 32768 for s in SEED1_OUTPUT0[1:]]
     assert decisions == [False, False, False, True, True, True, False, True]
 
 
 @pytest.mark.parametrize("rate, emits", [(0.0, True), (1.0, False)])
 def test_random_filter_rate_extremes(rate, emits):
-    kernel = RandomFilter(inputs=1, outputs=3, data_width=32, rate=rate, seed=7)
-    assert all(kernel.compute(1, 5, False)[1] == [emits] * 3 for _ in range(1000))
+    kernel = RandomFilter(ports=ports(outputs=3), rate=rate, seed=7)
+    assert all(kernel.step({"i": 5}) == dict.fromkeys("abc", 5 if emits else None) for _ in range(1000))
 
 
 def test_random_filter_sum_wraps_at_data_width():
-    assert RandomFilter(2, 1, data_width=8).compute(1, 200 + 100, False) == (44, [True])
+    assert RandomFilter(ports=ports(inputs=2, width=8)).step({"a": 200, "b": 100}) == {"o": 44}
+    assert RandomFilter(ports=ports(inputs=2, width=8)).step({"a": None, "b": 100}) == {"o": 100}
 
 
 def test_variance_source_filters_zero_words_but_not_a_frames_last():
-    kernel = VarianceSource(0, 2, 16)
-    assert kernel.compute(1, 0, False) == (0, [False, False])
-    assert kernel.compute(2, 7, False) == (7, [True, True])
-    assert kernel.compute(3, 0, True) == (1 << 16, [True, True])  # still sent, marked last
+    kernel = VarianceSource(ports=ports(outputs=2, width=17))
+    assert kernel.step({"i": 0}, last=False) == {"a": None, "b": None}
+    assert kernel.step({"i": 7}, last=False) == {"a": 7, "b": 7}
+    assert kernel.step({"i": 0}, last=True) == {"a": 1 << 16, "b": 1 << 16}  # still sent, marked last
 
 
 @pytest.mark.parametrize("mode", ["credit", "inband"])
@@ -176,11 +178,6 @@ def test_variance_source_without_frames_filters_every_zero():
     assert [e[1] for e in result.outputs["b"]] == list(range(1, 1398))
     framed = simulate(network, computations=1398, seed=186, frame_length=1000)
     assert data_events(framed, "b")[-1] == ("data", 1398, 1 << 16)  # marked last
-
-
-def test_unknown_kernel_is_rejected():
-    with pytest.raises(ValueError, match="Kernel must be one of .*, not 'fft'"):
-        make_kernel("fft", {}, 1, 1, 32)
 
 
 @pytest.mark.parametrize("rate, expected", [(0.0, 20), (1.0, 0)])
@@ -208,8 +205,8 @@ def test_diamond_join_sums_both_branches(scheduler):
     assert not result.deadlocked
     # u's words (seeded by seed and source name), and w's decisions replayed on its own LFSR
     words = [e[2] for e in simulate(net([edge("ux")]), computations=300, seed=4).outputs["x"]]
-    w = RandomFilter(inputs=1, outputs=1, data_width=16, rate=0.75, seed=3)
-    expected = [("data", i, (word + (word if w.compute(i, word, False)[1][0] else 0)) & 0xFFFF)
+    w = RandomFilter(ports=ports(width=16), rate=0.75, seed=3)
+    expected = [("data", i, (word + (w.step({"i": word})["o"] or 0)) & 0xFFFF)
                 for i, word in enumerate(words, 1)]
     assert data_events(result, "x") == expected
 

@@ -36,8 +36,7 @@ def synchronous_outputs(network, inputs, framed=True):
     """
     ins = {n.name: [e for e in network.edges if e.dst == n.name] for n in network.nodes}
     outs = {n.name: [e for e in network.edges if e.src == n.name] for n in network.nodes}
-    kernels = {n.name: make_kernel(n.kernel, n.params, len(ins[n.name]), max(1, len(outs[n.name])),
-                                   network.data_width, network.index_width) for n in network.nodes}
+    kernels = {n.name: make_kernel(network, n.name) for n in network.nodes}
     words = {name: [w for frame in frames for w in frame] for name, frames in inputs.items()}
     lasts = {name: set(accumulate(map(len, frames))) if framed else set() for name, frames in inputs.items()}
     logs = {name: [] for name in network.sinks}
@@ -46,18 +45,18 @@ def synchronous_outputs(network, inputs, framed=True):
         for name in network.topological_order():
             last = False
             if name in words:
-                present = [words[name][i - 1]] if i <= len(words[name]) else []
+                values = [words[name][i - 1] if i <= len(words[name]) else None]
                 last = i in lasts[name]
             else:
-                present = [carried[e.name] for e in ins[name] if e.name in carried]
-            if not present:
+                values = [carried.get(e.name) for e in ins[name]]
+            if all(v is None for v in values):
                 continue  # a null computation emits nothing and steps no LFSR
-            payload, emits = kernels[name].compute(i, sum(present), last)
-            for e, emit in zip(outs[name], emits):
+            results, emits = kernels[name].compute(i, values, last)
+            for e, value, emit in zip(outs[name], results, emits):
                 if emit:
-                    carried[e.name] = payload & ((1 << e.width) - 1)
+                    carried[e.name] = value
             if name in logs and emits[0]:
-                logs[name].append(("data", i, payload))
+                logs[name].append(("data", i, results[0]))
     return logs
 
 

@@ -9,17 +9,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from graphs import ports
 
 import sfdf.gen.analysis
+from sfdf.gen.goldens import VarianceJoin, VarianceMean, VarianceMeanSq, VarianceSource, unpack_variance
 from sfdf.gen.refmodel import FRAME_END, simulate
-from sfdf.gen.refmodel.kernels import (
-    VarianceJoin,
-    VarianceMean,
-    VarianceMeanSq,
-    VarianceSource,
-    make_kernel,
-    unpack_variance,
-)
 from sfdf.gen.spec import load_spec
 
 SCHEDULERS = ("random", "round_robin", "adversarial")
@@ -108,29 +102,30 @@ def test_narrow_index_counts_n_modulo_its_width(examples):
 
 # -- the kernels alone -----------------------------------------------------------------------------
 def test_source_marks_the_last_word():
-    source = VarianceSource(0, 2, 32)
-    assert source.compute(1, 0, False) == (0, [False, False])
-    assert source.compute(2, 9, False) == (9, [True, True])
-    assert source.compute(3, 0, True) == (1 << 16, [True, True])
-    assert source.compute(4, 65535, True) == (1 << 16 | 65535, [True, True])
+    source = VarianceSource(ports=ports(outputs=2, width=17))
+    assert source.step({"i": 0}, last=False) == {"a": None, "b": None}
+    assert source.step({"i": 9}, last=False) == {"a": 9, "b": 9}
+    assert source.step({"i": 0}, last=True) == {"a": 1 << 16, "b": 1 << 16}
+    assert source.step({"i": 65535}, last=True) == {"a": 1 << 16 | 65535, "b": 1 << 16 | 65535}
     with pytest.raises(ValueError, match="16-bit pixels"):
-        source.compute(5, 1 << 16, False)
+        source.step({"i": 1 << 16}, last=False)
 
 
 def test_means_and_join_build_the_result():
-    mean, mean_sq, join = VarianceMean(1, 1, 32), VarianceMeanSq(1, 1, 32), VarianceJoin(2, 1, 32)
-    for index, word in ((1, 3), (2, 4)):
-        assert mean.compute(index, word, False) == (0, [False]) and mean_sq.compute(index, word, False) == (0, [False])
+    mean, mean_sq = VarianceMean(ports=ports(width=48)), VarianceMeanSq(ports=ports(width=64))
+    join = VarianceJoin(ports=ports(inputs=(("sq", 64), ("s", 48)), width=144))  # told apart by their widths
+    for word in (3, 4):
+        assert mean.step({"i": word}) == {"o": None} and mean_sq.step({"i": word}) == {"o": None}
     last = 1 << 16 | 5  # index 4: word 3 was a filtered zero
-    assert mean.compute(4, last, False) == (12, [True])
-    assert mean_sq.compute(4, last, False) == (50, [True])
-    assert unpack_variance(join.compute(4, 12 << 64 | 50, False)[0], 32) == (4, 12, 50)
-    assert mean.compute(6, 1 << 16 | 7, False)[0] == 7  # cleared after the result
-    assert unpack_variance(join.compute(6, 7 << 64 | 49, False)[0], 32) == (2, 7, 49)  # n from the indices
+    assert mean.step({"i": last}) == {"o": 12}
+    assert mean_sq.step({"i": last}) == {"o": 50}
+    assert unpack_variance(join.step({"s": 12, "sq": 50}, 4)["o"], 32) == (4, 12, 50)
+    assert mean.step({"i": 1 << 16 | 7})["o"] == 7  # cleared after the result
+    assert unpack_variance(join.step({"s": 7, "sq": 49}, 6)["o"], 32) == (2, 7, 49)  # n from the indices
 
 
 def test_source_without_zero_filtering_sends_every_pixel(variance):
-    assert VarianceSource(0, 1, 32, filter_zeros=0).compute(1, 0, False) == (0, [True])
+    assert VarianceSource(ports=ports(width=17), filter_zeros=0).step({"i": 0}, last=False) == {"o": 0}
     network = replace(variance, nodes=tuple(replace(n, params={"filter_zeros": 0}) if n.name == "u" else n
                                             for n in variance.nodes))
     frames = random_frames(11)
@@ -139,7 +134,8 @@ def test_source_without_zero_filtering_sends_every_pixel(variance):
     assert result.per_edge["uw"]["data_tokens"] == sum(map(len, frames))
 
 
-@pytest.mark.parametrize("kernel, inputs", [("variance_mean", 2), ("variance_mean_sq", 2), ("variance_join", 1)])
-def test_result_kernels_check_their_inputs(kernel, inputs):
+@pytest.mark.parametrize("golden, inputs", [(VarianceMean, 2), (VarianceMeanSq, 2), (VarianceJoin, 1),
+                                            (VarianceJoin, (("a", 48), ("b", 48)))])
+def test_result_kernels_check_their_inputs(golden, inputs):
     with pytest.raises(ValueError, match="needs"):
-        make_kernel(kernel, {}, inputs, 1, 32)
+        golden(ports=ports(inputs=inputs, width=48))

@@ -227,7 +227,8 @@ def test_duplicate_node():
 
 def test_node_unknown_key():
     check_node('kernal = "random_filter"', 't.toml:6: node "u".kernal: unknown key; did you mean kernel? '
-               "use one of: name, kernel, params, ii, control_messages, registered_offers, pipelined")
+               "use one of: name, kernel, params, ii, control_messages, registered_offers, pipelined, latency, "
+               "may_filter, index, last, messages")
 
 
 def test_unknown_kernel():

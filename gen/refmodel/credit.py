@@ -210,13 +210,13 @@ class CreditNode(NodeSim):
                 link.wake_src()
             self._end(None)
             return True
-        payload = 0
+        values = [None] * len(inputs)
         present = False
         arrived = None
         for k, link in enumerate(inputs):
             if offers[k] == i:
                 if link.rcb or live and _live(link):  # the data token, on credit or on live credit
-                    payload += link.data.queue.popleft()[2] << link.shift
+                    values[k] = link.data.queue.popleft()[2]
                     present = True
                     if link.rcb:
                         link.rcb -= 1
@@ -227,14 +227,14 @@ class CreditNode(NodeSim):
                     if message[0] == MSG_USER:
                         arrived = [*(arrived or ()), (k, (message[2],))]
                 link.wake_src()
-        self._compute(i, present, payload, None, arrived)
+        self._compute(i, present, values, None, arrived)
         return True
 
-    def _emit(self, i, payload, emits, messages, flags) -> None:
+    def _emit(self, i, values, emits, messages, flags) -> None:
         pending = self.pending
         for j, link in enumerate(self.outputs):
             if emits is not None and emits[j]:
-                pending.append((_push_data, link, i, payload & link.data_mask))
+                pending.append((_push_data, link, i, values[j]))
             for message in messages:
                 pending.append((_push_user, link, message, i))
             pending.append((_beat, link, i))

@@ -93,7 +93,7 @@ class InbandNode(NodeSim):
                 return self.block(link, WAIT_HIDDEN if q.hidden else WAIT_DATA_EMPTY)
             offers[k] = q.queue[0][1]
         i = min(offers)
-        payload = 0
+        values = [None] * len(inputs)
         present = False
         flags = None
         arrived = None
@@ -103,7 +103,7 @@ class InbandNode(NodeSim):
                 link.wake_src()
                 kind = token[0]
                 if kind <= FLAGGED:
-                    payload += token[2] << link.shift
+                    values[k] = token[2]
                     present = True
                 if kind != DATA:
                     if flags is None:
@@ -116,19 +116,19 @@ class InbandNode(NodeSim):
         if i == INF:
             self._end(arrived)
         else:
-            self._compute(i, present, payload, flags, arrived)
+            self._compute(i, present, values, flags, arrived)
         return True
 
-    def _emit(self, i, payload, emits, messages, flags) -> None:
+    def _emit(self, i, values, emits, messages, flags) -> None:
         pending = self.pending
         for j, link in enumerate(self.outputs):
             pushed = emits is not None and emits[j]
             if messages:  # the carrier flushes: i is visible and the interval rule has nothing to do
-                token = (DATA, i, payload & link.data_mask, messages) if pushed else (DUMMY, i, None, messages)
+                token = (DATA, i, values[j], messages) if pushed else (DUMMY, i, None, messages)
                 pending.append((_push_flush, link, token))
                 continue
             if pushed:
-                pending.append((_push_data, link, i, payload & link.data_mask))
+                pending.append((_push_data, link, i, values[j]))
             if link.interval is not None:
                 pending.append((_interval, link, i, pushed))
 
@@ -143,7 +143,7 @@ class PropagationNode(InbandNode):
 
     __slots__ = ()
 
-    def _emit(self, i, payload, emits, messages, flags) -> None:
+    def _emit(self, i, values, emits, messages, flags) -> None:
         pending = self.pending
         for j, link in enumerate(self.outputs):
             interval = link.interval
@@ -153,10 +153,10 @@ class PropagationNode(InbandNode):
                 if dummy:
                     link.last_output = i
                 if dummy or messages:
-                    token = (FLAGGED if dummy else DATA, i, payload & link.data_mask, messages)
+                    token = (FLAGGED if dummy else DATA, i, values[j], messages)
                     pending.append((_push_flush, link, token))
                 else:
-                    pending.append((_push_data, link, i, payload & link.data_mask))
+                    pending.append((_push_data, link, i, values[j]))
             elif dummy or messages:  # a dummy scheduled, or forced to carry the messages
                 link.last_output = i
                 pending.append((_push_flush, link, (DUMMY, i, None, messages)))

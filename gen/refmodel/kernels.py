@@ -1,17 +1,17 @@
-"""Node kernels for the reference model: what a data computation emits and which messages it forwards.
+"""Node kernels for the reference model: every kernel is its golden behind the contract (docs/kernels.md).
 
-Every layer implements ``random_filter`` bit-exactly (docs/semantics.md): the payload is the wrapping
-sum of the payloads present, and each output filters by its own 32-bit Galois LFSR. A kernel is
-built by :func:`make_kernel` from the :data:`KERNELS` registry; new kernels register a factory there.
-The variance kernels (000 Fig. 1) fix their own payload widths (:mod:`sfdf.gen.kernels`).
+:class:`GoldenKernel` adapts a golden (``step(inputs) -> outputs``, dicts keyed by port,
+:mod:`sfdf.gen.contract`) to what the model's nodes call, and checks what the golden returns: a value or
+``None`` for every output, within the output's width. The built-in kernels' goldens are
+:mod:`sfdf.gen.goldens`'s, the user's are loaded from the spec's folder; :func:`make_kernel` builds either.
 
-The kernel interface (duck-typed, kept minimal for speed):
+The interface the nodes call (duck-typed, kept minimal for speed):
 
-- ``compute(index, payload, last) -> (payload, emits)``: called on *data* computations only (null
-  computations step no LFSR) with the sum of the payloads present, each placed by
-  :func:`sfdf.gen.kernels.input_shift`; ``emits[j]`` says whether output ``j`` (out-edges in spec order, or the single
-  ``m_axis`` of a sink) gets a data token. ``last`` says the word ends a frame: a source computation
-  after which the source sends a frame end (always False elsewhere).
+- ``compute(index, values, last) -> (values, emits)``: called on *data* computations only (null
+  computations never reach the kernel) with each input's value in spec order (``None`` where absent);
+  returns a value per output (out-edges in spec order, or the single ``m_axis`` of a sink) and whether
+  it gets a data token. ``last`` says the word ends a frame: a source computation after which the source
+  sends a frame end (always False elsewhere).
 - ``control(port, message) -> list``: a user control message delivered on input ``port``; returns the
   messages to send on every output after the current computation.
 - ``finish() -> list``: messages still owed at EOS.
@@ -19,32 +19,25 @@ The kernel interface (duck-typed, kept minimal for speed):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from sfdf.gen.kernels import (
-    PIXEL_BITS,
-    filter_threshold,
-    kernel_defaults,
-    kernel_output_width,
-    kernel_params,
-    lfsr_seed,
-    lfsr_step,
-    variance_fields,
+from sfdf.gen.contract import (
+    KernelPorts,
+    UserKernel,
+    kernel_features,
+    kernel_label,
+    kernel_ports,
+    load_golden_class,
+    make_golden,
+    may_filter,
 )
+from sfdf.gen.errors import UserError
+from sfdf.gen.goldens import unpack_variance
+from sfdf.gen.kernels import BUILTIN, kernel_params
 
-__all__ = [
-    "KERNELS",
-    "RandomFilter",
-    "VarianceJoin",
-    "VarianceMean",
-    "VarianceMeanSq",
-    "VarianceSource",
-    "make_kernel",
-    "unpack_variance",
-]
+__all__ = ["GoldenError", "GoldenKernel", "make_kernel", "unpack_variance"]
 
-#: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
-_FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
+
+class GoldenError(UserError, ValueError):
+    """A golden raised, or returned something the contract does not allow: names the node and the computation."""
 
 
 class _ControlBarrier:
@@ -83,183 +76,99 @@ class _ControlBarrier:
         return owed
 
 
-class RandomFilter(_ControlBarrier):
-    """``random_filter``: sum the payloads; each output filters iff ``(s >> 16) < round(rate * 65536)``.
+class GoldenKernel(_ControlBarrier):
+    """A node's golden behind the model's kernel interface (module docstring).
 
     Parameters
     ----------
-    inputs, outputs : int
-        Input edges; outputs (out-edges, or 1 for a sink's ``m_axis``).
-    data_width : int
-        Payload bits: the sum wraps modulo ``2^data_width``.
-    rate : float
-        Filtering probability in ``[0, 1]``; 0 never filters, 1 always does.
-    seed : int
-        LFSR seed.
+    golden : object
+        ``step(inputs[, index][, last=...]) -> outputs`` (:mod:`sfdf.gen.contract`).
+    ports : KernelPorts
+    index, last : bool
+        The golden takes the computation's index; the word's ``last`` (a source).
+    may_filter : bool
+        ``False``: the node promises a token on every output at every computation, so a ``None`` is an error.
+    node, file : str
+        The node and the spec file, for errors.
     """
 
-    __slots__ = ("mask", "states", "threshold")
+    __slots__ = ("call", "file", "masks", "may_filter", "names", "node", "outputs")
 
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32,
-                 rate: float = _FILTER["rate"], seed: int = _FILTER["seed"]):
-        super().__init__(inputs)
-        self.mask = (1 << data_width) - 1
-        self.threshold = filter_threshold(rate)
-        self.states = [lfsr_seed(seed, j) for j in range(outputs)]
+    def __init__(self, golden, ports: KernelPorts, *, index: bool = False, last: bool = False, may_filter: bool = True,
+                 node: str = "", file: str = "<memory>"):
+        super().__init__(len(ports.edges_in))
+        self.may_filter = may_filter
+        self.names = ports.input_names
+        self.outputs = ports.output_names
+        self.masks = [(1 << width) - 1 for _, width in ports.outputs]
+        self.node, self.file = node, file
+        step = golden.step
+        if index and last:
+            self.call = lambda inputs, i, flag: step(inputs, i, last=flag)
+        elif index:
+            self.call = lambda inputs, i, flag: step(inputs, i)
+        elif last:
+            self.call = lambda inputs, i, flag: step(inputs, last=flag)
+        else:
+            self.call = lambda inputs, i, flag: step(inputs)
 
-    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
-        threshold = self.threshold
-        if not threshold:  # the LFSR state is unobservable when nothing can filter
-            return payload & self.mask, [True] * len(self.states)
-        states = self.states
-        emits = []
-        for j, s in enumerate(states):
-            s = states[j] = lfsr_step(s)
-            emits.append((s >> 16) >= threshold)
-        return payload & self.mask, emits
+    def compute(self, index: int, values, last: bool) -> tuple[list, list[bool]]:
+        try:
+            result = self.call(dict(zip(self.names, values)), index, last)
+        except Exception as exc:  # noqa: BLE001 (the golden's own failure, named where it happened)
+            raise self._error(index, f"raised {type(exc).__name__}: {exc}", "fix the golden") from None
+        if not isinstance(result, dict):
+            raise self._error(index, f"returned {type(result).__name__}, not a dict of outputs",
+                              f"return {{{', '.join(repr(n) + ': value or None' for n in self.outputs)}}}")
+        out, emits = [], []
+        for name, mask in zip(self.outputs, self.masks):
+            if name not in result:
+                raise self._error(index, f"returned no output {name!r}", f"return a value or None for {name!r}")
+            value = result[name]
+            if value is None:
+                if not self.may_filter:
+                    raise self._error(index, f"filtered output {name!r}, and the node declares may_filter = false",
+                                      "return a value for every output, or declare may_filter = true")
+                out.append(0)
+                emits.append(False)
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= mask:
+                raise self._error(index, f"returned {value!r} for output {name!r}, not an integer of "
+                                  f"{mask.bit_length()} bits", "return values that fit the output's width")
+            out.append(value)
+            emits.append(True)
+        return out, emits
+
+    def _error(self, index: int, problem: str, fix: str) -> GoldenError:
+        return GoldenError(self.file, f'node "{self.node}".kernel.golden', f"at computation {index}: {problem}", fix)
 
 
-def unpack_variance(result: int, index_width: int) -> tuple[int, int, int]:
-    """``(n, sum, sum_sq)`` of a ``variance_join`` result (layout: :func:`sfdf.gen.kernels.variance_fields`)."""
-    return tuple((result >> lsb) & ((1 << width) - 1)
-                 for lsb, width in (variance_fields(index_width)[f] for f in ("n", "sum", "sum_sq")))
+def make_kernel(network, name: str) -> GoldenKernel:
+    """The reference model's kernel of node ``name`` in ``network``: its golden (built-in or the user's)
+    with the node's ports.
 
-
-class VarianceSource(RandomFilter):
-    """``variance_source`` (000 Sec. 1, Fig. 1): filter zero pixels on every output, except a frame's last.
-
-    Emits ``last << 16 | pixel`` (17 bits, :func:`sfdf.gen.kernels.kernel_output_width`). The last word of
-    each frame is always sent, so every frame puts one data token on each output that says "last" and
-    the frame end riding after it keeps one control message per data token (000 Sec. 4.3). A kernel
-    after a join learns of a frame end only after computing the frame's last index (credit: before
-    the next computation; in-band: after it), too late to emit there, so the mark rides on the data.
-    Without frames every zero word is filtered. Words must be unsigned 16-bit pixels (else
-    ``ValueError``: the hardware port has 16 bits). ``filter_zeros = 0`` sends every pixel: the
-    no-filtering baseline of the 000 Fig. 4 experiment.
+    Raises
+    ------
+    SpecError
+        The user's golden cannot be imported, or refused the node's parameters.
     """
-
-    __slots__ = ("keep_zeros",)
-
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32,
-                 filter_zeros: int = _SOURCE["filter_zeros"]):
-        super().__init__(inputs, outputs, PIXEL_BITS + 1)
-        self.keep_zeros = not filter_zeros
-
-    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
-        if not 0 <= payload < 1 << PIXEL_BITS:
-            raise ValueError(f"variance_source words must be unsigned {PIXEL_BITS}-bit pixels, not {payload}")
-        return payload | last << PIXEL_BITS, [last or payload != 0 or self.keep_zeros] * len(self.states)
-
-
-class _VarianceSum(_ControlBarrier):
-    """Accumulate ``term(pixel)`` over a frame; at the word marked last emit the total and restart.
-
-    The total is exact for frames below ``2^index_width`` pixels: its width
-    (:func:`sfdf.gen.kernels.kernel_output_width`) has room for that many maximal terms. Every other word
-    is filtered.
-    """
-
-    __slots__ = ("acc", "mask", "outputs")
-    name = ""
-
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
-        super().__init__(inputs)
-        if inputs != 1:
-            raise ValueError(f"{self.name} needs one input, not {inputs}")
-        self.outputs = outputs
-        self.mask = (1 << kernel_output_width(self.name, index_width)) - 1
-        self.acc = 0
-
-    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
-        acc = (self.acc + self.term(payload & ((1 << PIXEL_BITS) - 1))) & self.mask
-        if not payload >> PIXEL_BITS:  # not the frame's last word
-            self.acc = acc
-            return 0, [False] * self.outputs
-        self.acc = 0
-        return acc, [True] * self.outputs
+    node = network.node_by_name[name]
+    ports = kernel_ports(network, name)
+    if isinstance(node.kernel, UserKernel):
+        golden_class = load_golden_class(node.kernel, network.source, name)
+        params = node.params
+    else:
+        golden_class = _builtin_golden(node.kernel)
+        params = kernel_params(node.kernel, node.params)
+    features = kernel_features(node)
+    golden = make_golden(golden_class, params, ports, network.source, name)
+    return GoldenKernel(golden, ports, index=features["index"], last=features["last"], may_filter=may_filter(node),
+                        node=name, file=network.source)
 
 
-class VarianceMean(_VarianceSum):
-    """``variance_mean``: the frame's ``sum`` of pixels (``16 + index_width`` bits)."""
+def _builtin_golden(kernel) -> type:
+    """The class of a built-in kernel's golden (:data:`sfdf.gen.kernels.BUILTIN`), named as a user's is."""
+    import importlib
 
-    __slots__ = ()
-    name = "variance_mean"
-
-    @staticmethod
-    def term(pixel: int) -> int:
-        return pixel
-
-
-class VarianceMeanSq(_VarianceSum):
-    """``variance_mean_sq``: the frame's ``sum_sq`` of squared pixels (``32 + index_width`` bits)."""
-
-    __slots__ = ()
-    name = "variance_mean_sq"
-
-    @staticmethod
-    def term(pixel: int) -> int:
-        return pixel * pixel
-
-
-class VarianceJoin(_ControlBarrier):
-    """``variance_join``: ``{n, sum, sum_sq}`` per frame (:func:`sfdf.gen.kernels.variance_fields`).
-
-    ``variance_mean`` and ``variance_mean_sq`` both emit exactly at each frame's last index, and the
-    node adds its inputs placed by :func:`sfdf.gen.kernels.input_shift`, so ``payload`` is already
-    ``sum << lsb | sum_sq``. ``n`` counts every pixel, zeros included: it is the distance from the
-    previous frame's last index (indices count words, 000 Sec. 2), ``n = i - previous mod 2^w``.
-    Frame ends are forwarded once both copies arrived (the barrier), so the sink writes each frame's
-    result, then its end.
-    """
-
-    __slots__ = ("index_mask", "n_lsb", "outputs", "previous")
-
-    def __init__(self, inputs: int, outputs: int, data_width: int, index_width: int = 32):
-        super().__init__(inputs)
-        if inputs != 2:
-            raise ValueError(f"variance_join needs two inputs, not {inputs}")
-        self.outputs = outputs
-        self.n_lsb = variance_fields(index_width)["n"][0]
-        self.index_mask = (1 << index_width) - 1
-        self.previous = 0
-
-    def compute(self, index: int, payload: int, last: bool) -> tuple[int, list[bool]]:
-        n = (index - self.previous) & self.index_mask
-        self.previous = index
-        return payload | n << self.n_lsb, [True] * self.outputs
-
-
-#: Kernel name -> factory ``(inputs, outputs, data_width, **params) -> kernel``.
-KERNELS: dict[str, Callable] = {
-    "random_filter": RandomFilter,
-    "variance_source": VarianceSource,
-    "variance_mean": VarianceMean,
-    "variance_mean_sq": VarianceMeanSq,
-    "variance_join": VarianceJoin,
-}
-
-
-def make_kernel(name: str | None, params, inputs: int, outputs: int, data_width: int, index_width: int = 32):
-    """The kernel of a node; ``None`` is ``random_filter`` with rate 0 (docs/architecture.md).
-
-    Parameters
-    ----------
-    name : str or None
-        Kernel name from :data:`KERNELS`.
-    params : Mapping
-        Kernel parameters (``rate``, ``seed`` for ``random_filter``).
-    inputs, outputs : int
-        Input edges; outputs (1 for a sink).
-    data_width, index_width : int
-        Payload bits (of the kernels that do not fix their own); index bits.
-    """
-    if name is None:
-        return RandomFilter(inputs, outputs, data_width, index_width)
-    try:
-        factory = KERNELS[name]
-    except KeyError:
-        raise ValueError(f"Kernel must be one of {', '.join(sorted(KERNELS))}, not {name!r}") from None
-    try:
-        return factory(inputs, outputs, data_width, index_width, **kernel_params(name, params))
-    except TypeError as exc:
-        raise ValueError(f"Bad parameters {dict(params)!r} for kernel {name!r}: {exc}") from None
+    module, _, attribute = BUILTIN[kernel_label(kernel)].golden.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -29,8 +29,6 @@ class Link:
         Credit mode: the edge has a control channel.
     track_visible : bool
         Non-Propagation/Naive (002 Alg. 5): ``LastOutputIndex`` follows what is made visible.
-    shift : int
-        Where the receiving kernel places this edge's payloads (:func:`sfdf.gen.kernels.input_shift`).
     live_credit : bool
         Live credit: the control channel's dummy waits in the heartbeat register (:class:`.channels.ControlChannel`).
 
@@ -56,10 +54,9 @@ class Link:
 
     __slots__ = ("name", "position", "data", "control", "src", "dst", "scb", "rcb", "borrowed", "last_sent",
                  "last_recv", "last_output", "interval", "threshold", "track_visible", "bicomp",
-                 "flush_oracle", "data_mask", "shift") + COUNTERS
+                 "flush_oracle") + COUNTERS
 
-    def __init__(self, edge, position: int, credit: bool, track_visible: bool, shift: int = 0,
-                 live_credit: bool = False):
+    def __init__(self, edge, position: int, credit: bool, track_visible: bool, live_credit: bool = False):
         self.name = edge.name
         self.position = position
         self.data = DataChannel(edge.capacity, edge.output_buffer)
@@ -71,8 +68,6 @@ class Link:
         self.track_visible = track_visible
         self.bicomp = 0
         self.flush_oracle = None
-        self.data_mask = (1 << edge.width) - 1
-        self.shift = shift
         for counter in COUNTERS:
             setattr(self, counter, 0)
 

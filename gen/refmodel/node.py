@@ -240,17 +240,18 @@ class NodeSim:
         self.position = i
         self.computations += 1
         messages = self.frame_ends.get(i, ())
-        payload, emits = self._decide(i, words[i - 1], bool(messages))
+        values, emits = self._decide(i, [words[i - 1]], bool(messages))
         if self.log is not None:
-            self._log(i, payload, emits, messages)
-        self._emit(i, payload, emits, messages, None)
+            self._log(i, values, emits, messages)
+        self._emit(i, values, emits, messages, None)
         self._decided()
         return True
 
-    def _compute(self, i: int, present: bool, payload: int, flags, arrived) -> None:
-        """Compute index ``i``, then deliver the user messages ``arrived`` with its tokens.
+    def _compute(self, i: int, present: bool, values: list, flags, arrived) -> None:
+        """Compute index ``i`` from the inputs' ``values`` (``None`` where absent), then deliver the user
+        messages ``arrived`` with its tokens.
 
-        With no payload present it is a null computation (no kernel call). ``flags`` is what the
+        With no value present it is a null computation (no kernel call). ``flags`` is what the
         protocol needs from the consumed tokens (Propagation: the dummies' biconnected components).
         ``arrived`` lists ``(port, messages)`` of the consumed tokens carrying in-band messages
         (None if none did); what the kernel forwards is sent after computation ``i``.
@@ -260,28 +261,30 @@ class NodeSim:
         if not self.outputs and self.watermark is not None:
             self.watermark.moved()
         if present:
-            payload, emits = self._decide(i, payload, False)
+            values, emits = self._decide(i, values, False)
         else:
             emits = None
         messages = self._release(arrived) if arrived else ()
         if self.log is not None:
-            self._log(i, payload, emits, messages)
-        self._emit(i, payload, emits, messages, flags)
+            self._log(i, values, emits, messages)
+        self._emit(i, values, emits, messages, flags)
         self._decided()
 
-    def _decide(self, i: int, payload: int, last: bool) -> tuple[int, list[bool]]:
-        payload, emits = self.kernel.compute(i, payload, last)
+    def _decide(self, i: int, values: list, last: bool) -> tuple[list, list[bool]]:
+        """The kernel's outputs at index ``i``; the filter oracle may override its emits (forcing out a
+        token the kernel filtered sends 0)."""
+        values, emits = self.kernel.compute(i, values, last)
         oracle = self.filter_oracle
         if oracle is not None:
             for j, output in enumerate(self.output_names):
                 verdict = oracle(self.name, output, i)
                 if verdict is not None:
                     emits[j] = verdict
-        return payload, emits
+        return values, emits
 
-    def _log(self, i, payload, emits, messages) -> None:
+    def _log(self, i, values, emits, messages) -> None:
         if emits is not None and emits[0]:
-            self.log.append(("data", i, payload))
+            self.log.append(("data", i, values[0]))
         for message in messages:
             self.log.append(("control", message))
 

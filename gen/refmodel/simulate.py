@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..analysis.control import watermark
-from ..kernels import input_shift
 from ..model import AUTO
 from .blocking import blocking_cycle, channel_states
 from .credit import CreditNode
@@ -200,10 +199,7 @@ def _build(network, sources, sched, filter_oracle, flush_oracle, cycles, depth) 
     """The links (spec order) and nodes (topological order) of a run."""
     credit = network.mode == "credit"
     propagation = not credit and network.dummy_algorithm == "propagation"
-    by_name = network.node_by_name
-    links = [Link(e, p, credit, not credit and not propagation,
-                  input_shift(by_name[e.dst].kernel, by_name[e.src].kernel, network.index_width),
-                  live_credit=credit and network.live_credit)
+    links = [Link(e, p, credit, not credit and not propagation, live_credit=credit and network.live_credit)
              for p, e in enumerate(network.edges)]
     if propagation:
         components = cycles.components
@@ -219,11 +215,9 @@ def _build(network, sources, sched, filter_oracle, flush_oracle, cycles, depth) 
     for rank, name in enumerate(network.topological_order()):
         ins = [link for link, e in zip(links, network.edges) if e.dst == name]
         outs = [link for link, e in zip(links, network.edges) if e.src == name]
-        spec = by_name[name]
         words, ends = sources.get(name, (None, None))
         node = cls(name, rank, ins, outs,
-                   make_kernel(spec.kernel, spec.params, len(ins), max(1, len(outs)), network.data_width,
-                               network.index_width),
+                   make_kernel(network, name),
                    words=words, frame_ends=ends, log=None if outs else [], filter_oracle=filter_oracle,
                    depth=depth, **options)
         node.ready = sched.add

@@ -397,7 +397,9 @@ def cosim(args) -> int:
     results = run.results
     print(f"{network.name}: model {'DEADLOCKED on ' + ' -> '.join(run.blocking_cycle) if run.model_deadlocked else 'completed'}"
           f"; RTL {'passed' if results.passed else 'FAILED'} ({results.summary(0).splitlines()[0]})")
-    for name in results.failed:
+    for violation in results.violations:
+        print(f"RTL contract violation: {violation}")
+    for name in results.failed if not results.violations else ():
         message = results.tests[name].message or ""
         print(("RTL deadlock: " if "deadlock" in message else "RTL mismatch: ") + message)
     if results.waves:
