@@ -237,7 +237,14 @@ def build_manifest(network, top) -> dict:
         "ports": ports, "nodes": nodes, "edges": edges,
         "flush_ports": {e: f"flush_{e}" for e in plan.flush_edges},
         "kernel_sources": kernel_sources(network),
+        "contract_violation": contract_promises(network),
     }
+
+
+def contract_promises(network) -> list[str]:
+    """The nodes whose user kernels promise ``may_filter = false``, in node order: the bits of the top's
+    ``contract_violation`` output (:class:`sfdf.hdl.top.NetworkTop`)."""
+    return [node.name for node in network.nodes if isinstance(node.kernel, UserKernel) and node.may_filter is False]
 
 
 def kernel_name(kernel) -> str:

@@ -149,6 +149,8 @@ class SFDFNode(wiring.Component):
             members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
             members["o_beat"] = Out(stream.Signature(beat_layout(self.fw, self.out_width)))
+        if self._user and not plan.may_filter:
+            members["o_violation"] = Out(1)
         super().__init__(members)
 
     def _inputs(self, m):
@@ -492,7 +494,7 @@ class SFDFNode(wiring.Component):
         """The user kernel's output beats, each queued per output until its computation is emitted; returns
         ``(there, emits, values)``: the head computation's results are in (or it needs none), and per output
         whether it emits and what. A kernel that promised ``may_filter = false`` and does not emit trips an
-        assertion in simulation (docs/kernels.md)."""
+        assertion in simulation and sets ``o_violation`` for good (docs/kernels.md)."""
         outputs = [name for name, member in kernel.signature.members.items() if member.flow == Out]
         capacity = DECIDED + self.plan.latency
         queues, emits, values = [], [], []
@@ -510,6 +512,8 @@ class SFDFNode(wiring.Component):
                     m.d.sync += Assert(queue.o_stream.payload.emit,
                                        f'{VIOLATION}node "{self.plan.name}": its kernel filtered on {name}, but '
                                        "declares may_filter = false (docs/kernels.md)\n")
+                    with m.If(~queue.o_stream.payload.emit):
+                        m.d.sync += self.o_violation.eq(1)  # sticky: the top's contract_violation bit
         there = Signal()
         m.d.comb += there.eq(~head.kernel | Cat(*(q.valid for q in queues)).all())
         return there, emits, values

@@ -14,10 +14,10 @@ heartbeat register; in-band (:class:`sfdf.hdl.links.InbandEdge`) it is one ``Dat
 
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In
+from amaranth.lib.wiring import In, Out
 
 from .links import CreditEdge, InbandEdge
-from .manifest import BeatKind, port_members
+from .manifest import BeatKind, contract_promises, port_members
 from .node import SFDFNode
 from .plan import plan as network_plan
 from .single_stage import SingleStageNode
@@ -51,6 +51,10 @@ class NetworkTop(wiring.Component):
     flush_<edge> : In(1)
         Only with flush ports (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
+    contract_violation : Out(len(promises))
+        Where user kernels declare ``may_filter = false`` (:func:`sfdf.hdl.manifest.contract_promises`, the
+        bits in that order): bit ``k`` rises for good when node ``promises[k]``'s kernel filtered
+        (docs/kernels.md); the cosim and the fast device stop there and name the node.
 
     Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`), ``watermark`` (live credit with
     heartbeats everywhere: :class:`sfdf.hdl.watermark.Watermark`, whose least sink position holds the
@@ -67,6 +71,9 @@ class NetworkTop(wiring.Component):
         self.plan = plan if plan is not None else network_plan(network, flush_ports=flush_ports)
         self.flush_edges = self.plan.flush_edges
         members = port_members(network)
+        self.promises = contract_promises(network)
+        if self.promises:  # sticky, one bit per node whose kernel promised never to filter
+            members["contract_violation"] = Out(len(self.promises))
         for name in self.flush_edges:
             if f"flush_{name}" in members:
                 raise ValueError(f"Node name flush_{name} collides with the flush port of edge {name}")
@@ -95,6 +102,8 @@ class NetworkTop(wiring.Component):
             low = m.submodules.watermark = Watermark(sinks=len(net.sinks), index_width=plan.index_width)
             m.d.comb += [low.i_positions[k].eq(nodes[v].o_position) for k, v in enumerate(net.sinks)]
             m.d.comb += [nodes[s].i_watermark.eq(low.o_low) for s in net.sources]
+        for k, name in enumerate(self.promises):
+            m.d.comb += self.contract_violation[k].eq(nodes[name].o_violation)
         for s in net.sources:
             axis, word = getattr(self, s), nodes[s].i_word
             m.d.comb += [

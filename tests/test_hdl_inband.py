@@ -115,7 +115,7 @@ def model_run(plan, *, ob, interval, algorithm, mask):
         if i is None:
             node._emit_end(messages)
         else:
-            node._emit(i, value, [emit], messages, {0} if bits & mask else None)
+            node._emit(i, [value], [emit], messages, {0} if bits & mask else None)
         while node.pending:
             action = node.pending.popleft()
             action[0](node, action)

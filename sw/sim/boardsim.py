@@ -77,9 +77,10 @@ __all__ = ["LIBRARY", "BoardDir", "BoardSim", "PtyBoard", "SimTransport", "board
 
 LIBRARY = "libboardsim.so"
 HARNESS = Path(__file__).with_name("templates") / "boardsim.cpp"
-#: Verilator: two-state, no timing; cell libraries warn about much that does not matter here.
-VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal", "-Wno-lint",
-                   "-Wno-style", "-O3", "--autoflush")
+#: Verilator: two-state, no timing, no assertions (one would end the process); cell libraries warn about
+#: much that does not matter here.
+VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "--no-assert", "-Wno-fatal",
+                   "-Wno-lint", "-Wno-style", "-O3", "--autoflush")
 CXX_FLAGS = ("-O2", "-fPIC")
 
 

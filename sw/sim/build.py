@@ -38,10 +38,11 @@ from .harness import WRAPPER, FastSimError, harness_source, load_manifest, wrapp
 __all__ = ["FLAGS", "LIBRARY", "TRAINING_CYCLES", "build", "build_key"]
 
 #: Verilator arguments: two-state X handling for speed (the generated Verilog resets every register),
-#: no timing (it has no delays), warnings kept out of the way (the cocotb lane lints the Verilog;
-#: ``build.log`` keeps them).
-VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal", "-Wno-WIDTH",
-                   "-O3")
+#: no timing (it has no delays), no assertions (one would end the process; a kernel's broken promise
+#: stops a run through the network's ``contract_violation`` output instead), warnings kept out of the
+#: way (the cocotb lane lints the Verilog; ``build.log`` keeps them).
+VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "--no-assert", "-Wno-fatal",
+                   "-Wno-WIDTH", "-O3")
 #: C++ flags: speed first (the model is built once per design and cached); position-independent code,
 #: as the model and Verilator's run-time library are linked into one shared library, without the cost
 #: of position independence: no interposition, so GCC inlines Verilator's small evaluation functions
@@ -113,7 +114,7 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
         Verilator, the compiler or the training run failed; the message ends with the tail of ``build.log``.
     """
     manifest = load_manifest(manifest)
-    text = Path(verilog).read_bytes()
+    text = Path(verilog).read_bytes() + kernel_verilog(verilog, manifest)
     harness = harness_source(manifest) + wrapper_source(manifest) + ("pgo" if pgo else "")
     # a finished build needs no compiler (a Spark executor opening a shipped one)
     folder = BuildCache(build_dir).held_build(
@@ -121,6 +122,19 @@ def build(verilog: str | os.PathLike, manifest: Mapping | str | os.PathLike,
         lambda folder: _compile(folder, find_toolchain(), manifest, text, jobs, pgo),
         f"{manifest['top']}: fast harness")
     return folder / LIBRARY
+
+
+def kernel_verilog(verilog: str | os.PathLike, manifest: Mapping) -> bytes:
+    """The user kernels' Verilog files (the manifest's ``kernel_sources``) beside ``verilog``, one after the other,
+    compiled with the network (docs/kernels.md)."""
+    text = b""
+    for name in manifest.get("kernel_sources", ()):
+        path = Path(verilog).with_name(name)
+        if not path.is_file():
+            raise FastSimError(f"{manifest['top']}: the kernel file {name} is not beside {verilog}; generate the "
+                               "folder again (sfdf generate copies a Verilog kernel's file there)")
+        text += b"\n" + path.read_bytes()
+    return text
 
 
 def _compile(folder: Path, toolchain: Toolchain, manifest: dict, verilog: bytes, jobs: int | None,

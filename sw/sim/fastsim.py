@@ -17,6 +17,7 @@ training runs a :class:`FastSim`.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,7 +29,7 @@ from sfdf.hdl.manifest import Port
 
 from .harness import FastSimError, harness_ports, load_manifest, record_bytes, signature
 
-__all__ = ["Beat", "FastSim", "FastSimError", "RunResult", "split_records"]
+__all__ = ["Beat", "ContractViolation", "FastSim", "FastSimError", "RunResult", "split_records"]
 
 #: What ``fs_frame_end_cycle`` answers for a frame not ended yet.
 _NOT_YET = (1 << 64) - 1
@@ -41,6 +42,11 @@ class Beat(NamedTuple):
     tuser: int
     tlast: bool
     cycle: int
+
+
+class ContractViolation(FastSimError):
+    """A user kernel broke its contract on the device (the network's ``contract_violation`` output): names the
+    node (docs/kernels.md)."""
 
 
 class RunResult(NamedTuple):
@@ -136,6 +142,11 @@ class FastSim:
         beats in all (``"target"``, when > 0) or no port moved for ``idle_cycles`` cycles (``"idle"``)."""
         reason = ctypes.c_int(0)
         cycles = self._lib.fs_run(self._live(), max_cycles, until_messages, idle_cycles, ctypes.byref(reason))
+        if reason.value == 3:
+            bits = self._lib.fs_violation(self._live())
+            nodes = [name for k, name in enumerate(self.manifest.get("contract_violation", ())) if bits >> k & 1]
+            raise ContractViolation(f"contract violation: {', '.join(f'node {json.dumps(n)}' for n in nodes)}: its "
+                                    "kernel filtered a token, but declares may_filter = false (docs/kernels.md)")
         return RunResult(cycles, ("budget", "target", "idle")[reason.value])
 
     # -- results ---------------------------------------------------------------------------------
@@ -246,6 +257,7 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.fs_read.restype, lib.fs_read.argtypes = u64, [ptr, cint, ctypes.c_char_p, u64]
     lib.fs_counters.restype, lib.fs_counters.argtypes = None, [ptr, ctypes.POINTER(u64)]
     lib.fs_frame_end_cycle.restype, lib.fs_frame_end_cycle.argtypes = u64, [ptr, cint, u64]
+    lib.fs_violation.restype, lib.fs_violation.argtypes = u64, [ptr]
     lib.fs_set_pause.restype = cint
     lib.fs_set_pause.argtypes = [ptr, cint, cint, ctypes.c_uint32, ctypes.c_uint32]
     _LIBRARIES[path] = lib

@@ -95,6 +95,7 @@ def harness_source(manifest: Mapping) -> str:
         f"constexpr size_t RECORD_BYTES[N_SINKS] = {{{', '.join(str(record_bytes(p)) for p in sinks)}}};",
         f"constexpr unsigned KIND_MESSAGE = {message}, KIND_EOS = {eos};",
         f"const char* const SIGNATURE = {json.dumps(signature(manifest))};",
+        _violation_code(len(manifest.get("contract_violation", ()))),
     ]
     ports, zero, ready = [], [], []
     for i, p in enumerate(sources):
@@ -199,6 +200,8 @@ def wrapper_source(manifest: Mapping) -> str:
 
     for name in sorted(manifest.get("flush_ports", {}).values()):  # verification-only inputs: never flush
         connect.append(f".{name}(1'b0)")
+    if manifest.get("contract_violation"):  # the kernels' broken promises, which stop a run
+        output("contract_violation", len(manifest["contract_violation"]))
 
     for p in sources:
         registered(f"{p.name}_tdata", p.tdata_width)
@@ -222,6 +225,13 @@ def wrapper_source(manifest: Mapping) -> str:
             + "".join(f"  {r}\n" for r in regs)
             + "  always @(posedge clk) begin\n" + "".join(f"    {a}\n" for a in always) + "  end\n"
             + f"  {manifest['top']} network (\n    " + f",{nl}    ".join(connect) + "\n  );\nendmodule\n")
+
+
+def _violation_code(bits: int) -> str:
+    """``violation(top)``: the network's ``contract_violation`` bits (the first 64), 0 without the port."""
+    value = "0" if not bits else "top->contract_violation" if bits <= 64 else \
+        "(uint64_t(top->contract_violation[1]) << 32 | top->contract_violation[0])"
+    return f"inline uint64_t violation(const Vfs* top) {{ (void)top; return {value}; }}"
 
 
 def _indent(text: str, spaces: int) -> str:

@@ -213,8 +213,9 @@ FS_API int fs_push(void* handle, int source, const uint8_t* words, const uint8_t
 }
 
 // Run up to max_cycles cycles. Stops early when messages > 0 and every sink has delivered at least
-// that many message beats in all (reason 1), or when idle_cycles > 0 and no port moved for that many
-// cycles (reason 2); reason 0 is the budget. Returns the cycles run.
+// that many message beats in all (reason 1), when idle_cycles > 0 and no port moved for that many
+// cycles (reason 2), or when a kernel broke its contract (reason 3: the network's contract_violation
+// output, docs/kernels.md); reason 0 is the budget. Returns the cycles run.
 FS_API uint64_t fs_run(void* handle, uint64_t max_cycles, uint64_t messages, uint64_t idle_cycles, int* reason) {
     Sim* s = static_cast<Sim*>(handle);
     *reason = 0;
@@ -232,9 +233,16 @@ FS_API uint64_t fs_run(void* handle, uint64_t max_cycles, uint64_t messages, uin
             *reason = 2;
             break;
         }
+        if (violation(s->top)) {
+            *reason = 3;
+            break;
+        }
     }
     return s->cycles - start;
 }
+
+// The network's contract_violation bits (the first 64; 0 without the port): which promising kernels filtered.
+FS_API uint64_t fs_violation(void* handle) { return violation(static_cast<Sim*>(handle)->top); }
 
 // Beats waiting at sink port `sink`.
 FS_API uint64_t fs_available(void* handle, int sink) {
