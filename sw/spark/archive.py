@@ -6,8 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
+from sfdf.gen.contract import UserKernel
 from sfdf.gen.errors import UserError
 from sfdf.hdl.buildcache import FASTSIM_DIR
 from sfdf.hdl.manifest import read_manifest
@@ -15,7 +17,7 @@ from sfdf.hdl.manifest import read_manifest
 from .boards import DeviceChoice
 from .config import SIM, Job
 
-__all__ = ["prepare"]
+__all__ = ["GOLDENS", "golden_files", "prepare", "shipped_network"]
 
 
 def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, kill_after: int | None = None,
@@ -59,8 +61,10 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, k
         library = build(v_path, manifest, Path(build_dir or FASTSIM_DIR))
         harness = Path(work_dir) / f"sfdf-harness-{library.parent.name}.tar.gz"
         with tarfile.open(harness, "w:gz") as archive:  # what an executor needs, nothing of the build's objects
-            for path in (v_path, j_path):
+            for path in (v_path, j_path, *(v_path.with_name(name) for name in manifest["kernel_sources"])):
                 archive.add(path, f"rtl/{path.name}")
+            for path in golden_files(report.network):
+                archive.add(path, f"{GOLDENS}/{path.name}")
             for path in sorted(library.parent.iterdir()):
                 if path.is_file() and path.name != BuildCache.LOCK:
                     archive.add(path, f"fastsim/{library.parent.name}/{path.name}")
@@ -69,6 +73,34 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, k
     return Job(str(harness.resolve()), f"rtl/{j_path.name}", report.network,
                len(sinks) == 1 and sinks[0].kernel == "variance_join", source.tdata_width,
                timeout_cycles, kill_after, device)
+
+
+#: Where the archive keeps the user kernels' goldens (the modules beside the spec), for the model's checks.
+GOLDENS = "goldens"
+
+
+def golden_files(network) -> list[Path]:
+    """The modules (or packages) beside the spec that the network's user kernels' goldens name: an executor on
+    another machine imports them from its unpacked archive (:func:`shipped_network`)."""
+    files = []
+    for node in network.nodes:
+        if isinstance(node.kernel, UserKernel):
+            top = node.kernel.golden.partition(":")[0].split(".")[0]
+            for path in (Path(node.kernel.folder, f"{top}.py"), Path(node.kernel.folder, top)):
+                if path.exists() and path not in files:
+                    files.append(path)
+    return files
+
+
+def shipped_network(network, root: Path):
+    """``network`` with its user kernels' goldens looked up in the unpacked archive ``root`` (where
+    :func:`prepare` put them), so the model's checks run on any executor."""
+    folder = root / GOLDENS
+    if not folder.is_dir():
+        return network
+    nodes = tuple(replace(n, kernel=replace(n.kernel, folder=str(folder))) if isinstance(n.kernel, UserKernel) else n
+                  for n in network.nodes)
+    return replace(network, nodes=nodes)
 
 
 def _board_files(spec, manifest: dict, board_dir) -> list[Path]:

@@ -64,7 +64,7 @@ def process_partition(job: Job, batches):
     types = {"long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(), "string": pa.string()}
     schema = pa.schema([(name, types[kind]) for name, kind in job.columns])
     kill_at = job.kill_after if job.kill_after is not None and _first_attempt_of_partition_zero() else None
-    checker = None if job.variance else ModelChecker(job.network)
+    checker = None if job.variance else ModelChecker(_network_of(job))
     device = None
     sent = 0
     held: list[dict] = []  # non-variance rows wait for the model run over the whole partition
@@ -115,6 +115,15 @@ def process_partition(job: Job, batches):
     finally:
         if device is not None:
             device.close()
+
+
+def _network_of(job: Job):
+    """The job's network, its user kernels' goldens imported from the shipped archive where it holds them."""
+    from pyspark import SparkFiles
+
+    from .archive import shipped_network
+
+    return shipped_network(job.network, Path(SparkFiles.get(job.shipped)))
 
 
 def _row(job: Job, frame_id, pixels, *, error=None, cycles=None) -> dict:
