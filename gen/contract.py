@@ -24,8 +24,8 @@ from pathlib import Path
 from sfdf.gen.errors import SpecError
 from sfdf.gen.kernels import BUILTIN, kernel_input_width, kernel_output_width
 
-__all__ = ["LANGUAGES", "KernelPorts", "UserKernel", "builtin_filter_problem", "filter_problem", "kernel_features",
-           "kernel_label", "kernel_ports", "load_golden_class", "make_golden", "may_filter"]
+__all__ = ["LANGUAGES", "KernelPorts", "UserKernel", "builtin_filter_problem", "filter_problem", "golden_files",
+           "kernel_features", "kernel_label", "kernel_ports", "load_golden_class", "make_golden", "may_filter"]
 
 #: A user kernel's hardware: the spec key that names it.
 LANGUAGES = ("verilog", "amaranth")
@@ -147,6 +147,19 @@ def may_filter(node) -> bool:
 
 
 # -- goldens ------------------------------------------------------------------------------------------------
+
+def golden_files(network) -> list[Path]:
+    """The modules (or packages) beside the spec that the network's user kernels' goldens name: what a copy of
+    the spec elsewhere needs beside it (``sfdf build`` copies them into its folder, the Spark job ships them)."""
+    files = []
+    for node in network.nodes:
+        if isinstance(node.kernel, UserKernel):
+            top = node.kernel.golden.partition(":")[0].split(".")[0]
+            for path in (Path(node.kernel.folder, f"{top}.py"), Path(node.kernel.folder, top)):
+                if path.exists() and path not in files:
+                    files.append(path)
+    return files
+
 
 def _import(module: str, folder: str):
     """Import ``module``, looking in ``folder`` (the spec's) first."""

@@ -204,6 +204,7 @@ class _Parser:
         self.check_kernel_inputs(net, doc.get("node"))
         self.check_filtering(net, doc.get("node"))
         self.check_last(net, doc.get("node"))
+        self.check_kernel_modules(net, doc.get("node"))
         self.check_offers(net, doc.get("node"))
         self.check_single_stage(net, doc.get("node"))
         return net
@@ -582,6 +583,33 @@ class _Parser:
             raise self.error(f"{label}.{field}", f"{what}, but [network] filtering = false promises that no "
                              "node ever filters", f"{fix + ', or ' if fix else ''}set filtering = true in [network]",
                              line)
+
+    def check_kernel_modules(self, net: Network, tables) -> None:
+        """Verilog kernels share the generated design's name space: a module is not the network's (its top
+        module), one name is one file, and the files ``generate`` copies side by side have distinct names."""
+        modules: dict[str, tuple[str, int]] = {}
+        names: dict[str, tuple[str, int]] = {}
+        for index, node in enumerate(net.nodes):
+            kernel = node.kernel
+            if not isinstance(kernel, UserKernel) or kernel.language != "verilog":
+                continue
+            label = f"{item_label('node', index, tables[index])}.kernel.module"
+            line = self.lines.find("node", index, ("kernel",))
+            if kernel.module.lower() in (net.name.lower(), *VERILOG_KEYWORDS):
+                what = "the network's name, which names the generated top module" \
+                    if kernel.module.lower() == net.name.lower() else "a Verilog keyword"
+                raise self.error(label, f"{_show(kernel.module)} is {what}", "rename the module (or the network)", line)
+            seen = modules.setdefault(kernel.module, (kernel.file, index))
+            if seen[0] != kernel.file:
+                raise self.error(label, f"{_show(kernel.module)} is also the module of node[{seen[1]}] from another "
+                                 "file", "give different modules different names", line)
+            base = Path(kernel.file).name
+            other = names.setdefault(base, (kernel.file, index))
+            if other[0] != kernel.file:
+                raise self.error(f"{item_label('node', index, tables[index])}.kernel.verilog",
+                                 f"{base} is also the name of node[{other[1]}]'s file, from another folder, and "
+                                 "generate copies both beside the network's Verilog", "rename one of the files",
+                                 line)
 
     def check_last(self, net: Network, tables) -> None:
         """``last = true`` gives a source's kernel its words' ``tlast``: elsewhere there is none to give."""

@@ -27,9 +27,10 @@ from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Shape
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.contract import UserKernel
 from sfdf.gen.errors import UserError
 
-__all__ = ["VIOLATION", "VerilogKernel", "contract_members", "make_user_kernel", "verilog_ports"]
+__all__ = ["VIOLATION", "VerilogKernel", "check_user_kernels", "contract_members", "make_user_kernel", "verilog_ports"]
 
 #: How the generated hardware's simulation-time checks of the contract begin their message (an assertion
 #: that stops the simulation: cosim, the fast device).
@@ -111,14 +112,16 @@ def _yosys_ports(file: str, mtime: float, module: str, params: tuple) -> dict | 
     """``{port: (direction, width)}`` of ``module`` in ``file`` with ``params``, from Yosys; or the reason it failed."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder, "ports.json")
+        shutil.copyfile(file, Path(folder, "kernel.v"))  # YoWASP reads and writes below its working folder only
         chparam = "".join(f"chparam -set {key} {json.dumps(value) if isinstance(value, str) else int(value)} "
                           f"{module}; " for key, value in params)
-        script = (f"read_verilog -sv {json.dumps(file)}; {chparam}hierarchy -top {module}; proc; "
-                  f"write_json {out.name}")  # YoWASP writes below its working folder
+        script = f"read_verilog -sv kernel.v; {chparam}hierarchy -top {module}; proc; write_json {out.name}"
         run = subprocess.run([_yosys(), "-q", "-p", script], capture_output=True, text=True, check=False, cwd=folder)
         if run.returncode or not out.is_file():
             lines = [line for line in (run.stdout + run.stderr).splitlines() if "ERROR" in line]
-            return lines[0].strip() if lines else "Yosys could not read it"
+            if any(f"Module `{module}' not found" in line for line in lines):
+                return f"it has no module {module}"
+            return lines[0].strip().replace("kernel.v", Path(file).name) if lines else "Yosys could not read it"
         netlist = json.loads(out.read_text())
     found = netlist["modules"].get(module)
     if found is None:
@@ -213,6 +216,15 @@ def _amaranth_class(kernel, where: tuple[str, str]):
         raise UserError(file, f'node "{node}".kernel.amaranth', f"{module} has no {attribute}",
                         f'name the kernel as "{module}:<Class>"')
     return cls
+
+
+def check_user_kernels(plan) -> None:
+    """Check every user kernel of ``plan`` (:class:`sfdf.hdl.plan.NetworkPlan`) against its node's edges before
+    anything is elaborated (:func:`make_user_kernel`), so a mistake is its one line and nothing else."""
+    for node in plan.nodes.values():
+        if isinstance(node.kernel, UserKernel):
+            kernel = make_user_kernel(node, node.source)
+            kernel._MustUse__silence = True  # made to be checked, not elaborated
 
 
 def make_user_kernel(plan, file: str = "<memory>"):

@@ -15,6 +15,7 @@ from sfdf.gen.contract import UserKernel
 from sfdf.gen.errors import UserError
 
 from .axis import axis_verilog
+from .contract import check_user_kernels
 from .lint import verilator_config
 from .manifest import write_manifest
 from .plan import plan
@@ -63,7 +64,9 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
         raise UnsafeNetwork(report)
     resolved = report.network
     _check_ports(resolved)
-    top = NetworkTop(resolved, plan=plan(resolved, platform, flush_ports=flush_ports))
+    planned = plan(resolved, platform, flush_ports=flush_ports)
+    check_user_kernels(planned)
+    top = NetworkTop(resolved, plan=planned)
     verilog = axis_verilog(top, name=resolved.name, emit_src=False, platform=platform)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)

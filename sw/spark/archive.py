@@ -9,7 +9,7 @@ import tarfile
 from dataclasses import replace
 from pathlib import Path
 
-from sfdf.gen.contract import UserKernel
+from sfdf.gen.contract import UserKernel, golden_files
 from sfdf.gen.errors import UserError
 from sfdf.hdl.buildcache import FASTSIM_DIR
 from sfdf.hdl.manifest import read_manifest
@@ -17,7 +17,7 @@ from sfdf.hdl.manifest import read_manifest
 from .boards import DeviceChoice
 from .config import SIM, Job
 
-__all__ = ["GOLDENS", "golden_files", "prepare", "shipped_network"]
+__all__ = ["GOLDENS", "prepare", "shipped_network"]
 
 
 def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, kill_after: int | None = None,
@@ -77,19 +77,6 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, k
 
 #: Where the archive keeps the user kernels' goldens (the modules beside the spec), for the model's checks.
 GOLDENS = "goldens"
-
-
-def golden_files(network) -> list[Path]:
-    """The modules (or packages) beside the spec that the network's user kernels' goldens name: an executor on
-    another machine imports them from its unpacked archive (:func:`shipped_network`)."""
-    files = []
-    for node in network.nodes:
-        if isinstance(node.kernel, UserKernel):
-            top = node.kernel.golden.partition(":")[0].split(".")[0]
-            for path in (Path(node.kernel.folder, f"{top}.py"), Path(node.kernel.folder, top)):
-                if path.exists() and path not in files:
-                    files.append(path)
-    return files
 
 
 def shipped_network(network, root: Path):
