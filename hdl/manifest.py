@@ -34,6 +34,7 @@ from sfdf.gen.kernels import (
 
 from .axis import AxisSignature, axis_ports
 from .channels import lutram_rows
+from .kernels import KERNEL_INPUT_CYCLES
 
 __all__ = [
     "BeatKind", "Field", "Manifest", "ManifestError", "Port", "build_manifest", "port_members",
@@ -272,7 +273,9 @@ def _contract(node) -> dict:
         "kind": kernel.language if user else "builtin",
         "module": kernel.module if user else kernel_name(kernel),
         "golden": kernel.golden if user else BUILTIN[kernel_name(kernel)].golden,
-        "latency": node.latency, "may_filter": node.may_filter, "features": dict(node.features),
+        # the kernel's own cycles; the node's adds the register that offers a user kernel its beats
+        "latency": node.latency - KERNEL_INPUT_CYCLES * user, "node_latency": node.latency,
+        "may_filter": node.may_filter, "features": dict(node.features),
         "inputs": [[name, width] for name, width in node.ports.inputs],
         "outputs": [[name, width] for name, width in node.ports.outputs],
     }

@@ -155,9 +155,11 @@ def test_a_killed_device_is_retried_and_nothing_doubles(spark, frames, tmp_path)
 
 
 def test_other_specs_are_checked_against_the_model(spark, tmp_path):
-    words = [(k, np.random.default_rng(k).integers(0, 1 << 16, 1 + k % 7)) for k in range(60)]
+    """A network of user kernels (examples/kernels/hillas.toml: Verilog, Amaranth, and their goldens), each
+    frame's results against the goldens' reference model."""
+    words = [(k, np.random.default_rng(k).integers(0, 1 << 9, 1 + k % 70)) for k in range(60)]
     write_frames(words, tmp_path / "in")
-    summary = run_job("examples/diamond.toml", tmp_path / "in", tmp_path / "out", spark=spark, partitions=2)
+    summary = run_job("examples/kernels/hillas.toml", tmp_path / "in", tmp_path / "out", spark=spark, partitions=2)
     assert (summary["frames"], summary["checked"], summary["mismatches"]) == (60, 60, 0)
     shutil.rmtree(tmp_path / "out")
 

@@ -1,0 +1,161 @@
+"""Your own kernels in the cocotb lane and on the fast device (docs/kernels.md): the RTL against the reference
+model that runs the goldens, token by token, with filtering, back-pressure and reconvergent paths; a wrong
+golden stopped at its first token; a kernel that breaks its ``may_filter = false`` promise named."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sfdf.cosim.network import run_network
+from sfdf.gen.spec import load_spec
+
+pytestmark = pytest.mark.cosim
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+
+#: A diamond of stalling kernels: a -> b (x3, filters multiples of 5) and a -> c (x7) meet at d (their sum,
+#: filtering multiples of 4): a reconvergent path whose kernels refuse and hold beats at random.
+DIAMOND = """[network]
+name = "stalls"
+data_width = 16
+
+[[node]]
+name = "a"
+
+[[node]]
+name = "b"
+kernel = {{ amaranth = "stall:Stall", golden = "stall:{golden}" }}
+params = {{ K = 3, DROP = 5 }}
+latency = 2
+
+[[node]]
+name = "c"
+kernel = {{ amaranth = "stall:Stall", golden = "stall:StallGolden" }}
+params = {{ K = 7 }}
+latency = 2
+
+[[node]]
+name = "d"
+kernel = {{ amaranth = "stall:Stall", golden = "stall:StallGolden" }}
+params = {{ DROP = 4, INPUTS = "i_b_d,i_c_d" }}
+latency = 2
+
+[[edge]]
+from = "a"
+to = "b"
+capacity = 4
+
+[[edge]]
+from = "a"
+to = "c"
+capacity = 4
+
+[[edge]]
+from = "b"
+to = "d"
+capacity = 4
+
+[[edge]]
+from = "c"
+to = "d"
+capacity = 4
+"""
+
+LIAR = """[network]
+name = "liar"
+data_width = 16
+
+[[node]]
+name = "a"
+
+[[node]]
+name = "b"
+kernel = { amaranth = "stall:Liar", golden = "stall:HonestGolden" }
+latency = 0
+may_filter = false
+
+[[node]]
+name = "c"
+
+[[edge]]
+from = "a"
+to = "b"
+capacity = 4
+
+[[edge]]
+from = "b"
+to = "c"
+capacity = 4
+"""
+
+
+def spec_with_kernels(folder: Path, text: str) -> Path:
+    shutil.copy(KERNELS / "stall.py", folder / "stall.py")
+    path = folder / "net.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.4])
+def test_hillas_kernels_match_their_goldens(pause, examples, verilator_toolchain, cosim_build_root):
+    """examples/kernels/hillas.toml: zero suppression in Verilog, moments in Amaranth (latency 2, i_index), the
+    join in Verilog; both branches filter and meet again."""
+    run = run_network(load_spec(examples / "kernels" / "hillas.toml"), build_dir=cosim_build_root,
+                      computations=400, seed=3, pause=pause, max_frame=64)
+    assert not run.model_deadlocked and run.passed, run.results.summary()
+
+
+def test_stalling_kernels_on_a_reconvergent_path(tmp_path, verilator_toolchain, cosim_build_root):
+    run = run_network(load_spec(spec_with_kernels(tmp_path, DIAMOND.format(golden="StallGolden"))),
+                      build_dir=cosim_build_root, computations=300, seed=4, pause=0.3)
+    assert not run.model_deadlocked and run.passed, run.results.summary()
+
+
+def test_a_wrong_golden_is_stopped_at_its_first_token(tmp_path, verilator_toolchain, cosim_build_root):
+    run = run_network(load_spec(spec_with_kernels(tmp_path, DIAMOND.format(golden="WrongGolden"))),
+                      build_dir=cosim_build_root, computations=300, seed=4, pause=0.3)
+    assert not run.passed
+    (message,) = [run.results.tests[name].message for name in run.results.failed]
+    assert "d: token #" in message and "differs in payload" in message, message
+
+
+def test_a_broken_promise_is_named_in_cosim(tmp_path, verilator_toolchain, cosim_build_root):
+    run = run_network(load_spec(spec_with_kernels(tmp_path, LIAR)), build_dir=cosim_build_root, computations=60,
+                      seed=2, pause=0.2)
+    assert not run.passed
+    assert run.results.violations == ['node "b": its kernel filtered on o, but declares may_filter = false '
+                                      "(docs/kernels.md)"]
+
+
+def test_a_broken_promise_is_named_on_the_fast_device(tmp_path, verilator_toolchain, cosim_build_root):
+    from sfdf.sw.device import open_device
+    from sfdf.sw.sim.fastsim import ContractViolation
+
+    spec = spec_with_kernels(tmp_path, LIAR)
+    with pytest.raises(ContractViolation, match='contract violation: node "b": its kernel filtered a token, but '
+                       "declares may_filter = false"), \
+            open_device(spec, build_dir=cosim_build_root / "fastsim", process=False) as device:
+        device.send_frames(enumerate([[1, 2, 3, 4, 5, 6, 7]] * 3))
+        device.results()
+
+
+def test_the_fast_device_runs_user_kernels(examples, verilator_toolchain, cosim_build_root):
+    import numpy as np
+
+    from sfdf.gen.analysis import check
+    from sfdf.sw.device import open_device
+    from sfdf.sw.spark.checks import ModelChecker
+
+    spec = examples / "kernels" / "hillas.toml"
+    rng = np.random.default_rng(5)
+    frames = [rng.integers(0, 300, 64) for _ in range(12)]
+    with open_device(spec, build_dir=cosim_build_root / "fastsim", backpressure=0.3) as device:
+        device.send_frames(enumerate(frames))
+        results = device.results()
+    checker = ModelChecker(check(load_spec(spec)).network)
+    expected = checker.expected(frames)
+    assert [checker.observed(r) for r in results] == expected
+    assert all(len(e["hil"]) == 1 for e in expected)  # one result per frame, at its last word
