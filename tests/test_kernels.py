@@ -188,8 +188,8 @@ def test_a_golden_that_refuses_its_params_is_one_line(tmp_path, capsys):
      ("wide.v: port i_data of wide is input [7:0] bits, not input of 16 bits",)),
     ('{ verilog = "wide.v", module = "other", golden = "stall:HonestGolden" }', "", ("wide.v: it has no module other",)),
     ('{ amaranth = "stall:Stall", golden = "stall:StallGolden" }', "params = { W = 12 }",
-     ('node "b".kernel.amaranth: stall:Stall member i is not In(stream.Signature(StructLayout({"present": 1, '
-      '"data": 16})))',)),
+     (('node "b".kernel.amaranth: stall:Stall member i is not In(stream.Signature(StructLayout({"present": 1, '
+       '"data": 16})))'),)),
     ('{ amaranth = "stall:Liar", golden = "stall:HonestGolden" }', "index = true",
      ("member i is not", '"index": 32')),
     ('{ amaranth = "stall:Nowhere", golden = "stall:HonestGolden" }', "", ("stall has no Nowhere",)),

@@ -126,8 +126,8 @@ def test_a_broken_promise_is_named_in_cosim(tmp_path, verilator_toolchain, cosim
     run = run_network(load_spec(spec_with_kernels(tmp_path, LIAR)), build_dir=cosim_build_root, computations=60,
                       seed=2, pause=0.2)
     assert not run.passed
-    assert run.results.violations == ['node "b": its kernel filtered on o, but declares may_filter = false '
-                                      "(docs/kernels.md)"]
+    assert run.results.violations == [('node "b": its kernel filtered on o, but declares may_filter = false '
+                                       "(docs/kernels.md)")]
 
 
 def test_a_broken_promise_is_named_on_the_fast_device(tmp_path, verilator_toolchain, cosim_build_root):
