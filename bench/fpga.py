@@ -68,6 +68,7 @@ from sfdf.boards.build import (
     yosys_stat,
 )
 from sfdf.gen.analysis import check
+from sfdf.gen.kernels import at_index_width
 from sfdf.gen.randomnet import network_from_pairs, random_dag
 from sfdf.gen.spec import load_spec
 
@@ -107,7 +108,9 @@ def random20():
 
 
 def variance(mode, index_width=32):
-    net = replace(load_spec(ROOT / "examples" / "variance.toml"), index_width=index_width)
+    """The variance network of examples/variance.toml at ``index_width``, its edges as wide as its kernels then
+    send (:func:`sfdf.gen.kernels.kernel_output_width`)."""
+    net = at_index_width(load_spec(ROOT / "examples" / "variance.toml"), index_width)
     if mode == "inband":
         return replace(net, mode="inband", dummy_algorithm="nonpropagation").with_edges(
             replace(e, interval="auto") for e in net.edges)

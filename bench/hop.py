@@ -36,9 +36,11 @@ from amaranth.lib.wiring import In, Out
 
 from sfdf.boards.build import out_of_context
 from sfdf.gen.analysis import check
+from sfdf.gen.contract import KernelPorts
+from sfdf.gen.kernels import LFSR_MASK
 from sfdf.gen.randomnet import network_from_pairs
 from sfdf.hdl.channels import DataChannel
-from sfdf.hdl.kernels import LFSR_MASK, RandomFilter
+from sfdf.hdl.kernels import RandomFilter
 from sfdf.hdl.top import NetworkTop
 
 from results import publish, table, tables_flag, tables_only
@@ -67,25 +69,25 @@ class FloorNode(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         # the floor takes its filter decisions from registers, as the single-stage node does
-        k = m.submodules.kernel = RandomFilter(inputs=1, outputs=1, data_width=DATA, rate=self.rate, seed=self.seed,
-                                               index_width=INDEX, ahead=not self.plain)
+        k = m.submodules.kernel = _filter(self.rate, self.seed, ahead=not self.plain)
+        (beat,), (out,) = k.inputs, k.outputs
         head = self.i_data
         tok = head.valid
-        m.d.comb += [k.i_payloads[0].eq(head.payload.data), self.o_data.payload.data.eq(k.o_data)]
+        m.d.comb += [beat.payload.data.eq(head.payload.data), self.o_data.payload.data.eq(out.payload.data)]
         if self.plain:
-            fire = tok & (~k.o_emit[0] | self.o_data.ready)
-            m.d.comb += [k.i_mask.eq(1), k.i_step.eq(fire), head.ready.eq(fire),
-                         self.o_data.valid.eq(tok & k.o_emit[0])]
+            fire = tok & (~k.emit_early[0] | self.o_data.ready)
+            m.d.comb += [beat.payload.present.eq(1), beat.valid.eq(fire), head.ready.eq(fire),
+                         self.o_data.valid.eq(tok & k.emit_early[0])]
             return m
         dummy = ~tok & self.i_hb.valid  # the heartbeat, once the data channel is empty
         index = Mux(tok, head.payload.index, self.i_hb.index)
         eos = tok & head.payload.eos
-        emit = tok & (k.o_emit[0] | eos)
+        emit = tok & (k.emit_early[0] | eos)
         fire = (tok | dummy) & (~emit | self.o_data.ready)
         last = Signal(INDEX)  # LastRecvIdx
         late = Mux(tok, (head.payload.index - last)[:INDEX] > INTERVAL, (self.i_hb.index - last)[:INDEX] > INTERVAL)
         due = fire & ~emit & late
-        m.d.comb += [k.i_mask.eq(tok & ~eos), k.i_step.eq(fire), head.ready.eq(fire & tok),
+        m.d.comb += [beat.payload.present.eq(tok & ~eos), beat.valid.eq(fire & tok & ~eos), head.ready.eq(fire & tok),
                      self.o_hb_clear.eq(fire & dummy), self.o_data.valid.eq(fire & emit),
                      self.o_data.payload.index.eq(index), self.o_data.payload.eos.eq(eos)]
         with m.If(fire & emit | due):
@@ -134,11 +136,18 @@ class FloorChain(wiring.Component):
         return m
 
 
+def _filter(rate: float, seed: int, ahead: bool = False) -> RandomFilter:
+    """A hop's ``random_filter``: one input and one output of :data:`DATA` bits."""
+    ports = KernelPorts(inputs=(("i", DATA),), outputs=(("o", DATA),), edges_in=("in",), edges_out=("out",),
+                        index_width=INDEX, data_width=DATA)
+    return RandomFilter(ports=ports, features={}, rate=rate, seed=seed, ahead=ahead)
+
+
 def passed_filters(tokens, hops: int, rate: float) -> list:
     """``tokens`` that every hop's ``random_filter`` lets through (hop ``j`` seeded ``j + 1``, its LFSR stepped
     once per data token, as :class:`sfdf.hdl.kernels.RandomFilter` steps it)."""
     for j in range(hops):
-        kernel = RandomFilter(inputs=1, outputs=1, data_width=DATA, rate=rate, seed=j + 1)
+        kernel = _filter(rate, j + 1)
         kernel._MustUse__silence = True  # asked for its seed and threshold, never elaborated
         state, kept = kernel.seeds[0], []
         for token in tokens:

@@ -12,7 +12,7 @@ is the problem sfdf solves; as hardware it is the floor sfdf's control logic is 
 from amaranth import Cat, Module, Signal
 from amaranth.lib import data, wiring
 
-from sfdf.gen.kernels import input_shift, word_width
+from sfdf.gen.contract import kernel_features, kernel_ports
 from sfdf.hdl.channels import DataChannel
 from sfdf.hdl.decided import DecidedQueue
 from sfdf.hdl.kernels import make_kernel
@@ -40,41 +40,40 @@ class PlainNetworkTop(wiring.Component):
         m = Module()
         net = self.network
         iw = net.index_width
-        kernels = {node.name: node.kernel for node in net.nodes}
         deep = PlatformTraits.of(platform).pipelined
         fifos = {e.name: DataChannel(e.width, e.capacity) for e in net.edges}
         for name, fifo in fifos.items():
             m.submodules[f"q_{name}"] = fifo
         for node in net.nodes:
             ins, outs = net.in_edges(node.name), net.out_edges(node.name)
-            shifts = [input_shift(node.kernel, kernels[e.src], iw) for e in ins]
-            in_width = max((e.width + s for e, s in zip(ins, shifts)), default=word_width(net, node.name))
             kernel = m.submodules[f"kernel_{node.name}"] = make_kernel(
-                node.kernel, node.params, inputs=max(1, len(ins)), outputs=max(1, len(outs)), in_width=in_width,
-                data_width=net.data_width, index_width=iw, pipelined=deep)
+                node.kernel, node.params, ports=kernel_ports(net, node.name), features=kernel_features(node),
+                pipelined=deep)
             count = Signal(iw)
             fire = Signal(name=f"fire_{node.name}")
             if ins:
                 heads = [fifos[e.name].o_stream for e in ins]
                 valid = Cat(h.valid for h in heads).all()
-                for k, (head, shift) in enumerate(zip(heads, shifts)):
-                    m.d.comb += [kernel.i_payloads[k].eq(head.payload << shift), head.ready.eq(fire)]
-                m.d.comb += kernel.i_mask.eq((1 << len(ins)) - 1)
+                words, last = [h.payload for h in heads], 0
+                m.d.comb += [h.ready.eq(fire) for h in heads]
             else:
                 word = getattr(self, node.name)
-                valid = word.tvalid
-                m.d.comb += [kernel.i_payloads[0].eq(word.tdata), kernel.i_mask.eq(1), kernel.i_last.eq(word.tlast),
-                             word.tready.eq(fire)]
+                valid, words, last = word.tvalid, [word.tdata], word.tlast
+                m.d.comb += word.tready.eq(fire)
+            for beat, value in zip(kernel.inputs, words, strict=True):  # every input present, at every firing
+                fields = {"present": 1, "data": value, "index": count + 1, "last": last}
+                m.d.comb += [beat.valid.eq(fire), *(beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape())]
             # what the outputs send: the kernel's answer now, or, from a pipelined kernel, the oldest
             # computation its queue holds (hdl.decided: the same queue as an sfdf node's)
-            emit, result, index, sending = kernel.o_emit, kernel.o_data, count + 1, valid
+            shared = kernel.shared_data()
+            emit, result, index, sending = kernel.emit_early, shared, count + 1, valid
             if kernel.latency:
                 queue = m.submodules[f"decided_{node.name}"] = DecidedQueue(
-                    data.StructLayout({"emit": len(kernel.o_emit), "index": iw}), data_width=len(kernel.o_data),
+                    data.StructLayout({"emit": len(kernel.emit_early), "index": iw}), data_width=len(shared),
                     latency=kernel.latency)
                 record, head = queue.i_record, queue.o_comp
-                m.d.comb += [record.valid.eq(valid), record.payload.emit.eq(kernel.o_emit),
-                             record.payload.index.eq(count + 1), queue.i_data.eq(kernel.o_data)]
+                m.d.comb += [record.valid.eq(valid), record.payload.emit.eq(kernel.emit_early),
+                             record.payload.index.eq(count + 1), queue.i_data.eq(shared)]
                 emit, result, index, sending = head.payload.emit, head.payload.data, head.payload.index, head.valid
             if outs:
                 ready = Cat(fifos[e.name].i_stream.ready for e in outs).all()
@@ -87,8 +86,7 @@ class PlainNetworkTop(wiring.Component):
                 m.d.comb += [beat.tvalid.eq(sending & emit[0]), beat.tdata.eq(result), beat.tuser.eq(index)]
             if kernel.latency:  # fires when the queue has room; the queue's head waits for the outputs
                 m.d.comb += head.ready.eq(ready)
-            m.d.comb += [fire.eq(valid & (record.ready if kernel.latency else ready)),
-                         kernel.i_offset.eq(1), kernel.i_step.eq(fire)]
+            m.d.comb += fire.eq(valid & (record.ready if kernel.latency else ready))
             with m.If(fire):
                 m.d.sync += count.eq(count + 1)
         return m

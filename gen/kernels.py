@@ -1,8 +1,10 @@
-"""The kernel library: every kernel a spec may name, with its parameters (README, "A tour of the spec").
+"""The built-in kernels: every fact about each in one descriptor (:data:`BUILTIN`; README, "A tour of the spec").
 
-The spec parser validates ``params`` against this table and resolves payload widths with the functions
-below; the reference model (:mod:`sfdf.gen.refmodel.kernels`) and the hardware (:mod:`sfdf.hdl.kernels`) implement
-the kernels named here, and the manifest describes their result fields.
+A built-in is a kernel like a user's (docs/kernels.md): the spec parser validates its ``params`` and resolves
+payload widths from its descriptor, the contract (:mod:`sfdf.gen.contract`) asks it whether it may filter and
+which features it takes, its golden (:mod:`sfdf.gen.goldens`) runs in the reference model and its hardware
+(:mod:`sfdf.hdl.kernels`) in the node; the manifest describes its result fields. No layer asks for a kernel
+by name. ``random_filter``'s LFSR and threshold are here too, shared by the golden and the hardware.
 """
 
 from __future__ import annotations
@@ -16,13 +18,10 @@ __all__ = [
     "LFSR_MASK",
     "MESSAGE_WIDTH",
     "PIXEL_BITS",
-    "REQUIRED_INPUTS",
-    "STAGED_KERNELS",
-    "VARIANCE_KERNELS",
     "Builtin",
     "KernelParam",
+    "builtin",
     "filter_threshold",
-    "input_shift",
     "kernel_defaults",
     "kernel_input_width",
     "kernel_output_width",
@@ -56,72 +55,6 @@ class KernelParam:
     low: int | float | None
     high: int | float | None
     fix: str
-
-
-def _never(params) -> None:
-    return None
-
-
-def _random_filter_filters(params):
-    if params.get("rate", 0.0) > 0:
-        return ("params.rate", f"random_filter with rate {params['rate']:g} filters tokens", "set rate = 0")
-    return None
-
-
-def _source_filters(params):
-    if params.get("filter_zeros", 1):
-        return ("params.filter_zeros", "variance_source with filter_zeros = 1 filters zero pixels",
-                "set filter_zeros = 0")
-    return None
-
-
-def _sum_filters(name):
-    def filters(params):
-        return ("kernel", f"{name} emits once per frame (it filters every other word)", None)
-    return filters
-
-
-@dataclass(frozen=True)
-class Builtin:
-    """A built-in kernel: a kernel like a user's (docs/kernels.md), shipped with sfdf.
-
-    Members
-    -------
-    params : dict of str to KernelParam
-        Its parameters.
-    golden : str
-        ``"module:Class"`` of its golden (:mod:`sfdf.gen.goldens`).
-    filters : callable
-        ``params -> (field, problem, fix)`` saying why it may filter (``fix`` None where no parameter
-        stops it), or None if it never does (its ``may_filter`` follows from its params).
-    index, last : bool
-        The contract's features it takes (``i_index``; a source's ``i_last``).
-    """
-
-    params: dict[str, KernelParam]
-    golden: str
-    filters: Callable = field(default=_never)
-    index: bool = False
-    last: bool = False
-
-
-#: The built-in kernels by name.
-BUILTIN: dict[str, Builtin] = {
-    "random_filter": Builtin({
-        "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
-        "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
-    }, "sfdf.gen.goldens:RandomFilter", _random_filter_filters),
-    "variance_source": Builtin({
-        "filter_zeros": KernelParam(int, 1, 0, 1, "use 1 to filter zero pixels (000 Fig. 1) or 0 to send every "
-                                    "pixel (the no-filtering baseline)"),
-    }, "sfdf.gen.goldens:VarianceSource", _source_filters, last=True),
-    "variance_mean": Builtin({}, "sfdf.gen.goldens:VarianceMean", _sum_filters("variance_mean")),
-    "variance_mean_sq": Builtin({}, "sfdf.gen.goldens:VarianceMeanSq", _sum_filters("variance_mean_sq")),
-    "variance_join": Builtin({}, "sfdf.gen.goldens:VarianceJoin", index=True),
-}
-
-#: The kernel library's parameters: kernel name -> parameter name -> :class:`KernelParam`.
-KERNELS: dict[str, dict[str, KernelParam]] = {name: builtin.params for name, builtin in BUILTIN.items()}
 
 
 def kernel_defaults(kernel: str | None) -> dict:
@@ -163,11 +96,6 @@ MESSAGE_WIDTH = 16
 # -- payload widths the variance kernels fix (000 Fig. 1) -----------------------------------------------
 #: Bits of a pixel: the variance source's input word (docs/architecture.md: unsigned 16-bit pixels).
 PIXEL_BITS = 16
-#: The variance kernels: each fixes the width of its outputs; no parameter changes them.
-VARIANCE_KERNELS = ("variance_source", "variance_mean", "variance_mean_sq", "variance_join")
-#: Kernels whose hardware has stages where the platform is pipelined (latency above 0,
-#: :func:`sfdf.hdl.kernels.kernel_latency`): a single-stage node (``pipelined = false``) cannot run them.
-STAGED_KERNELS = ("variance_mean", "variance_mean_sq", "variance_join")
 
 
 def variance_fields(index_width: int) -> dict[str, tuple[int, int]]:
@@ -180,36 +108,154 @@ def variance_fields(index_width: int) -> dict[str, tuple[int, int]]:
     return {"sum_sq": (0, sq), "sum": (sq, s), "n": (sq + s, index_width)}
 
 
-def kernel_output_width(kernel: str | None, index_width: int) -> int | None:
-    """Bits of every payload ``kernel`` emits, or ``None`` when the spec's widths decide.
+# -- the built-in kernels --------------------------------------------------------------------------------
 
-    ``variance_source``: the pixel and a frame's-last flag above it; ``variance_mean``/``_mean_sq``:
-    the frame's ``sum``/``sum_sq``; ``variance_join``: the whole result (:func:`variance_fields`).
-    """
+def _never(params) -> None:
+    return None
+
+
+def _random_filter_filters(params):
+    if params.get("rate", 0.0) > 0:
+        return ("params.rate", f"random_filter with rate {params['rate']:g} filters tokens", "set rate = 0")
+    return None
+
+
+def _source_filters(params):
+    if params.get("filter_zeros", 1):
+        return ("params.filter_zeros", "variance_source with filter_zeros = 1 filters zero pixels",
+                "set filter_zeros = 0")
+    return None
+
+
+def _sum_filters(name):
+    def filters(params):
+        return ("kernel", f"{name} emits once per frame (it filters every other word)", None)
+    return filters
+
+
+def _any_inputs(widths, index_width) -> None:
+    return None
+
+
+def _source_only(widths, index_width):
+    if widths:
+        return "reads pixels from its AXI4-Stream port, so it must be a source", "remove its in-edges"
+    return None
+
+
+def _one_marked_pixel(widths, index_width):
+    if list(widths) != [PIXEL_BITS + 1]:
+        return ((f"needs one {PIXEL_BITS + 1}-bit input of marked pixels (from a variance_source), not "
+                 f"{_widths_text(widths)}"), "connect it as in examples/variance.toml")
+    return None
+
+
+def _sum_and_squares(widths, index_width):
     fields = variance_fields(index_width)
-    widths = {
-        "variance_source": PIXEL_BITS + 1,
-        "variance_mean": fields["sum"][1],
-        "variance_mean_sq": fields["sum_sq"][1],
-        "variance_join": sum(width for _, width in fields.values()),
-    }
-    return widths.get(kernel)
+    wanted = sorted((fields["sum"][1], fields["sum_sq"][1]))
+    if sorted(widths) != wanted:
+        return ((f"needs a {wanted[0]}-bit sum and a {wanted[1]}-bit sum_sq input (from a variance_mean and a "
+                 f"variance_mean_sq), not {_widths_text(widths)}"), "connect it as in examples/variance.toml")
+    return None
 
 
-def kernel_input_width(kernel: str | None) -> int | None:
-    """Bits of a source kernel's input word (its ``s_axis`` ``tdata``), or ``None`` for the spec's ``data_width``."""
-    return PIXEL_BITS if kernel == "variance_source" else None
+def _widths_text(widths) -> str:
+    return "no input" if not widths else " and ".join(f"{w}" for w in widths) + " bits"
 
 
-def input_shift(kernel: str | None, src_kernel: str | None, index_width: int) -> int:
-    """Where the payload from a ``src_kernel`` node lands in ``kernel``'s input (added to the others).
+@dataclass(frozen=True)
+class Builtin:
+    """A built-in kernel: a kernel like a user's (docs/kernels.md), shipped with sfdf.
 
-    The variance join places ``sum`` above ``sum_sq`` (:func:`variance_fields`), so its kernel is the
-    plain sum of its inputs, as ``random_filter``'s; everything else adds payloads unshifted.
+    Members
+    -------
+    params : dict of str to KernelParam
+        Its parameters.
+    golden : str
+        ``"module:Class"`` of its golden (:mod:`sfdf.gen.goldens`).
+    filters : callable
+        ``params -> (field, problem, fix)`` saying why it may filter (``fix`` None where no parameter
+        stops it), or None if it never does (its ``may_filter`` follows from its params).
+    index, last : bool
+        The contract's features it takes (``i_index``; a source's ``i_last``).
+    staged : bool
+        Its hardware has pipeline stages where the platform is pipelined (latency above 0,
+        :func:`sfdf.hdl.kernels.kernel_latency`), so a single-stage node cannot run it.
+    input_width : int or None
+        A source's word (its ``s_axis`` ``tdata``) when the kernel fixes it, else the spec's ``data_width``.
+    output_width : callable or None
+        ``index_width -> bits`` of every payload it emits, when it fixes them, else the spec's widths decide.
+    inputs : callable
+        ``(in-edge widths, index_width) -> (problem, fix)`` when the kernel cannot take those inputs, else None.
+    result_fields : callable or None
+        ``index_width -> {field: (lsb, width)}`` of its payload at a sink (the manifest's port fields).
+    word_field : str
+        The name of a source's word in the manifest's port fields.
     """
-    if kernel == "variance_join" and src_kernel == "variance_mean":
-        return variance_fields(index_width)["sum"][0]
-    return 0
+
+    params: dict[str, KernelParam]
+    golden: str
+    filters: Callable = field(default=_never)
+    index: bool = False
+    last: bool = False
+    staged: bool = False
+    input_width: int | None = None
+    output_width: Callable | None = None
+    inputs: Callable = field(default=_any_inputs)
+    result_fields: Callable | None = None
+    word_field: str = "data"
+
+
+#: The built-in kernels by name.
+BUILTIN: dict[str, Builtin] = {
+    "random_filter": Builtin({
+        "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
+        "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
+    }, "sfdf.gen.goldens:RandomFilter", _random_filter_filters),
+    "variance_source": Builtin({
+        "filter_zeros": KernelParam(int, 1, 0, 1, "use 1 to filter zero pixels (000 Fig. 1) or 0 to send every "
+                                    "pixel (the no-filtering baseline)"),
+    }, "sfdf.gen.goldens:VarianceSource", _source_filters, last=True, input_width=PIXEL_BITS,
+        output_width=lambda w: PIXEL_BITS + 1, inputs=_source_only, word_field="pixel"),
+    "variance_mean": Builtin({}, "sfdf.gen.goldens:VarianceMean", _sum_filters("variance_mean"), staged=True,
+                             output_width=lambda w: variance_fields(w)["sum"][1], inputs=_one_marked_pixel),
+    "variance_mean_sq": Builtin({}, "sfdf.gen.goldens:VarianceMeanSq", _sum_filters("variance_mean_sq"), staged=True,
+                                output_width=lambda w: variance_fields(w)["sum_sq"][1], inputs=_one_marked_pixel),
+    "variance_join": Builtin({}, "sfdf.gen.goldens:VarianceJoin", index=True, staged=True,
+                             output_width=lambda w: sum(width for _, width in variance_fields(w).values()),
+                             inputs=_sum_and_squares, result_fields=variance_fields),
+}
+
+#: The kernel library's parameters: kernel name -> parameter name -> :class:`KernelParam`.
+KERNELS: dict[str, dict[str, KernelParam]] = {name: builtin.params for name, builtin in BUILTIN.items()}
+
+
+def builtin(kernel) -> Builtin | None:
+    """The descriptor of ``kernel`` (``None`` is ``random_filter``), or None for a user's kernel."""
+    return BUILTIN.get(kernel or "random_filter") if isinstance(kernel, str | None) else None
+
+
+def kernel_output_width(kernel, index_width: int) -> int | None:
+    """Bits of every payload ``kernel`` emits, or ``None`` when the spec's widths decide (a user's kernel, or a
+    built-in that fixes none)."""
+    found = builtin(kernel)
+    return found.output_width(index_width) if found and found.output_width else None
+
+
+def kernel_input_width(kernel) -> int | None:
+    """Bits of a source kernel's input word (its ``s_axis`` ``tdata``), or ``None`` for the spec's ``data_width``."""
+    found = builtin(kernel)
+    return found.input_width if found else None
+
+
+def at_index_width(network, index_width: int):
+    """``network`` with ``index_width``-bit indices, and the edges out of kernels whose widths follow the index
+    width (the variance kernels') as wide as those kernels then send, as the spec would resolve them."""
+    from dataclasses import replace
+
+    kernels = {n.name: n.kernel for n in network.nodes}
+    return replace(network, index_width=index_width).with_edges(
+        replace(e, width=kernel_output_width(kernels[e.src], index_width) or e.width) for e in network.edges)
 
 
 def word_width(network, name: str) -> int:
@@ -220,11 +266,3 @@ def word_width(network, name: str) -> int:
 def result_width(network, name: str) -> int:
     """Bits of node ``name``'s kernel output (a sink's ``tdata``), fixed by the kernel or ``data_width``."""
     return kernel_output_width(network.node_by_name[name].kernel, network.index_width) or network.data_width
-
-
-#: Kernels that need particular predecessors: kernel -> (in-edge source kernels, as a sorted tuple).
-REQUIRED_INPUTS: dict[str, tuple[str, ...]] = {
-    "variance_mean": ("variance_source",),
-    "variance_mean_sq": ("variance_source",),
-    "variance_join": ("variance_mean", "variance_mean_sq"),
-}

@@ -18,7 +18,7 @@ from typing import Literal
 
 import networkx as nx
 
-from sfdf.gen.kernels import STAGED_KERNELS
+from sfdf.gen.kernels import builtin
 
 __all__ = [
     "AUTO",
@@ -281,7 +281,7 @@ class Network:
         if not isinstance(n.kernel, str | None):
             return "a single-stage node runs the built-in kernels only (a kernel's handshake needs two stages)", \
                 "remove pipelined"
-        if n.kernel in STAGED_KERNELS:
+        if builtin(n.kernel).staged:
             return f"kernel {n.kernel} has pipeline stages, which a single-stage node has not", "remove pipelined"
         return None
 

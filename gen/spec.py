@@ -22,7 +22,7 @@ import networkx as nx
 
 from sfdf.gen.contract import LANGUAGES, UserKernel, filter_problem
 from sfdf.gen.errors import SpecError
-from sfdf.gen.kernels import KERNELS, REQUIRED_INPUTS, KernelParam, kernel_defaults, kernel_output_width
+from sfdf.gen.kernels import KERNELS, KernelParam, builtin, kernel_defaults, kernel_output_width
 from sfdf.gen.keywords import VERILOG_KEYWORDS
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Message, Network, Node
 from sfdf.gen.speclines import SpecLines
@@ -620,19 +620,18 @@ class _Parser:
                                  self.lines.find("node", index, ("last",)))
 
     def check_kernel_inputs(self, net: Network, tables) -> None:
-        """Kernels that read their predecessors' layouts (the variance network) get the right ones."""
+        """A built-in kernel that reads its inputs' layouts (the variance network) gets inputs of the widths it
+        reads (:attr:`sfdf.gen.kernels.Builtin.inputs`); a user's kernel is checked against its edges when it is
+        built (docs/kernels.md)."""
         for index, node in enumerate(net.nodes):
-            sources = sorted(str(net.node_by_name[e.src].kernel) for e in net.in_edges(node.name))
-            if node.kernel == "variance_source" and sources:
-                problem, fix = "reads pixels from its AXI4-Stream port, so it must be a source", "remove its in-edges"
-            elif node.kernel in REQUIRED_INPUTS and sources != list(REQUIRED_INPUTS[node.kernel]):
-                wanted = " and ".join(f"one from a {k} node" for k in REQUIRED_INPUTS[node.kernel])
-                problem = f"needs {wanted}, not inputs from [{', '.join(sources)}]"
-                fix = "connect it as in examples/variance.toml"
-            else:
+            found = builtin(node.kernel)
+            if found is None:
+                continue
+            problem = found.inputs([e.width for e in net.in_edges(node.name)], net.index_width)
+            if problem is None:
                 continue
             label = item_label("node", index, tables[index])
-            raise self.error(f"{label}.kernel", f"{node.kernel} {problem}", fix,
+            raise self.error(f"{label}.kernel", f"{node.kernel} {problem[0]}", problem[1],
                              self.lines.find("node", index, ("kernel",)))
 
 

@@ -1,78 +1,50 @@
-"""Kernels in hardware, bit-exact with :mod:`sfdf.gen.refmodel.kernels` (docs/semantics.md).
+"""The built-in kernels in hardware, bit-exact with their goldens (:mod:`sfdf.gen.goldens`, docs/semantics.md).
 
-A kernel sees one computation at a time: the payloads present at the index (``i_mask`` says which),
-each already placed by :func:`sfdf.gen.kernels.input_shift`, its distance from the node's previous
-computation ``i_offset`` (exact; from index 0 before the first: the sum of the offsets is the index,
-which the network may carry in fewer bits, :mod:`sfdf.hdl.watermark`) and, at a source,
-``i_last`` (the word ends a frame). It answers combinationally with an emit bit per output and
-optionally a control message to send after the computation (``o_msg_valid``, ``o_msg``), and with the
-payload ``o_data`` ``latency`` cycles later (a kernel's attribute: the variance kernels register
-their multiply or their inputs, so that the decide stage does not wait for a multiplier and a wide
-adder; :class:`sfdf.hdl.decided.DecidedQueue` holds the computation until its data arrive). A pipelined
-kernel's stages run every cycle: its result ``latency`` cycles after any cycle is that cycle's
-computation's, stepped or not.
-``i_step`` commits the computation; state (LFSRs, accumulators) advances only on a *data*
-computation (at least one payload present), as in the model. Every kernel has the members of
-:func:`kernel_signature`; :func:`make_kernel` builds one by its spec name.
+Each is a kernel like a user's (docs/kernels.md): a ``wiring.Component`` with the contract's members (one
+``stream.Signature`` per input, ``{present, data}`` plus ``index`` or a source's ``last`` where it takes
+them, and one per output, ``{emit, data}``; :func:`sfdf.hdl.contract.contract_members`), built from the
+node's ports (:class:`sfdf.gen.contract.KernelPorts`). They also make the declarations of a kernel of fixed
+timing (:class:`StaticKernel`): ``static`` (its inputs are always ready, each computation's output beats
+come exactly ``latency`` cycles after its input beats, whatever ``o_ready``), ``emit_early`` (the emit bits
+of the computation being offered, combinationally: a node decides with them, docs/hardware.md) and one data
+value for every output (its low bits on each). The node then keeps no queue of results: it decides a
+computation and runs the kernel in one cycle, and the data lands in the computation's slot of its decided
+queue ``latency`` cycles later (:class:`sfdf.hdl.decided.DecidedQueue`); a pipelined kernel's stages run
+every cycle, its result ``latency`` cycles after any cycle being that cycle's computation's.
+State (LFSRs, accumulators) advances only on a computation's beats, which come for *data* computations
+only (at least one input present), as in the model. :func:`make_kernel` builds a built-in by its spec name
+(:data:`BUILTIN_HARDWARE`), for the node's ports.
 
-Messages: a source's kernel turns the word marked last (``tlast``) into the frame's boundary, the
-message ``frame number mod 2^16`` (:func:`frame_ends`; docs/architecture.md). Interior nodes forward the messages
-that reach them (the node's barrier, docs/hardware.md) and their kernels originate none: a message born
-inside the network would reach a join on one input only, and the join's barrier forwards a message
-when its copies meet, which needs every message to start at the sources, which all frame together.
+The node sends a source's frame ends (the frame number mod ``2^16`` after each word marked last,
+docs/architecture.md); interior nodes forward the messages that reach them (the node's barrier,
+docs/hardware.md): a message born inside the network would reach a join on one input only, and the join's
+barrier forwards a message when its copies meet, which needs every message to start at the sources.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from sfdf.gen.contract import UserKernel
 from sfdf.gen.kernels import (
     LFSR_MASK,
-    MESSAGE_WIDTH,
     PIXEL_BITS,
     filter_threshold,
     kernel_defaults,
-    kernel_output_width,
     kernel_params,
     lfsr_seed,
     lfsr_step,
     variance_fields,
 )
 
+from .contract import contract_members
 from .dsp import RegisteredMultiplier
 
-__all__ = ["RandomFilter", "VarianceJoin", "VarianceSource", "VarianceSum", "frame_ends", "kernel_latency",
-           "kernel_signature", "make_kernel", "node_latency"]
+__all__ = ["BUILTIN_HARDWARE", "KERNEL_INPUT_CYCLES", "RandomFilter", "StaticKernel", "VarianceJoin",
+           "VarianceSource", "VarianceSum", "kernel_latency", "make_kernel", "node_latency", "plan_kernel"]
 
 #: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
 _FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
-
-
-def kernel_signature(inputs: int, outputs: int, in_width: int, out_width: int, index_width: int) -> dict:
-    """The members every kernel has (see the module docstring)."""
-    if inputs < 1 or outputs < 1:
-        raise ValueError(f"A kernel needs at least one input and one output, not {inputs} and {outputs}")
-    return {
-        "i_payloads": In(data.ArrayLayout(in_width, inputs)),
-        "i_mask": In(inputs),
-        "i_offset": In(index_width),
-        "i_last": In(1),
-        "i_step": In(1),
-        "o_data": Out(out_width),
-        "o_emit": Out(outputs),
-        "o_msg_valid": Out(1),
-        "o_msg": Out(MESSAGE_WIDTH),
-    }
-
-
-def frame_ends(m: Module, kernel) -> None:
-    """A source kernel's messages: after a word marked last, the frame end carrying the frame number
-    (from 0, modulo ``2^16``). At an interior node ``i_last`` is 0 and this is constant logic."""
-    frames = Signal(MESSAGE_WIDTH)
-    m.d.comb += [kernel.o_msg_valid.eq(kernel.i_last), kernel.o_msg.eq(frames)]
-    with m.If(kernel.i_step & kernel.i_last):
-        m.d.sync += frames.eq(frames + 1)
 
 
 def _lfsr_step(state):
@@ -80,114 +52,149 @@ def _lfsr_step(state):
     return (state >> 1) ^ Mux(state[0], LFSR_MASK, 0)
 
 
-class RandomFilter(wiring.Component):
-    """The ``random_filter`` kernel: wrapping sum of the payloads present, one LFSR filter per output.
+class StaticKernel(wiring.Component):
+    """A kernel of fixed timing (module docstring): the contract's members for ``ports`` and ``features``, plus
+    ``emit_early``, ``Out(outputs)``. Subclasses drive ``emit_early`` and each output's ``emit`` and ``data``;
+    this drives every input's ``ready`` (always 1) and each output's ``valid`` (the computation's, ``latency``
+    cycles late)."""
+
+    static = True
+    latency = 0
+
+    def __init__(self, ports, features):
+        self.ports = ports
+        members = contract_members(ports, features)
+        members["emit_early"] = Out(len(ports.outputs))
+        super().__init__(members)
+        self.inputs = [getattr(self, name) for name, m in self.signature.members.items()
+                       if m.flow == In and name != "emit_early"]
+        self.outputs = [getattr(self, name) for name, m in self.signature.members.items()
+                        if m.flow == Out and name != "emit_early"]
+
+    @property
+    def data_width(self) -> int:
+        """Bits of the one data value every output carries the low bits of (zero-extended where wider)."""
+        return max(width for _, width in self.ports.outputs)
+
+    def shared_data(self):
+        """The one data value, as the widest output carries it: what a node stores once for every output."""
+        widest = max(self.outputs, key=lambda o: len(o.payload.data))
+        return widest.payload.data[:self.data_width]
+
+    def _ports(self, m, valid):
+        """Inputs always ready; every output valid with ``valid`` (the computation's, ``latency`` cycles late)
+        and carrying the low bits of ``self.value``."""
+        for beat in self.inputs:
+            m.d.comb += beat.ready.eq(1)
+        for beat in self.outputs:
+            m.d.comb += [beat.valid.eq(valid), beat.payload.data.eq(self.value)]
+
+    def elaborate(self, platform):
+        raise NotImplementedError
+
+
+class RandomFilter(StaticKernel):
+    """The ``random_filter`` kernel: wrapping sum of the inputs present, one LFSR filter per output.
 
     Parameters
     ----------
-    inputs : int
-        Payloads per computation (a source has one: its input word).
-    outputs : int
-        Out-edges in spec order; a sink has the single ``m_axis`` output.
-    in_width, data_width, index_width : int
-        Input payload bits; the sum wraps at ``data_width`` bits (``o_data``).
+    ports, features
+        The node's (:class:`StaticKernel`); the sum wraps at ``ports.data_width`` bits.
     seed : int
     rate : float
     ahead : bool
-        ``o_emit`` from registers: each filter's decision for the next data computation is kept from the
+        ``emit_early`` from registers: each filter's decision for the next data computation is kept from the
         cycle the LFSR steps to it (the state two steps on), so no comparison follows the state (for a
         node that decides and sends in one cycle, :class:`sfdf.hdl.single_stage.SingleStageNode`).
 
     Members
     -------
-    As :func:`kernel_signature`: ``o_data`` is the wrapping sum of the present payloads; output ``j``
-    gets it iff ``o_emit[j]`` (combinational, from the stepped LFSR states; with ``ahead`` a register
-    equal to it).
+    As :class:`StaticKernel`, latency 0: every output carries the wrapping sum of the present inputs' data; output
+    ``j`` emits iff its LFSR, stepped, says so (``emit_early[j]``, combinational from the states; with ``ahead`` a
+    register equal to it).
     """
 
-    latency = 0
-
-    def __init__(self, *, inputs, outputs, data_width, seed=_FILTER["seed"], rate=_FILTER["rate"], in_width=None,
-                 index_width=32, ahead=False):
-        self.inputs, self.outputs, self.data_width, self.ahead = inputs, outputs, data_width, ahead
-        self.seeds = [lfsr_seed(seed, j) for j in range(outputs)]
+    def __init__(self, *, ports, features, seed=_FILTER["seed"], rate=_FILTER["rate"], ahead=False, **_):
+        self.ahead, self.sum_width = ahead, ports.data_width
+        self.seeds = [lfsr_seed(seed, j) for j in range(len(ports.outputs))]
         self.threshold = filter_threshold(rate)
-        super().__init__(kernel_signature(inputs, outputs, in_width or data_width, data_width, index_width))
+        super().__init__(ports, features)
+
+    @property
+    def data_width(self) -> int:
+        return self.sum_width
 
     def elaborate(self, platform):
         m = Module()
-        total = Const(0, self.data_width)
-        for k in range(self.inputs):
-            present = self.i_payloads[k][:self.data_width] & self.i_mask[k].replicate(self.data_width)
-            total = (total + present)[:self.data_width]
-        m.d.comb += self.o_data.eq(total)
-        frame_ends(m, self)
-        data_computation = self.i_mask.any()
+        width = self.sum_width
+        total = Const(0, width)
+        for beat in self.inputs:
+            present = beat.payload.data[:width] & beat.payload.present.replicate(min(width, len(beat.payload.data)))
+            total = (total + present)[:width]
+        self.value = total
+        step = self.inputs[0].valid  # a computation's beats come on every input at once
+        self._ports(m, step)
         for j, seed in enumerate(self.seeds):
             state = Signal(32, init=seed, name=f"lfsr{j}")
             stepped = Signal(32, name=f"lfsr{j}_next")
             m.d.comb += stepped.eq(_lfsr_step(state))
             if self.threshold == 0:  # rate 0 never filters, rate 1 always does
-                m.d.comb += self.o_emit[j].eq(1)
+                m.d.comb += self.emit_early[j].eq(1)
             elif self.threshold < 1 << 16 and self.ahead:  # the decision for the state after the next step
                 emit = Signal(init=lfsr_step(seed) >> 16 >= self.threshold, name=f"emit{j}")
-                m.d.comb += self.o_emit[j].eq(emit)
-                with m.If(self.i_step & data_computation):
+                m.d.comb += self.emit_early[j].eq(emit)
+                with m.If(step):
                     m.d.sync += emit.eq(_lfsr_step(stepped)[16:] >= self.threshold)
             elif self.threshold < 1 << 16:
-                m.d.comb += self.o_emit[j].eq(stepped[16:] >= self.threshold)
-            with m.If(self.i_step & data_computation):
+                m.d.comb += self.emit_early[j].eq(stepped[16:] >= self.threshold)
+            m.d.comb += self.outputs[j].payload.emit.eq(self.emit_early[j])
+            with m.If(step):
                 m.d.sync += state.eq(stepped)
         return m
 
 
-class VarianceSource(wiring.Component):
-    """``variance_source`` (000 Fig. 1): ``last << 16 | pixel``, sent on every output unless a zero not last.
+class VarianceSource(StaticKernel):
+    """``variance_source`` (000 Fig. 1): ``last << 16 | pixel`` on every output unless a zero not last.
 
     Parameters
     ----------
-    outputs : int
-    index_width : int
+    ports, features
+        One 16-bit input with ``last`` (the source's word and its ``tlast``); 17-bit outputs.
     filter_zeros : int
         0 sends zeros too (the no-filtering baseline).
-
-    Members
-    -------
-    As :func:`kernel_signature` with one 16-bit input and 17-bit ``o_data``.
     """
 
-    latency = 0
-
-    def __init__(self, *, outputs, index_width=32, filter_zeros=_SOURCE["filter_zeros"]):
-        self.outputs, self.filter_zeros = outputs, filter_zeros
-        super().__init__(kernel_signature(1, outputs, PIXEL_BITS, PIXEL_BITS + 1, index_width))
+    def __init__(self, *, ports, features, filter_zeros=_SOURCE["filter_zeros"], **_):
+        self.filter_zeros = filter_zeros
+        super().__init__(ports, features)
 
     def elaborate(self, platform):
         m = Module()
-        pixel = self.i_payloads[0]
-        m.d.comb += [
-            self.o_data.eq(Cat(pixel, self.i_last)),
-            self.o_emit.eq((self.i_last | pixel.any() | (not self.filter_zeros)).replicate(self.outputs)),
-        ]
-        frame_ends(m, self)
+        beat = self.inputs[0]
+        pixel, last = beat.payload.data, beat.payload.last
+        self.value = Cat(pixel, last)
+        self._ports(m, beat.valid)
+        emit = last | pixel.any() | (not self.filter_zeros)
+        m.d.comb += self.emit_early.eq(emit.replicate(len(self.outputs)))
+        m.d.comb += [o.payload.emit.eq(emit) for o in self.outputs]
         return m
 
 
-class VarianceSum(wiring.Component):
+class VarianceSum(StaticKernel):
     """``variance_mean`` (``squares=False``) or ``variance_mean_sq``: a frame's sum of pixels or squares.
 
-    One adder (and, for squares, one 16x16 multiplier) into an accumulator of the result's width
-    (:func:`sfdf.gen.kernels.kernel_output_width`): ``o_data = acc + term(pixel)``, emitted on every output
-    at the word marked last (bit 16), after which the accumulator clears. The sum of pixels has two
-    stages (``latency = 1``): the term is registered, then added. The sum of squares has three
-    (``latency = 2``): the multiplier registers its operands and its product
-    (:class:`sfdf.hdl.dsp.RegisteredMultiplier`, on ECP5 inside the DSP block), then the product is added,
-    so neither the multiply nor the accumulator's adder shares a cycle with routing to the other.
+    One adder (and, for squares, one 16x16 multiplier) into an accumulator of the result's width (the
+    output's): ``data = acc + term(pixel)``, emitted on every output at the word marked last (bit 16 of its
+    input), after which the accumulator clears. The sum of pixels has two stages (``latency = 1``): the term
+    is registered, then added. The sum of squares has three (``latency = 2``): the multiplier registers its
+    operands and its product (:class:`sfdf.hdl.dsp.RegisteredMultiplier`, on ECP5 inside the DSP block), then
+    the product is added, so neither the multiply nor the accumulator's adder shares a cycle with routing to
+    the other. ``emit_early`` is the word's mark, known when it is offered.
 
     Parameters
     ----------
     squares : bool
-    outputs, index_width : int
+    ports, features
     pipelined : bool
         ``False``: one stage (``latency = 0``), the term added in the computation's cycle.
     """
@@ -195,17 +202,17 @@ class VarianceSum(wiring.Component):
     #: Cycles from a computation to its result: the sum of pixels, the sum of squares.
     LATENCY = (1, RegisteredMultiplier.latency)
 
-    def __init__(self, *, squares, outputs, index_width=32, pipelined=True):
-        self.squares, self.outputs = squares, outputs
+    def __init__(self, *, squares, ports, features, pipelined=True, **_):
+        self.squares = squares
         self.latency = self.LATENCY[bool(squares)] if pipelined else 0
-        width = kernel_output_width("variance_mean_sq" if squares else "variance_mean", index_width)
-        super().__init__(kernel_signature(1, outputs, PIXEL_BITS + 1, width, index_width))
+        super().__init__(ports, features)
 
     def elaborate(self, platform):
         m = Module()
-        width = len(self.o_data)
-        pixel = self.i_payloads[0][:PIXEL_BITS]
-        last = self.i_payloads[0][PIXEL_BITS]
+        beat = self.inputs[0]
+        width = self.data_width
+        pixel = beat.payload.data[:PIXEL_BITS]
+        last = beat.payload.data[PIXEL_BITS]
         acc = Signal(width)
         if not self.latency:  # unpipelined: the term is added in the cycle of its computation
             term = pixel * pixel if self.squares else pixel
@@ -217,67 +224,78 @@ class VarianceSum(wiring.Component):
             term = Signal(width)
             m.d.sync += term.eq(pixel)
         # the step and the frame's end travel beside the term, ``latency`` cycles
-        stepped, cleared = self.i_step & self.i_mask[0], last
+        stepped, cleared = beat.valid & beat.payload.present, last
         for k in range(self.latency):
             stepped_k, cleared_k = Signal(name=f"stepped{k}"), Signal(name=f"cleared{k}")
             m.d.sync += [stepped_k.eq(stepped), cleared_k.eq(cleared)]
             stepped, cleared = stepped_k, cleared_k
-        m.d.comb += [
-            self.o_data.eq((acc + term)[:width]),  # the last stage: the computation of ``latency`` cycles ago
-            self.o_emit.eq(last.replicate(self.outputs)),
-        ]
+        self.value = (acc + term)[:width]  # the last stage: the computation of ``latency`` cycles ago
+        self._ports(m, stepped)
+        m.d.comb += self.emit_early.eq(last.replicate(len(self.outputs)))
+        m.d.comb += [o.payload.emit.eq(cleared) for o in self.outputs]
         with m.If(stepped):
-            m.d.sync += acc.eq(Mux(cleared, 0, self.o_data))
+            m.d.sync += acc.eq(Mux(cleared, 0, self.value))
         return m
 
 
-class VarianceJoin(wiring.Component):
+class VarianceJoin(StaticKernel):
     """``variance_join``: ``n | sum | sum_sq`` (:func:`sfdf.gen.kernels.variance_fields`).
 
-    The node places ``sum`` above ``sum_sq`` (:func:`sfdf.gen.kernels.input_shift`), in bits of their own,
-    so the sum of its inputs is their OR (no carry chain across the fields), and the kernel puts ``n``
-    on top: the distance from the previous result's index (indices count words,
-    so ``n`` counts every pixel, zeros included), the sum of the offsets of the computations since.
-    Two stages (``latency = 1``): the payloads, the mask, the offset and whether the computation stepped
-    (with data) are registered, then masked and added; the running sum ``since`` advances in the second stage,
-    from registers, so the commit drives no clock enable here (it stays off the node's decide path).
+    Its two inputs are told apart by their widths, which the sending kernels fix (``sum``: ``16 + w`` bits,
+    ``sum_sq``: ``32 + w``); they are placed in bits of their own, so their sum is their concatenation, and
+    the kernel puts ``n`` on top: the distance from the previous result's index (``index``, indices count
+    words, so ``n`` counts every pixel, zeros included). Two stages (``latency = 1``): the data, the present
+    bits, the index and whether the computation came are registered, then masked and concatenated; the
+    previous result's index advances in the second stage, from registers, so the commit drives no clock
+    enable here (it stays off the node's decide path).
 
     Parameters
     ----------
-    outputs, index_width : int
+    ports, features
+        Two inputs, ``index``.
     pipelined : bool
         ``False``: both stages in one cycle (``latency = 0``).
     """
 
-    def __init__(self, *, outputs, index_width=32, pipelined=True):
+    def __init__(self, *, ports, features, pipelined=True, **_):
         self.latency = int(pipelined)
-        self.outputs = outputs
-        self.fields = variance_fields(index_width)
-        n_lsb = self.fields["n"][0]
-        super().__init__(kernel_signature(2, outputs, n_lsb, n_lsb + index_width, index_width))
+        self.fields = variance_fields(ports.index_width)
+        widths = [width for _, width in ports.inputs]
+        self.order = [widths.index(self.fields[f][1]) for f in ("sum_sq", "sum")]
+        super().__init__(ports, features)
 
     def elaborate(self, platform):
         m = Module()
-        n_lsb = self.fields["n"][0]
-        since = Signal.like(self.i_offset)  # indices from the previous result to the last computation
-        offset, stepped, result = Signal.like(self.i_offset), Signal(), Signal()
-        # stage 1 (registers when pipelined, wires when not): the payloads and the mask apart, so the decide
-        # stage's mask drives two flip-flops, not the reset of every payload bit's; stage 2 masks them
+        iw = self.ports.index_width
+        previous = Signal(iw)  # the previous result's index
+        index, result = Signal(iw), Signal()
+        # stage 1 (registers when pipelined, wires when not): the data and the present bits apart, so the
+        # decide stage's present bits drive two flip-flops, not the reset of every data bit's; stage 2 masks them
         stage1 = m.d.sync if self.latency else m.d.comb
-        payload = [Signal(n_lsb, name=f"payload{k}") for k in range(2)]
-        mask = Signal(2)
-        stage1 += [*(payload[k].eq(self.i_payloads[k][:n_lsb]) for k in range(2)), mask.eq(self.i_mask),
-                   offset.eq(self.i_offset), stepped.eq(self.i_step), result.eq(self.i_step & self.i_mask.any())]
-        present = [payload[k] & mask[k].replicate(n_lsb) for k in range(2)]
-        n = (since + offset)[:len(since)]
-        m.d.comb += [
-            self.o_data.eq(Cat(present[0] | present[1], n)),  # stage 2: disjoint fields, so OR is their sum
-            self.o_emit.eq(Const(-1, self.outputs)),
-        ]
-        with m.If(stepped):
-            m.d.sync += since.eq(Mux(result, 0, n))
+        data = [Signal.like(self.inputs[k].payload.data, name=f"payload{k}") for k in self.order]
+        present = Signal(2)
+        stage1 += [*(d.eq(self.inputs[k].payload.data) for d, k in zip(data, self.order)),
+                   present.eq(Cat(*(self.inputs[k].payload.present for k in self.order))),
+                   index.eq(self.inputs[0].payload.index), result.eq(self.inputs[0].valid)]
+        n = (index - previous)[:iw]
+        masked = [d & present[k].replicate(len(d)) for k, d in enumerate(data)]
+        self.value = Cat(masked[0], masked[1], n)  # sum_sq, sum, n: their bits of their own
+        self._ports(m, result)
+        m.d.comb += self.emit_early.eq(Const(-1, len(self.outputs)))
+        m.d.comb += [o.payload.emit.eq(1) for o in self.outputs]
+        with m.If(result):
+            m.d.sync += previous.eq(index)
         return m
 
+
+#: The built-in kernels' hardware by spec name: the class and its fixed arguments.
+BUILTIN_HARDWARE = {
+    "random_filter": (RandomFilter, {}),
+    "variance_source": (VarianceSource, {}),
+    "variance_mean": (VarianceSum, {"squares": False}),
+    "variance_mean_sq": (VarianceSum, {"squares": True}),
+    "variance_join": (VarianceJoin, {}),
+}
 
 #: Cycles the register that offers a user kernel its input beats adds (:meth:`sfdf.hdl.node.SFDFNode._kernel_beats`):
 #: the node decides a computation, then offers it, and the beats hold until the kernel takes them.
@@ -294,32 +312,26 @@ def node_latency(node, pipelined: bool = True) -> int:
 
 
 def kernel_latency(name) -> int:
-    """Cycles from a computation to its data for the hardware kernel named ``name`` (module docstring):
-    that of the kernel :func:`make_kernel` builds, pipelined (a kernel's latency depends on its name, not on
-    widths; unpipelined it is 0)."""
-    kernel = make_kernel(name, {}, inputs=1, outputs=1, in_width=PIXEL_BITS + 1, data_width=PIXEL_BITS,
-                         index_width=32)
-    kernel._MustUse__silence = True  # made to be asked, not elaborated: no UnusedElaboratable warning
-    return kernel.latency
+    """Cycles from a computation to its data for the built-in kernel named ``name``, pipelined (a built-in's
+    latency depends on its kind, not on widths; unpipelined it is 0)."""
+    cls, fixed = BUILTIN_HARDWARE[name or "random_filter"]
+    if cls is VarianceSum:
+        return VarianceSum.LATENCY[fixed["squares"]]
+    return int(cls is VarianceJoin)
 
 
-def make_kernel(name, params, *, inputs, outputs, in_width, data_width, index_width, pipelined=True, ahead=False):
-    """The hardware kernel named ``name`` in a spec (``None``: ``random_filter`` with rate 0, docs/architecture.md).
+def make_kernel(name, params, *, ports, features, pipelined=True, ahead=False):
+    """The hardware of the built-in kernel ``name`` (``None``: ``random_filter`` with rate 0, docs/architecture.md)
+    with ``params`` for a node's ``ports`` and ``features`` (:func:`sfdf.gen.contract.kernel_ports`,
+    :func:`~sfdf.gen.contract.kernel_features`); ``pipelined``: the platform's
+    (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`; without it a variance kernel's latency is 0); ``ahead``:
+    ``random_filter``'s decisions from registers (:class:`RandomFilter`)."""
+    cls, fixed = BUILTIN_HARDWARE[name or "random_filter"]
+    return cls(**fixed, **kernel_params(name, params), ports=ports, features=features, pipelined=pipelined,
+               ahead=ahead)
 
-    ``in_width``: bits of each placed input payload; ``data_width``: the network's payload width, which
-    ``random_filter`` wraps at (the variance kernels fix their own widths); ``pipelined``: the variance
-    kernels' pipeline stages (:attr:`sfdf.hdl.traits.PlatformTraits.pipelined`; without them their latency
-    is 0); ``ahead``: ``random_filter``'s decisions from registers (:class:`RandomFilter`).
-    """
-    params = kernel_params(name, params)
-    if name in (None, "random_filter"):
-        return RandomFilter(inputs=inputs, outputs=outputs, data_width=data_width, in_width=in_width,
-                            index_width=index_width, seed=params["seed"], rate=params["rate"], ahead=ahead)
-    if name == "variance_source":
-        return VarianceSource(outputs=outputs, index_width=index_width, filter_zeros=params["filter_zeros"])
-    if name in ("variance_mean", "variance_mean_sq"):
-        return VarianceSum(squares=name == "variance_mean_sq", outputs=outputs, index_width=index_width,
-                           pipelined=pipelined)
-    if name == "variance_join":
-        return VarianceJoin(outputs=outputs, index_width=index_width, pipelined=pipelined)
-    raise ValueError(f"Kernel {name!r} has no hardware")
+
+def plan_kernel(plan, *, ahead=False):
+    """The built-in kernel of node plan ``plan`` (:class:`sfdf.hdl.plan.NodePlan`), as :func:`make_kernel` makes it."""
+    return make_kernel(plan.kernel, plan.params, ports=plan.ports, features=plan.features,
+                       pipelined=plan.traits.pipelined, ahead=ahead)

@@ -24,11 +24,11 @@ from sfdf.gen.contract import UserKernel
 from sfdf.gen.kernels import (
     BUILTIN,
     MESSAGE_WIDTH,
+    builtin,
     filter_threshold,
     kernel_params,
     lfsr_seed,
     result_width,
-    variance_fields,
     word_width,
 )
 
@@ -199,11 +199,12 @@ def build_manifest(network, top) -> dict:
     for port in axis_ports(top):
         kernel = kernel_name(network.node_by_name[port.member].kernel)
         tuser = [Field("eos", 0, 1)] if port.direction == "in" else sink_tuser_fields(iw)
-        if kernel == "variance_join":
+        found = builtin(network.node_by_name[port.member].kernel)
+        if port.direction == "out" and found and found.result_fields:
             fields = [Field(name, lsb, width) for name, (lsb, width) in
-                      sorted(variance_fields(iw).items(), key=lambda item: -item[1][0])]
+                      sorted(found.result_fields(iw).items(), key=lambda item: -item[1][0])]
         else:
-            fields = [Field("pixel" if kernel == "variance_source" else "data", 0, port.tdata_width)]
+            fields = [Field(found.word_field if found and port.direction == "in" else "data", 0, port.tdata_width)]
         ports.append({
             "name": port.name, "node": port.member, "kernel": kernel,
             "direction": port.direction, "tdata_width": port.tdata_width, "tuser_width": port.tuser_width,

@@ -25,7 +25,7 @@ from .decided import DecidedQueue
 from .gap import delta_width
 from .inband import InbandReceiver, InbandSender
 from .join import SFDFJoin
-from .kernels import make_kernel, node_latency
+from .kernels import node_latency, plan_kernel
 from .links import LinksSignature, connect_credit_receiver, connect_credit_sender
 from .manifest import BeatKind
 from .offer import SLOTS, OfferRegister
@@ -127,7 +127,6 @@ class SFDFNode(wiring.Component):
         self.plan = plan
         self.in_edges, self.out_edges = [e.edge for e in plan.inputs], [e.edge for e in plan.outputs]
         self.kernel, self.params, self.ii = plan.kernel, dict(plan.params), plan.ii
-        self.shifts = list(plan.shifts)
         self.iw, self.dw, self.pw = plan.index_width, plan.data_width, plan.payload_width
         self.fw = plan.full_width or plan.index_width
         self._rebuilds = not self.out_edges and self.fw != self.iw  # a sink with narrow indices inside
@@ -157,7 +156,7 @@ class SFDFNode(wiring.Component):
         """Receivers and join: ``(want_word, want_eos, index, offset, payloads, mask, msg_valid, msg, last,
         commit)``; ``offset`` is the distance from the previous computation's index.
 
-        The join works at the widest input; each payload is then placed by its shift.
+        The join works at the widest input; each payload is then cut to its edge's width.
         """
         n = len(self.in_edges)
         width = max(e.width for e in self.in_edges)
@@ -188,8 +187,7 @@ class SFDFNode(wiring.Component):
         for k in reversed(range(n)):  # the first input delivering a message gives its payload
             with m.If(join.o_msg_mask[k]):
                 m.d.comb += msg.eq(join.o_msgs[k])
-        payloads = [join.o_payloads[k][:e.width] << shift
-                    for k, (e, shift) in enumerate(zip(self.in_edges, self.shifts, strict=True))]
+        payloads = [join.o_payloads[k][:e.width] for k, e in enumerate(self.in_edges)]
         if self.position:
             m.d.comb += self.o_position.eq(join.o_current)
         return join.o_ready, join.o_eos, join.o_index, join.o_offset, payloads, join.o_mask, \
@@ -334,22 +332,18 @@ class SFDFNode(wiring.Component):
         if self._user:  # the user's kernel (docs/kernels.md): its beats, its results queued per output
             kernel = m.submodules.kernel = make_user_kernel(self.plan, self.plan.source)
             latency = 0
-        else:
-            in_width = max((e.width + s for e, s in zip(self.in_edges, self.shifts)), default=self.word_width)
-            kernel = m.submodules.kernel = make_kernel(
-                self.kernel, self.params, inputs=max(1, len(self.in_edges)), outputs=max(1, len(self.out_edges)),
-                in_width=in_width, data_width=self.dw, index_width=self.fw, pipelined=self.plan.traits.pipelined)
+        else:  # a kernel of fixed timing (hdl.kernels.StaticKernel): decided and run in one cycle
+            kernel = m.submodules.kernel = plan_kernel(self.plan)
             latency = kernel.latency
-        if msg_valid is None and self._user:  # a source: the node turns a word marked last into its frame end
+        if msg_valid is None:  # a source: the node turns a word marked last into its frame end
             msg_valid, msg = last, _frame_number(m, last & input_commit)
-        elif msg_valid is None:  # a source: the kernel originates its messages (frame ends)
-            msg_valid, msg = kernel.o_msg_valid, kernel.o_msg
 
         # -- decide: one computation per cycle while the emit stage has room for it
         # in-band senders test their intervals a cycle ahead, from the next head's ``delta`` (hdl.gap)
         registered = self._registered_fields()
+        shared = None if self._user else kernel.shared_data()
         decided = m.submodules.decided = DecidedQueue(self._decision_layout(),
-                                                      data_width=0 if self._user else len(kernel.o_data),
+                                                      data_width=0 if self._user else len(shared),
                                                       latency=latency, depth=DECIDED + self.plan.latency * self._user,
                                                       registered=registered, staged=self._staged,
                                                       ahead=("delta",) if self.mode == "inband" and "delta" in registered
@@ -375,19 +369,14 @@ class SFDFNode(wiring.Component):
                 decided.i_record.valid.eq(word_go & (accepted | ~data_comp) | eos_go),
                 record.kernel.eq(data_comp & ~eos_go),
             ]
-        else:
+        else:  # the computation's beats are taken as it is decided; its emit bits come at once
+            self._static_beats(m, kernel, payloads, mask, index, offset, last, issue & word_go & data_comp)
             m.d.comb += [
-                kernel.i_mask.eq(mask),
-                kernel.i_offset.eq(offset),
-                kernel.i_last.eq(last),
                 decided.i_record.valid.eq(word_go | eos_go),
-                kernel.i_step.eq(issue & word_go),
-                decided.i_data.eq(kernel.o_data),  # with the record, or ``latency`` cycles after it
-                record.emit.eq(kernel.o_emit & data_comp.replicate(len(record.emit))
+                decided.i_data.eq(shared),  # with the record, or ``latency`` cycles after it
+                record.emit.eq(kernel.emit_early & data_comp.replicate(len(record.emit))
                                & ~eos_go.replicate(len(record.emit))),
             ]
-            for k, p in enumerate(payloads):
-                m.d.comb += kernel.i_payloads[k].eq(p)
         m.d.comb += [
             record.index.eq(index),
             record.delta.eq(delta),
@@ -477,6 +466,17 @@ class SFDFNode(wiring.Component):
         accepted = Signal()
         m.d.comb += accepted.eq(Cat(*free).all())
         return accepted
+
+    def _static_beats(self, m, kernel, payloads, mask, index, offset, last, step):
+        """A kernel of fixed timing's input beats: every input's, with the decided data computation (``step``),
+        which its inputs, always ready, take at once."""
+        if self.plan.features.get("index"):
+            index = self._full_index(m, index, offset, self._issue)
+        for k, beat in enumerate(kernel.inputs):
+            fields = {"present": mask if isinstance(mask, int) else mask[k], "data": payloads[k], "index": index,
+                      "last": last}
+            m.d.comb += beat.valid.eq(step)
+            m.d.comb += [beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape()]
 
     def _full_index(self, m, index, offset, issue):
         """The computation's index at the spec's ``index_width`` (``i_index``): the join's where the network

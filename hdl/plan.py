@@ -20,7 +20,7 @@ from sfdf.gen.analysis.control import index_bits_inside, watermark
 from sfdf.gen.analysis.cycles import biconnected_edge_components
 from sfdf.gen.analysis.throughput import StageTiming
 from sfdf.gen.contract import KernelPorts, kernel_features, kernel_ports, may_filter
-from sfdf.gen.kernels import MESSAGE_WIDTH, input_shift, result_width, word_width
+from sfdf.gen.kernels import MESSAGE_WIDTH, result_width, word_width
 
 from .channels import head_reloads_while_empty
 from .join import LOOKAHEAD_MAX
@@ -95,8 +95,6 @@ class NodePlan:
         Cycles per data computation (a null computation takes one).
     inputs, outputs : tuple of EdgePlan
         The node's edges, in spec order.
-    shifts : tuple of int
-        Where the kernel places each input's payload (:func:`sfdf.gen.kernels.input_shift`).
     word_width, out_width : int
         A source's input word bits; the kernel's output bits (a sink's beats).
     mode : {"credit", "inband"}
@@ -141,7 +139,6 @@ class NodePlan:
     ii: int
     inputs: tuple[EdgePlan, ...]
     outputs: tuple[EdgePlan, ...]
-    shifts: tuple[int, ...]
     word_width: int
     out_width: int
     mode: str
@@ -249,7 +246,6 @@ def plan(network, platform=None, *, flush_ports: bool = False) -> NetworkPlan:
             flush=flush_ports and network.mode == "inband" and e.output_buffer > 1,
             propagate_mask=mask if network.mode == "inband" else 0,
             release=SLOTS if traits.pipelined or network.mode == "credit" else 0)
-    kernels = {node.name: node.kernel for node in network.nodes}
     nodes = {}
     for node in network.nodes:
         ins, outs = network.in_edges(node.name), network.out_edges(node.name)
@@ -257,7 +253,6 @@ def plan(network, platform=None, *, flush_ports: bool = False) -> NetworkPlan:
         nodes[node.name] = NodePlan(
             name=node.name, kernel=node.kernel, params=dict(node.params), ii=node.ii,
             inputs=tuple(edges[e.name] for e in ins), outputs=tuple(edges[e.name] for e in outs),
-            shifts=tuple(input_shift(node.kernel, kernels[e.src], iw) for e in ins),
             word_width=word_width(network, node.name), out_width=result_width(network, node.name),
             mode=network.mode, algorithm=network.dummy_algorithm, live_credit=network.live_credit,
             index_width=inner, full_width=iw, data_width=network.data_width, payload_width=MESSAGE_WIDTH,

@@ -22,7 +22,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .counter import CounterReceiver, CounterSender
-from .kernels import make_kernel
+from .kernels import plan_kernel
 from .links import LinksSignature, connect_credit_receiver, connect_credit_sender
 
 __all__ = ["SingleStageNode"]
@@ -52,7 +52,7 @@ class SingleStageNode(wiring.Component):
         (into,), (out,) = plan.inputs, plan.outputs  # one input, one output (the spec checks it)
         self.in_edge, self.out_edge = into.edge, out.edge
         self.in_head, self.out_head = into.heartbeat_in_head, out.heartbeat_in_head
-        self.kernel, self.params, (self.shift,) = plan.kernel, dict(plan.params), plan.shifts
+        self.kernel, self.params = plan.kernel, dict(plan.params)
         self.iw, self.dw, self.pw = plan.index_width, plan.data_width, plan.payload_width
         self.fw = plan.full_width or plan.index_width
         super().__init__({
@@ -75,37 +75,31 @@ class SingleStageNode(wiring.Component):
             index_width=self.iw, data_width=e_out.width, payload_width=self.pw,
             heartbeat_in_head=self.out_head, candidates=tested)
         connect_credit_sender(m, tx, link_out)
-        kernel = m.submodules.kernel = make_kernel(
-            self.kernel, self.params, inputs=1, outputs=1, in_width=e_in.width + self.shift, data_width=self.dw,
-            index_width=self.fw, pipelined=self.plan.traits.pipelined, ahead=True)
+        kernel = m.submodules.kernel = plan_kernel(self.plan, ahead=True)
         if kernel.latency:
             raise ValueError(f"A single-stage node needs a kernel of latency 0, not {self.kernel!r} "
                              f"(latency {kernel.latency})")
         head, comp = rx.o_head, tx.i_comp.payload
-        prev = Signal(self.iw)  # the last computation's index (0 before the first)
         done = Signal()  # EOS went out
         consume = Signal()
-        emit = head.is_data & kernel.o_emit[0]
+        emit = head.is_data & kernel.emit_early[0]
+        (beat,), (out,) = kernel.inputs, kernel.outputs
         m.d.comb += [
             # nothing is held: a token or message is released as it is popped
             link_in.release.data.eq(data_pop), link_in.release.ctrl.eq(ctrl_pop),
-            kernel.i_payloads[0].eq(head.data[:e_in.width] << self.shift),
-            kernel.i_mask.eq(head.is_data),
-            kernel.i_offset.eq(head.index - prev),
-            kernel.i_last.eq(0),
+            beat.payload.present.eq(head.is_data),
+            beat.payload.data.eq(head.data[:e_in.width]),
             comp.index.eq(head.index),
             comp.emit.eq(emit),
-            comp.data.eq(kernel.o_data),
+            comp.data.eq(out.payload.data),
             comp.msg_valid.eq(head.is_msg),
             comp.msg.eq(head.msg),
             comp.eos.eq(head.eos),
             tx.i_comp.valid.eq(head.valid & ~done),
             consume.eq(tx.i_comp.valid & tx.i_comp.ready),
             rx.i_consume.eq(consume),
-            kernel.i_step.eq(consume & ~head.eos),
+            beat.valid.eq(consume & ~head.eos & head.is_data),  # the kernel steps on data computations
         ]
-        with m.If(consume & ~head.eos):
-            m.d.sync += prev.eq(head.index)
         with m.If(consume & head.eos):
             m.d.sync += done.eq(1)
         if tested:  # 000 Alg. 4 for each candidate from registers, the choice after (module docstring)

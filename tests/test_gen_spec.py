@@ -390,11 +390,11 @@ def test_pipelined():
 
 
 def test_staged_kernels_are_the_hardware_kernels_with_latency():
-    """gen's list of kernels a single-stage node refuses is hdl's: the kernels of latency above 0."""
-    from sfdf.gen.kernels import KERNELS, STAGED_KERNELS
+    """gen's built-ins that a single-stage node refuses are hdl's: the kernels of latency above 0."""
+    from sfdf.gen.kernels import BUILTIN
     from sfdf.hdl.kernels import kernel_latency
 
-    assert set(STAGED_KERNELS) == {k for k in KERNELS if kernel_latency(k) > 0}
+    assert {k for k, b in BUILTIN.items() if b.staged} == {k for k in BUILTIN if kernel_latency(k) > 0}
 
 
 # -- [[edge]] -------------------------------------------------------------------------------------------
@@ -799,9 +799,8 @@ def test_variance_widths_follow_the_index_width(examples):
 def test_variance_join_needs_mean_and_mean_sq(examples):
     text = variance_text(examples, 'kernel = "variance_mean_sq"', 'kernel = "variance_mean"')
     line = text.splitlines().index('kernel = "variance_join"') + 1
-    check(text, f"t.toml:{line}: node \"x\".kernel: variance_join needs one from a variance_mean node and one "
-          "from a variance_mean_sq node, not inputs from [variance_mean, variance_mean]; "
-          "connect it as in examples/variance.toml")
+    check(text, f"t.toml:{line}: node \"x\".kernel: variance_join needs a 48-bit sum and a 64-bit sum_sq input "
+          "(from a variance_mean and a variance_mean_sq), not 48 and 48 bits; connect it as in examples/variance.toml")
 
 
 def test_variance_source_must_be_a_source():

@@ -4,11 +4,12 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
+from graphs import ports
 
 from sfdf.gen.kernels import filter_threshold, lfsr_seed, lfsr_step
 from sfdf.hdl.dsp import RegisteredMultiplier
 from sfdf.hdl.join import SFDFJoin
-from sfdf.hdl.kernels import RandomFilter, VarianceSum, make_kernel
+from sfdf.hdl.kernels import RandomFilter, VarianceSum
 
 
 def simulate(dut, bench):
@@ -65,7 +66,7 @@ def test_join_wide_indices():
 
 def check_filter(inputs, outputs, seed, rate, steps=200, ahead=False):
     rng = random.Random(seed)
-    dut = RandomFilter(inputs=inputs, outputs=outputs, data_width=16, seed=seed, rate=rate, ahead=ahead)
+    dut = RandomFilter(ports=ports(inputs, outputs, width=16), features={}, seed=seed, rate=rate, ahead=ahead)
     states = [lfsr_seed(seed, j) for j in range(outputs)]
     threshold = filter_threshold(rate)
 
@@ -73,15 +74,20 @@ def check_filter(inputs, outputs, seed, rate, steps=200, ahead=False):
         nonlocal states
         for _ in range(steps):
             payloads = [rng.randrange(1 << 16) for _ in range(inputs)]
-            mask = rng.randrange(1 << inputs)
+            mask = rng.randrange(1, 1 << inputs)  # a data computation: some input present
             step = rng.random() < 0.7
-            ctx.set(dut.i_payloads, payloads)
-            ctx.set(dut.i_mask, mask)
-            ctx.set(dut.i_step, step)
-            assert ctx.get(dut.o_data) == sum(p for k, p in enumerate(payloads) if mask >> k & 1) % (1 << 16)
+            for k, beat in enumerate(dut.inputs):
+                ctx.set(beat.payload, {"present": mask >> k & 1, "data": payloads[k]})
+                ctx.set(beat.valid, step)
+                assert ctx.get(beat.ready)  # a kernel of fixed timing always takes its beats
+            total = sum(p for k, p in enumerate(payloads) if mask >> k & 1) % (1 << 16)
             stepped = [lfsr_step(s) for s in states]
-            assert ctx.get(dut.o_emit) == sum(((s >> 16) >= threshold) << j for j, s in enumerate(stepped))
-            if step and mask:  # null computations do not step (docs/semantics.md)
+            emits = sum(((s >> 16) >= threshold) << j for j, s in enumerate(stepped))
+            assert ctx.get(dut.emit_early) == emits
+            for j, out in enumerate(dut.outputs):
+                assert (ctx.get(out.valid), ctx.get(out.payload.data), ctx.get(out.payload.emit)) == \
+                    (step, total, emits >> j & 1)
+            if step:  # only a computation's beats step the LFSRs (docs/semantics.md)
                 states = stepped
             await ctx.tick()
 
@@ -103,26 +109,6 @@ def test_threshold_is_pythons_round():
     assert filter_threshold(0.75 / 65536 * 2) == 2  # 1.5 rounds to even
     with pytest.raises(ValueError, match=r"Filter rate must be in \[0, 1\], not 1.5"):
         filter_threshold(1.5)
-
-
-@pytest.mark.parametrize("kernel", ["random_filter", "variance_source"])
-def test_source_kernels_originate_frame_ends(kernel):
-    """The kernel's optional message out: a word marked last yields the frame end, numbered from 0."""
-    dut = make_kernel(kernel, {}, inputs=1, outputs=2, in_width=16, data_width=16, index_width=8)
-    seen = []
-
-    async def bench(ctx):
-        for n, last in enumerate([0, 1, 0, 0, 1, 1, 0]):
-            ctx.set(dut.i_payloads, [n + 1])
-            ctx.set(dut.i_mask, 1)
-            ctx.set(dut.i_last, last)
-            ctx.set(dut.i_step, 1)
-            if ctx.get(dut.o_msg_valid):
-                seen.append((n, ctx.get(dut.o_msg)))
-            await ctx.tick()
-
-    simulate(dut, bench)
-    assert seen == [(1, 0), (4, 1), (5, 2)]
 
 
 def test_registered_multiplier_answers_two_cycles_later():
@@ -148,26 +134,32 @@ def test_variance_sum_pipeline_matches_the_sum(squares, pipelined):
     """Each cycle's computation's result ``latency`` cycles later: the frame's sum so far plus its term,
     the accumulator advancing only on a stepped data computation and clearing after a word marked last.
     Unpipelined (iCE40, sfdf.hdl.dsp.pipelined) the result comes in the computation's own cycle."""
-    dut = VarianceSum(squares=squares, outputs=1, index_width=16, pipelined=pipelined)
+    width = 32 + 16 if squares else 16 + 16
+    dut = VarianceSum(squares=squares, ports=ports(width=17, outputs=(("o", width),), index_width=16), features={},
+                      pipelined=pipelined)
     assert dut.latency == ((2 if squares else 1) if pipelined else 0)
+    (beat,), (out,) = dut.inputs, dut.outputs
     rng = random.Random(11)
     acc, expected = 0, []
     for _ in range(120):
-        pixel, last, mask, step = rng.randrange(1 << 16), rng.random() < 0.2, rng.random() < 0.8, rng.random() < 0.7
+        pixel, last, step = rng.randrange(1 << 16), rng.random() < 0.2, rng.random() < 0.6
         term = pixel * pixel if squares else pixel
-        expected.append(((pixel | last << 16, mask, step), (acc + term) % (1 << len(dut.o_data))))
-        if step and mask:
+        expected.append(((pixel | last << 16, step), (acc + term) % (1 << width), last))
+        if step:
             acc = 0 if last else acc + term
 
     async def bench(ctx):
         for t in range(len(expected) + dut.latency):
             if t < len(expected):
-                (payload, mask, step), _ = expected[t]
-                ctx.set(dut.i_payloads, [payload])
-                ctx.set(dut.i_mask, mask)
-                ctx.set(dut.i_step, step)
+                (payload, step), _, last = expected[t]
+                ctx.set(beat.payload, {"present": 1, "data": payload})
+                ctx.set(beat.valid, step)
+                assert ctx.get(dut.emit_early) == last  # the word's mark, as it is offered
             if t >= dut.latency:
-                assert ctx.get(dut.o_data) == expected[t - dut.latency][1]
+                (_, step), value, last = expected[t - dut.latency]
+                assert ctx.get(out.valid) == step
+                if step:
+                    assert (ctx.get(out.payload.data), ctx.get(out.payload.emit)) == (value, last)
             await ctx.tick()
 
     simulate(dut, bench)

@@ -20,6 +20,7 @@ import pytest
 from sfdf.cosim.network import run_network
 from sfdf.cosim.randomdag import random_credit_network, single_stage
 from sfdf.gen.analysis import check as analysis_check
+from sfdf.gen.kernels import at_index_width
 from sfdf.gen.spec import load_spec
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.timing import single_stage as built_single_stage
@@ -228,7 +229,7 @@ def narrow(network, capacity=None):
     if capacity is not None:
         network = network.with_edges(replace(e, capacity=capacity) for e in network.edges)
     bits = analyse(network).index_width["watermark"]["bits_needed"]
-    return replace(network, index_width=bits, name=f"{network.name}_w{bits}")
+    return replace(at_index_width(network, bits), name=f"{network.name}_w{bits}")
 
 
 def sparse(network):
