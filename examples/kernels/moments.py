@@ -5,8 +5,8 @@ A frame is 8 x 8 pixels, one word per pixel in row order; the kernel gets the ze
 each pixel's place: ``p = index - (index of the previous frame's last word) - 1``, ``x = p mod 8``,
 ``y = p div 8 mod 8``. It sums ``S = sum a``, ``Sx = sum a*x`` and ``Sy = sum a*y`` over the frame's
 pixels and emits ``{Sy, Sx, S}`` (48 bits) at the word marked last; every other computation is filtered.
-Two register stages (``latency = 2``): the place and the two products, then the sums; both advance
-when the output is free, so a stalled output holds the pipeline.
+Three register stages (``latency = 3``): the pixel's place (a subtraction of indices), its two products,
+then the sums; all advance when the output is free, so a stalled output holds the pipeline.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -32,7 +32,8 @@ class Moments(wiring.Component):
         beat = self.i.payload
         amplitude, last = beat.data[:8], beat.data[8]
         previous = Signal(self.index_width)  # the index of the previous frame's last word
-        place = (beat.index - previous - 1)[:6]
+        # stage 0: the pixel, its flags and its place in the frame
+        valid0, last0, present0, a0, place0 = Signal(), Signal(), Signal(), Signal(8), Signal(6)
         # stage 1: the pixel's products and flags
         valid1, last1, present1 = Signal(), Signal(), Signal()
         a1, ax1, ay1 = Signal(8), Signal(11), Signal(11)
@@ -43,8 +44,10 @@ class Moments(wiring.Component):
                                     (sy + Mux(present1, ay1, 0))[:SX_BITS])
         with m.If(advance):
             m.d.sync += [
-                valid1.eq(self.i.valid), last1.eq(last & beat.present), present1.eq(beat.present),
-                a1.eq(amplitude), ax1.eq(amplitude * place[:3]), ay1.eq(amplitude * place[3:6]),
+                valid0.eq(self.i.valid), last0.eq(last & beat.present), present0.eq(beat.present),
+                a0.eq(amplitude), place0.eq((beat.index - previous - 1)[:6]),
+                valid1.eq(valid0), last1.eq(last0), present1.eq(present0),
+                a1.eq(a0), ax1.eq(a0 * place0[:3]), ay1.eq(a0 * place0[3:6]),
                 self.o.valid.eq(valid1),
             ]
             with m.If(self.i.valid & beat.present & last):

@@ -101,7 +101,7 @@ def spec_with_kernels(folder: Path, text: str) -> Path:
 
 @pytest.mark.parametrize("pause", [0.0, 0.4])
 def test_hillas_kernels_match_their_goldens(pause, examples, verilator_toolchain, cosim_build_root):
-    """examples/kernels/hillas.toml: zero suppression in Verilog, moments in Amaranth (latency 2, i_index), the
+    """examples/kernels/hillas.toml: zero suppression in Verilog, moments in Amaranth (latency 3, i_index), the
     join in Verilog; both branches filter and meet again."""
     run = run_network(load_spec(examples / "kernels" / "hillas.toml"), build_dir=cosim_build_root,
                       computations=400, seed=3, pause=pause, max_frame=64)
