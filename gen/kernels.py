@@ -191,6 +191,9 @@ class Builtin:
         ``index_width -> {field: (lsb, width)}`` of its payload at a sink (the manifest's port fields).
     word_field : str
         The name of a source's word in the manifest's port fields.
+    facts : callable
+        ``(params, outputs) -> dict``: what the manifest records of a node running it (``random_filter``: its
+        integer threshold and each output's LFSR seed, computed here once).
     """
 
     params: dict[str, KernelParam]
@@ -204,6 +207,7 @@ class Builtin:
     inputs: Callable = field(default=_any_inputs)
     result_fields: Callable | None = None
     word_field: str = "data"
+    facts: Callable = field(default=lambda params, outputs: {})
 
 
 #: The built-in kernels by name.
@@ -211,7 +215,9 @@ BUILTIN: dict[str, Builtin] = {
     "random_filter": Builtin({
         "rate": KernelParam(float, 0.0, 0.0, 1.0, "use the probability that each output filters a token"),
         "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
-    }, "sfdf.gen.goldens:RandomFilter", _random_filter_filters),
+    }, "sfdf.gen.goldens:RandomFilter", _random_filter_filters, facts=lambda params, outputs: {
+        "filter_threshold": filter_threshold(params["rate"]),
+        "lfsr_seeds": [lfsr_seed(params["seed"], j) for j in range(outputs)]}),
     "variance_source": Builtin({
         "filter_zeros": KernelParam(int, 1, 0, 1, "use 1 to filter zero pixels (000 Fig. 1) or 0 to send every "
                                     "pixel (the no-filtering baseline)"),

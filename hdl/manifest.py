@@ -25,9 +25,7 @@ from sfdf.gen.kernels import (
     BUILTIN,
     MESSAGE_WIDTH,
     builtin,
-    filter_threshold,
     kernel_params,
-    lfsr_seed,
     result_width,
     word_width,
 )
@@ -92,6 +90,12 @@ class Port:
     @property
     def tdata_bytes(self) -> int:
         return (self.tdata_width + 7) // 8
+
+    @property
+    def variance_result(self) -> bool:
+        """The port's data is a variance result (fields ``n``, ``sum``, ``sum_sq``; 000 Fig. 1), which the host
+        checks against numpy instead of the reference model."""
+        return {f.name for f in self.fields} == {"n", "sum", "sum_sq"}
 
     @property
     def tuser_bytes(self) -> int:
@@ -211,17 +215,15 @@ def build_manifest(network, top) -> dict:
             "tlast": port.tlast, "fields": [f.to_json() for f in fields], "tuser_fields": [f.to_json() for f in tuser],
         })
     nodes = {}
-    filtering = kernel_params("random_filter", {})  # written for every node, as random_filter would filter
     for node in network.nodes:
         outputs = len(network.out_edges(node.name)) or 1
-        rate, seed = (node.params.get(key, filtering[key]) for key in ("rate", "seed"))
+        found = builtin(node.kernel)
         nodes[node.name] = {
             "kernel": kernel_name(node.kernel), "params": dict(node.params), "ii": node.ii,
             "contract": _contract(plan.nodes[node.name]),
             "inputs": [e.name for e in network.in_edges(node.name)],
             "outputs": [e.name for e in network.out_edges(node.name)] or ["m_axis"],
-            "filter_threshold": filter_threshold(rate),
-            "lfsr_seeds": [lfsr_seed(seed, j) for j in range(outputs)],
+            **(found.facts(kernel_params(node.kernel, node.params), outputs) if found else {}),
             "single_stage": plan.nodes[node.name].single_stage,
             "offer_slots": plan.nodes[node.name].offer_slots,
         }

@@ -480,7 +480,7 @@ def board_sim(args) -> int:
     rng = np.random.default_rng(1)
     frames = [(k, rng.integers(0, 1 << min(source.tdata_width, 16), int(rng.integers(1, 65)))
                * (rng.random() < 0.7)) for k in range(args.frames)]
-    variance = len(sinks) == 1 and sinks[0].kernel == "variance_join"
+    variance = len(sinks) == 1 and sinks[0].variance_result
     wrong = 0
     results = []
     with Progress(sys.stderr.isatty()) as progress, \

@@ -71,7 +71,7 @@ def prepare(spec, work_dir, build_dir=None, timeout_cycles: int | None = None, k
     ports = read_manifest(manifest)
     (source,), sinks = ports.sources, ports.sinks
     return Job(str(harness.resolve()), f"rtl/{j_path.name}", report.network,
-               len(sinks) == 1 and sinks[0].kernel == "variance_join", source.tdata_width,
+               len(sinks) == 1 and sinks[0].variance_result, source.tdata_width,
                timeout_cycles, kill_after, device)
 
 
