@@ -28,7 +28,8 @@ from sfdf.gen.kernels import (
     variance_fields,
 )
 
-__all__ = ["RandomFilter", "VarianceJoin", "VarianceMean", "VarianceMeanSq", "VarianceSource", "unpack_variance"]
+__all__ = ["RandomFilter", "SDFTest", "VarianceJoin", "VarianceMean", "VarianceMeanSq", "VarianceSource",
+           "unpack_variance"]
 
 _FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
 
@@ -156,6 +157,30 @@ class VarianceJoin:
         self.previous = index
         total, squares = (inputs[key] or 0 for key in self.keys)
         return dict.fromkeys(self.outputs, squares | total << self.sum_lsb | n << self.n_lsb)
+
+
+class SDFTest:
+    """The SDF test kernel (004; docs/semantics.md, "SDF networks"), the golden of an SDF network's nodes: one
+    firing is ``step(windows, firing)``, ``windows`` each input edge's ``peek`` items in spec order (the
+    ``pop`` it consumes first); it returns ``v = acc + firing + sum(windows)`` mod ``2^32`` (a source:
+    ``v = acc + firing``), of which the node pushes ``v, v + 1, ...`` on each output, as many as the phase
+    pushes. ``message(n)`` is a teleport message's handler: it adds the sender's firing number ``n`` to ``acc``,
+    so every output after it shows where it landed."""
+
+    __slots__ = ("acc",)
+    MASK = (1 << 32) - 1
+
+    def __init__(self):
+        self.acc = 0
+
+    def step(self, windows, firing: int) -> int:
+        value = self.acc + firing
+        for window in windows:
+            value += sum(window)
+        return value & self.MASK
+
+    def message(self, n: int) -> None:
+        self.acc = (self.acc + n) & self.MASK
 
 
 def unpack_variance(result: int, index_width: int) -> tuple[int, int, int]:

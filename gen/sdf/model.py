@@ -10,11 +10,10 @@ the ``min`` latency's point; a schedule that lets the receiver pass the ``max`` 
 message exists is refused (:class:`LateMessage`): it was not a valid schedule (004 "Constraints on the
 Schedule").
 
-The SDF test kernel (docs/semantics.md, "SDF networks"): a node keeps ``acc`` (32 bits, from 0). Its
-``f``-th firing (from 1) reads the ``peek`` window of each input edge in spec order and computes
-``v = acc + f + sum(window)`` mod ``2**32`` (a source: ``v = acc + f``); it pushes ``v, v + 1, ...`` on each
-output edge, as many as the phase pushes. A sink records ``v`` per firing. A message's handler adds the
-sender's ``n`` to the receiver's ``acc``, so every output after it shows where it landed.
+Every node runs the SDF test kernel, whose golden is :class:`sfdf.gen.goldens.SDFTest` (docs/semantics.md,
+"SDF networks"): its ``f``-th firing (from 1) reads the ``peek`` window of each input edge in spec order and
+computes ``v``; the node pushes ``v, v + 1, ...`` on each output edge, as many as the phase pushes. A sink
+records ``v`` per firing. A message's handler is the golden's ``message``.
 
 Schedules (:func:`run_sdf`): ``"constrained"`` (004's constrained schedule), ``"random"`` (any node
 whose data and message dependences are met, chosen by a seeded generator), ``"eager"`` (adversarial:
@@ -29,6 +28,7 @@ import random
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from ..goldens import SDFTest
 from .messages import DOWNSTREAM, Deliveries, Route
 from .rates import SDFError, edge_rates, phases
 from .schedule import constrained_schedule
@@ -71,7 +71,7 @@ class _Execution:
         self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
         self.items = {e.name: [0] * e.initial for e in network.edges}  # initial items are zeros
         self.fired = dict.fromkeys(self.count, 0)
-        self.acc = dict.fromkeys(self.count, 0)
+        self.kernels = {n: SDFTest() for n in self.count}
         self.ins = {n: network.in_edges(n) for n in self.count}
         self.outs = {n: network.out_edges(n) for n in self.count}
         self.deliveries = deliveries
@@ -94,12 +94,10 @@ class _Execution:
         f = self.fired[node] + 1
         self._deliver(node, "before", f)
         k = (f - 1) % self.count[node]
-        value = self.acc[node] + f
+        windows = [self.items[e.name][: self.rates[e.name][2][k]] for e in self.ins[node]]
+        value = self.kernels[node].step(windows, f)
         for e in self.ins[node]:
-            _, pop, peek = self.rates[e.name]
-            value += sum(self.items[e.name][: peek[k]])
-            del self.items[e.name][: pop[k]]
-        value &= MASK
+            del self.items[e.name][: self.rates[e.name][1][k]]
         for e in self.outs[node]:
             self.items[e.name].extend((value + j) & MASK for j in range(self.rates[e.name][0][k]))
         if node in self.outputs:
@@ -132,7 +130,7 @@ class _Execution:
             if ("before" if route.direction == DOWNSTREAM else "after") != when or firing < low:
                 keep.append(item)
                 continue
-            self.acc[node] = (self.acc[node] + n) & MASK
+            self.kernels[node].message(n)
             self.log.append(Delivery(route.message, route.sender, n, node, when, firing))
         self.pending[node] = keep
 
