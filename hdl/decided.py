@@ -30,7 +30,7 @@ class DecidedQueue(wiring.Component):
     record : StructLayout
         What the decide stage knows of a computation when it decides it (no ``data``).
     data_width : int
-        The kernel's result bits.
+        The kernel's result bits (0: none, no ``i_data`` and no ``data`` field).
     latency : int
         Cycles from the decision to the kernel's result (``0``: the result comes with the record).
     depth : int
@@ -71,10 +71,12 @@ class DecidedQueue(wiring.Component):
             raise ValueError(f"Fields ahead must be registered, not {sorted(set(self.ahead) - set(self.registered))}")
         self.staged = bool(staged) and latency > 0
         # the record's fields, then data: a computation's bits are its record's followed by its data
-        self.comp = data.StructLayout({**{name: field.shape for name, field in record}, "data": data_width})
+        # (no data field where the results come another way: a user kernel's, queued per output)
+        self.comp = data.StructLayout({**{name: field.shape for name, field in record},
+                                       **({"data": data_width} if data_width else {})})
         super().__init__({
             "i_record": In(stream.Signature(record)),
-            "i_data": In(data_width),
+            **({"i_data": In(data_width)} if data_width else {}),
             "o_comp": Out(stream.Signature(self.comp)),
             **({"o_next": Out(data.StructLayout({name: record[name].shape for name in self.ahead}))}
                if self.ahead else {}),
@@ -91,7 +93,7 @@ class DecidedQueue(wiring.Component):
             m.d.comb += [
                 queue.i_stream.valid.eq(self.i_record.valid),
                 self.i_record.ready.eq(queue.i_stream.ready),
-                queue.i_stream.payload.eq(Cat(self.i_record.payload, self.i_data)),
+                queue.i_stream.payload.eq(Cat(self.i_record.payload, self.i_data if self.data_width else [])),
             ]
             return m
         # ``capacity`` slots of registers in a ring: a record goes into the slot at ``put`` and its data,

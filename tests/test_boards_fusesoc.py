@@ -64,3 +64,19 @@ def test_the_core_without_a_board_build_tree_is_refused_by_fusesoc_as_missing(bo
     shutil.copy(board / "variance.core", alone)
     run = fusesoc(alone, tmp_path, "--setup", "--target", "default")
     assert run.returncode != 0 and "top.debug.v" in run.stdout + run.stderr
+
+
+def test_a_network_of_your_own_kernels_lints_with_their_verilog(tmp_path_factory, tmp_path):
+    """examples/kernels/hillas.toml: the core's filesets list the Verilog kernels ``sfdf build`` copied beside the
+    network (docs/kernels.md), and Verilator -Wall finds nothing in any of them."""
+    out = tmp_path_factory.mktemp("fusesoc") / "hillas"
+    subprocess.run([SFDF, "build", str(ROOT / "examples" / "kernels" / "hillas.toml"), "--board", "ulx3s-85f",
+                    "--no-build", "-o", str(out)], check=True, capture_output=True)
+    assert "zsup.v: {file_type: verilogSource}" in (out / "hillas.core").read_text()
+    env = {**os.environ, **find_toolchain().env()}
+    run = subprocess.run([FUSESOC, "--cores-root", str(out), "run", "--target", "lint", "sfdf:networks:hillas"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "%Warning" not in run.stdout + run.stderr
+    vc = (tmp_path / "build" / "sfdf_networks_hillas_0.1.0" / "lint" / "sfdf_networks_hillas_0.1.0.vc").read_text()
+    assert "zsup.v" in vc and "hillas_join.v" in vc

@@ -30,7 +30,7 @@ module hillas_join #(
     wire       take = both && free;
     wire [7:0] amplitude = i_zs_hil_data[7:0];
     wire       last = i_zs_hil_present && i_zs_hil_data[8];
-    wire       counted = i_zs_hil_present && amplitude >= LEVEL;
+    wire       counted = i_zs_hil_present && amplitude >= LEVEL[7:0];
     wire [6:0] npix_next = npix + {6'd0, counted};
     wire [7:0] peak_next = counted && amplitude > peak ? amplitude : peak;
     wire [47:0] moments = i_mom_hil_present ? i_mom_hil_data : 48'd0;

@@ -25,7 +25,7 @@ module zsup #(
     output reg  [8:0]  o_zs_hil_data
 );
     wire [7:0] amplitude = |i_data[63:8] ? 8'hff : i_data[7:0];
-    wire       bright = amplitude >= LEVEL;
+    wire       bright = amplitude >= LEVEL[7:0];
     wire       keep = i_last || bright;
     wire [8:0] word = {i_last, bright ? amplitude : 8'd0};
     wire       free_mom = !o_zs_mom_valid || o_zs_mom_ready;
