@@ -480,14 +480,23 @@ class SFDFNode(wiring.Component):
 
     def _full_index(self, m, index, offset, issue):
         """The computation's index at the spec's ``index_width`` (``i_index``): the join's where the network
-        carries indices that wide, else rebuilt from the exact distances between computations (``issue``:
-        any computation is decided this cycle)."""
+        carries indices that wide, else rebuilt (``issue``: any computation is decided this cycle). Inside,
+        consecutive computations are less than ``2^(bits - 1)`` apart (the index watermark), so the low bits
+        are the inside index and the high bits the previous computation's, plus one where the low bits
+        wrapped (they fell): a comparison of the inside bits and a choice between two registers, ``high`` and
+        ``high + 1``, so no carry chain follows the join's choice in the decide cycle."""
         if self.fw == self.iw:
             return index
-        full, current = Signal(self.fw, name="full_index"), Signal(self.fw, name="kernel_index")
-        m.d.comb += current.eq(full + offset)
+        low = Signal(self.iw, name="index_low")  # the previous computation's inside index
+        high = Signal(self.fw - self.iw, name="index_high")
+        high_next = Signal(self.fw - self.iw, name="index_high_next", init=1)  # high + 1, kept beside it
+        wrapped = Signal(name="index_wrapped")
+        current = Signal(self.fw, name="kernel_index")
+        m.d.comb += [wrapped.eq(index < low), current.eq(Cat(index, Mux(wrapped, high_next, high)))]
         with m.If(issue):
-            m.d.sync += full.eq(current)
+            m.d.sync += low.eq(index)
+            with m.If(wrapped):
+                m.d.sync += [high.eq(high_next), high_next.eq(high_next + 1)]
         return current
 
     def _kernel_results(self, m, kernel, head, commit):
