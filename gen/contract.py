@@ -24,8 +24,8 @@ from pathlib import Path
 from sfdf.gen.errors import SpecError
 from sfdf.gen.kernels import BUILTIN, kernel_input_width, kernel_output_width
 
-__all__ = ["LANGUAGES", "KernelPorts", "UserKernel", "builtin_filter_problem", "filter_problem", "golden_files",
-           "kernel_features", "kernel_label", "kernel_ports", "load_golden_class", "make_golden", "may_filter"]
+__all__ = ["LANGUAGES", "KernelPorts", "UserKernel", "filter_problem", "golden_files", "kernel_features",
+           "kernel_ports", "load_golden_class", "make_golden", "may_filter"]
 
 #: A user kernel's hardware: the spec key that names it.
 LANGUAGES = ("verilog", "amaranth")
@@ -109,11 +109,6 @@ def kernel_ports(network, name: str) -> KernelPorts:
                        data_width=network.data_width)
 
 
-def kernel_label(kernel) -> str:
-    """How messages name a kernel: the built-in's name, or the user kernel's module."""
-    return "random_filter" if kernel is None else str(kernel) if isinstance(kernel, UserKernel) else kernel
-
-
 def kernel_features(node) -> dict[str, bool]:
     """The contract's optional features node ``node``'s kernel takes: ``index`` (``i_index``, ``step(inputs,
     index)``), ``last`` (a source's ``i_last``, ``step(..., last=...)``) and ``messages`` (control messages as
@@ -124,12 +119,6 @@ def kernel_features(node) -> dict[str, bool]:
     return {"index": builtin.index, "last": builtin.last, "messages": False}
 
 
-def builtin_filter_problem(kernel, params) -> tuple[str, str, str] | None:
-    """Why built-in ``kernel`` with ``params`` may filter: ``(field, problem, fix)``, or None if it never does
-    (a built-in's ``may_filter`` follows from its params: ``random_filter`` filters iff ``rate > 0``)."""
-    return BUILTIN[kernel or "random_filter"].filters(params)
-
-
 def filter_problem(node) -> tuple[str, str, str] | None:
     """Why node ``node``'s kernel may filter, as ``(field, problem, fix)`` for an error at
     ``node "<name>".<field>``; None where it never does."""
@@ -138,7 +127,7 @@ def filter_problem(node) -> tuple[str, str, str] | None:
             return None
         return ("kernel", f"{node.kernel} may filter (may_filter defaults to true)",
                 "declare may_filter = false if it emits on every output at every computation")
-    return builtin_filter_problem(node.kernel, node.params)
+    return BUILTIN[node.kernel or "random_filter"].filters(node.params)  # a built-in's follows from its params
 
 
 def may_filter(node) -> bool:

@@ -60,6 +60,8 @@ class StaticKernel(wiring.Component):
 
     static = True
     latency = 0
+    #: Its latency where the platform is pipelined (:func:`kernel_latency`).
+    PIPELINED_LATENCY = 0
 
     def __init__(self, ports, features):
         self.ports = ports
@@ -257,8 +259,10 @@ class VarianceJoin(StaticKernel):
         ``False``: both stages in one cycle (``latency = 0``).
     """
 
+    PIPELINED_LATENCY = 1
+
     def __init__(self, *, ports, features, pipelined=True, **_):
-        self.latency = int(pipelined)
+        self.latency = self.PIPELINED_LATENCY if pipelined else 0
         self.fields = variance_fields(ports.index_width)
         widths = [width for _, width in ports.inputs]
         self.order = [widths.index(self.fields[f][1]) for f in ("sum_sq", "sum")]
@@ -315,9 +319,7 @@ def kernel_latency(name) -> int:
     """Cycles from a computation to its data for the built-in kernel named ``name``, pipelined (a built-in's
     latency depends on its kind, not on widths; unpipelined it is 0)."""
     cls, fixed = BUILTIN_HARDWARE[name or "random_filter"]
-    if cls is VarianceSum:
-        return VarianceSum.LATENCY[fixed["squares"]]
-    return int(cls is VarianceJoin)
+    return cls.LATENCY[fixed["squares"]] if cls is VarianceSum else cls.PIPELINED_LATENCY
 
 
 def make_kernel(name, params, *, ports, features, pipelined=True, ahead=False):
