@@ -480,23 +480,27 @@ class SFDFNode(wiring.Component):
 
     def _full_index(self, m, index, offset, issue):
         """The computation's index at the spec's ``index_width`` (``i_index``): the join's where the network
-        carries indices that wide, else rebuilt (``issue``: any computation is decided this cycle). Inside,
+        carries indices that wide, else rebuilt (``issue``: a computation is decided this cycle). Inside,
         consecutive computations are less than ``2^(bits - 1)`` apart (the index watermark), so the low bits
-        are the inside index and the high bits the previous computation's, plus one where the low bits
-        wrapped (they fell): a comparison of the inside bits and a choice between two registers, ``high`` and
-        ``high + 1``, so no carry chain follows the join's choice in the decide cycle."""
+        are the inside index and the high bits the last decided computation's, plus one where the low bits
+        wrapped (fell below the last's). As the built-in kernels' first stages, every register here loads in
+        every cycle, from what the decide stage offers and whether it was decided: the state (the last
+        decided computation's low bits, its high bits and their successor) is brought up to date from those
+        registers in the next cycle, so neither the join's choice nor the commit drives a clock enable, and
+        the choice meets only a comparison of the inside bits and a multiplexer."""
         if self.fw == self.iw:
             return index
-        low = Signal(self.iw, name="index_low")  # the previous computation's inside index
-        high = Signal(self.fw - self.iw, name="index_high")
-        high_next = Signal(self.fw - self.iw, name="index_high_next", init=1)  # high + 1, kept beside it
-        wrapped = Signal(name="index_wrapped")
-        current = Signal(self.fw, name="kernel_index")
-        m.d.comb += [wrapped.eq(index < low), current.eq(Cat(index, Mux(wrapped, high_next, high)))]
-        with m.If(issue):
-            m.d.sync += low.eq(index)
-            with m.If(wrapped):
-                m.d.sync += [high.eq(high_next), high_next.eq(high_next + 1)]
+        top = self.fw - self.iw
+        offered, decided, wrapped_q = Signal(self.iw, name="index_offered"), Signal(name="index_decided"), Signal()
+        low, high, high1 = Signal(self.iw, name="index_low"), Signal(top, name="index_high"), \
+            Signal(top, name="index_high1", init=1)
+        moved = decided & wrapped_q  # the computation decided last cycle wrapped the low bits
+        low_now = Mux(decided, offered, low)
+        high_now, high1_now = Mux(moved, high1, high), Mux(moved, high1 + 1, high1)
+        wrapped, current = Signal(name="index_wrapped"), Signal(self.fw, name="kernel_index")
+        m.d.comb += [wrapped.eq(index < low_now), current.eq(Cat(index, Mux(wrapped, high1_now, high_now)))]
+        m.d.sync += [offered.eq(index), decided.eq(issue), wrapped_q.eq(wrapped),
+                     low.eq(low_now), high.eq(high_now), high1.eq(high1_now)]
         return current
 
     def _kernel_results(self, m, kernel, head, commit):
