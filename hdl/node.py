@@ -170,6 +170,7 @@ class SFDFNode(wiring.Component):
         lookahead = max(table) + 1 if self._offer_slots == SLOTS and (n > 1 or self.mode == "inband") else 0
         join = m.submodules.join = SFDFJoin(inputs=n, index_width=self.iw, data_width=width,
                                             payload_width=self.pw, lookahead=lookahead, table=table)
+        self._join = join
         if n > 1 and not join.lookahead:  # the join compares its heads in the decide cycle
             self._staged = True
         for k, (e, link) in enumerate(zip(self.in_edges, self.inputs, strict=True)):
@@ -317,6 +318,7 @@ class SFDFNode(wiring.Component):
         m = Module()
         self._offer_slots = self.plan.offer_slots
         self._dummy_heads = []  # Propagation: inputs whose head at the chosen index carries a dummy flag
+        self._join = None  # a source has none
         # the decide stage hands its record to one register (the decided queue's ``staged``) unless its
         # heads are registered offers, ordered a cycle ahead or alone (:meth:`_inputs` stages a wider join)
         self._staged = not self._offer_slots
@@ -486,8 +488,9 @@ class SFDFNode(wiring.Component):
         wrapped (fell below the last's). As the built-in kernels' first stages, every register here loads in
         every cycle, from what the decide stage offers and whether it was decided: the state (the last
         decided computation's low bits, its high bits and their successor) is brought up to date from those
-        registers in the next cycle, so neither the join's choice nor the commit drives a clock enable, and
-        the choice meets only a comparison of the inside bits and a multiplexer."""
+        registers in the next cycle, so neither the join's choice nor the commit drives a clock enable; each
+        head's low bits are compared beside the choice, which then only picks the chosen head's answer and
+        the high bits."""
         if self.fw == self.iw:
             return index
         top = self.fw - self.iw
@@ -498,7 +501,13 @@ class SFDFNode(wiring.Component):
         low_now = Mux(decided, offered, low)
         high_now, high1_now = Mux(moved, high1, high), Mux(moved, high1 + 1, high1)
         wrapped, current = Signal(name="index_wrapped"), Signal(self.fw, name="kernel_index")
-        m.d.comb += [wrapped.eq(index < low_now), current.eq(Cat(index, Mux(wrapped, high1_now, high_now)))]
+        join = self._join
+        if join is not None:  # each head compared beside the join's choice, the chosen one's answer taken after it
+            heads = [join.i_heads[k] for k in range(len(self.in_edges))]
+            m.d.comb += wrapped.eq(Cat(*(join.o_at[k] & (h.index < low_now) for k, h in enumerate(heads))).any())
+        else:
+            m.d.comb += wrapped.eq(index < low_now)
+        m.d.comb += current.eq(Cat(index, Mux(wrapped, high1_now, high_now)))
         m.d.sync += [offered.eq(index), decided.eq(issue), wrapped_q.eq(wrapped),
                      low.eq(low_now), high.eq(high_now), high1.eq(high1_now)]
         return current
