@@ -24,7 +24,7 @@ from pathlib import Path
 from sfdf.gen.errors import SpecError
 from sfdf.gen.kernels import BUILTIN, kernel_input_width, kernel_output_width
 
-__all__ = ["LANGUAGES", "KernelPorts", "UserKernel", "filter_problem", "golden_files", "kernel_features",
+__all__ = ["LANGUAGES", "KernelPorts", "UserKernel", "filter_problem", "golden_files", "import_beside", "kernel_features",
            "kernel_ports", "load_golden_class", "make_golden", "may_filter"]
 
 #: A user kernel's hardware: the spec key that names it.
@@ -150,7 +150,7 @@ def golden_files(network) -> list[Path]:
     return files
 
 
-def _import(module: str, folder: str):
+def import_beside(module: str, folder: str):
     """Import ``module``, looking in ``folder`` (the spec's) first."""
     path = Path(folder, *module.split(".")).with_suffix(".py")
     key = f"sfdf_golden.{abs(hash(str(path.resolve())))}.{module}"
@@ -182,7 +182,7 @@ def load_golden_class(kernel: UserKernel, network_file: str, node_name: str) -> 
     module, _, attribute = kernel.golden.partition(":")
     field = f'node "{node_name}".kernel.golden'
     try:
-        loaded = _import(module, kernel.folder)
+        loaded = import_beside(module, kernel.folder)
     except Exception as exc:  # noqa: BLE001 (a golden that fails to import is the user's to fix, in one line)
         raise SpecError(network_file, field, f"cannot import {module} ({type(exc).__name__}: {exc})",
                         f"put {module.replace('.', '/')}.py beside the spec or on PYTHONPATH") from None

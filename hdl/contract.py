@@ -15,7 +15,6 @@ file, the port and the width expected.
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import shutil
 import subprocess
@@ -27,7 +26,7 @@ from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Shape
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from sfdf.gen.contract import UserKernel
+from sfdf.gen.contract import UserKernel, import_beside
 from sfdf.gen.errors import UserError
 
 __all__ = ["VIOLATION", "VerilogKernel", "check_user_kernels", "contract_members", "make_user_kernel", "verilog_ports"]
@@ -204,10 +203,8 @@ def _layout_text(member) -> str:
 def _amaranth_class(kernel, where: tuple[str, str]):
     file, node = where
     module, _, attribute = kernel.module.partition(":")
-    if kernel.folder not in sys.path:  # packages beside the spec
-        sys.path.insert(0, kernel.folder)
     try:
-        loaded = importlib.import_module(module)
+        loaded = import_beside(module, kernel.folder)  # as a golden is found: the spec's folder first
     except Exception as exc:  # noqa: BLE001 (the user's module: named, in one line)
         raise UserError(file, f'node "{node}".kernel.amaranth', f"cannot import {module} ({type(exc).__name__}: "
                         f"{exc})", f"put {module.replace('.', '/')}.py beside the spec or on PYTHONPATH") from None

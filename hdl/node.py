@@ -135,7 +135,6 @@ class SFDFNode(wiring.Component):
         self.mode, self.algorithm, self.live_credit = plan.mode, plan.algorithm, plan.live_credit
         self.position, self.window = plan.position, plan.window
         self._user = isinstance(plan.kernel, UserKernel)
-        self._user_index = self._user and plan.features.get("index", False)
         members = {
             "inputs": In(LinksSignature([e.link(sender=False) for e in plan.inputs])),
             "outputs": Out(LinksSignature([e.link() for e in plan.outputs])),
@@ -364,15 +363,18 @@ class SFDFNode(wiring.Component):
             input_commit.eq(issue & word_go),
         ]
         record = decided.i_record.payload
-        self._issue = issue
+        # what every input beat of a computation carries (docs/kernels.md); the index at the spec's width
+        kernel_index = self._full_index(m, index, issue) if self.plan.features.get("index") else index
+        beats = [{"present": mask if isinstance(mask, int) else mask[k], "data": p, "index": kernel_index,
+                  "last": last} for k, p in enumerate(payloads)]
         if self._user:
-            accepted = self._kernel_beats(m, kernel, payloads, mask, index, offset, last, issue & word_go & data_comp)
+            accepted = self._kernel_beats(m, kernel, beats, issue & word_go & data_comp)
             m.d.comb += [
                 decided.i_record.valid.eq(word_go & (accepted | ~data_comp) | eos_go),
                 record.kernel.eq(data_comp & ~eos_go),
             ]
         else:  # the computation's beats are taken as it is decided; its emit bits come at once
-            self._static_beats(m, kernel, payloads, mask, index, offset, last, issue & word_go & data_comp)
+            self._static_beats(m, kernel, beats, issue & word_go & data_comp)
             m.d.comb += [
                 decided.i_record.valid.eq(word_go | eos_go),
                 decided.i_data.eq(shared),  # with the record, or ``latency`` cycles after it
@@ -445,20 +447,16 @@ class SFDFNode(wiring.Component):
                        head.msg_valid, head.msg, outputs_ready)
         return m
 
-    def _kernel_beats(self, m, kernel, payloads, mask, index, offset, last, issue):
+    def _kernel_beats(self, m, kernel, beats, issue):
         """The user kernel's input beats (docs/kernels.md): a decided data computation loads one register per
-        input member, which offers its beat until the kernel takes it (valid and payload hold; valid never
-        waits on ready). Returns whether every member's register is free for the next computation (empty, or
-        its beat taken this cycle); ``issue``: a data computation is decided this cycle."""
+        input member with its fields (``beats``), which offers its beat until the kernel takes it (valid and
+        payload hold; valid never waits on ready). Returns whether every member's register is free for the
+        next computation (empty, or its beat taken this cycle); ``issue``: a data computation is decided."""
         members = [name for name, member in kernel.signature.members.items() if member.flow == In]
-        if self._user_index:
-            index = self._full_index(m, index, offset, self._issue)
         free = []
-        for k, name in enumerate(members):
+        for name, fields in zip(members, beats, strict=True):
             beat = getattr(kernel, name)
             taken = beat.valid & beat.ready
-            fields = {"present": mask if isinstance(mask, int) else mask[k], "data": payloads[k], "index": index,
-                      "last": last}
             with m.If(issue):
                 m.d.sync += beat.valid.eq(1)
                 m.d.sync += [beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape()]
@@ -469,18 +467,14 @@ class SFDFNode(wiring.Component):
         m.d.comb += accepted.eq(Cat(*free).all())
         return accepted
 
-    def _static_beats(self, m, kernel, payloads, mask, index, offset, last, step):
-        """A kernel of fixed timing's input beats: every input's, with the decided data computation (``step``),
-        which its inputs, always ready, take at once."""
-        if self.plan.features.get("index"):
-            index = self._full_index(m, index, offset, self._issue)
-        for k, beat in enumerate(kernel.inputs):
-            fields = {"present": mask if isinstance(mask, int) else mask[k], "data": payloads[k], "index": index,
-                      "last": last}
+    def _static_beats(self, m, kernel, beats, step):
+        """A kernel of fixed timing's input beats (their fields ``beats``), with the decided data computation
+        (``step``), which its inputs, always ready, take at once."""
+        for beat, fields in zip(kernel.inputs, beats, strict=True):
             m.d.comb += beat.valid.eq(step)
             m.d.comb += [beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape()]
 
-    def _full_index(self, m, index, offset, issue):
+    def _full_index(self, m, index, issue):
         """The computation's index at the spec's ``index_width`` (``i_index``): the join's where the network
         carries indices that wide, else rebuilt (``issue``: a computation is decided this cycle). Inside,
         consecutive computations are less than ``2^(bits - 1)`` apart (the index watermark), so the low bits
