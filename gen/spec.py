@@ -368,12 +368,9 @@ class _Parser:
                 "use true (the kernel may filter) or false (it emits on every output at every computation)"), True),
             "index": get("index", _boolean("use true to give the kernel each computation's index (i_index)"), False),
             "last": get("last", _boolean("use true to give a source's kernel each word's tlast (i_last)"), False),
-            "messages": get("messages", _boolean("use false: the node forwards control messages around the kernel"),
-                            False),
+            "messages": get("messages", _boolean(
+                "use true to give the kernel the node's control messages as beats (i_msg, i_mdata), or false"), False),
         }
-        if fields["messages"]:
-            get("messages", lambda v: _raise("control messages as kernel beats are not built yet",
-                                             "remove messages (the node forwards messages around the kernel)"), None)
         return fields
 
     def params(self, index: int, label: str, kernel, table: dict) -> dict:

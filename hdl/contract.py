@@ -1,8 +1,8 @@
 """The kernel contract in hardware (docs/kernels.md): a user kernel's members, its Verilog instance, the checks.
 
 A kernel has one ``stream.Signature`` member per input port (``i``, or ``i_<edge>`` with several), payload
-``{present: 1, data: W}`` (plus ``index`` and, at a source, ``last`` where the node's features say), and
-one per output port (``o``/``o_<edge>``), payload ``{emit: 1, data: W}``; clock and synchronous reset are
+``{present: 1, data: W}`` (plus ``index``, at a source ``last``, and ``msg``, ``mdata`` where the node's
+features say), and one per output port (``o``/``o_<edge>``), payload ``{emit: 1, data: W}`` (plus ``msg``); clock and synchronous reset are
 the domain's (:func:`contract_members`). A Verilog kernel has the same ports flattened, each named
 ``<member>_<field>``: ``i_valid``, ``i_ready``, ``i_present``, ``i_data``, ``o_valid``, ``o_ready``,
 ``o_emit``, ``o_data`` (``i_<edge>_valid``, ...), beside ``clk`` and ``rst``; :class:`VerilogKernel` wraps
@@ -28,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 
 from sfdf.gen.contract import UserKernel, import_beside
 from sfdf.gen.errors import UserError
+from sfdf.gen.kernels import MESSAGE_WIDTH
 
 __all__ = ["VIOLATION", "VerilogKernel", "check_user_kernels", "contract_members", "make_user_kernel", "verilog_ports"]
 
@@ -51,9 +52,14 @@ def contract_members(ports, features) -> dict:
             fields["index"] = ports.index_width
         if features.get("last"):
             fields["last"] = 1
+        if features.get("messages"):
+            fields |= {"msg": 1, "mdata": MESSAGE_WIDTH}
         members[_member("i", key)] = In(stream.Signature(data.StructLayout(fields)))
     for key, width in ports.outputs:
-        members[_member("o", key)] = Out(stream.Signature(data.StructLayout({"emit": 1, "data": width})))
+        fields = {"emit": 1, "data": width}
+        if features.get("messages"):
+            fields["msg"] = 1
+        members[_member("o", key)] = Out(stream.Signature(data.StructLayout(fields)))
     return members
 
 

@@ -246,9 +246,11 @@ def build_manifest(network, top) -> dict:
 
 
 def contract_promises(network) -> list[str]:
-    """The nodes whose user kernels promise ``may_filter = false``, in node order: the bits of the top's
+    """The nodes whose user kernels promise ``may_filter = false`` or take messages as beats (one token per
+    index per output, a message's result included), in node order: the bits of the top's
     ``contract_violation`` output (:class:`sfdf.hdl.top.NetworkTop`)."""
-    return [node.name for node in network.nodes if isinstance(node.kernel, UserKernel) and node.may_filter is False]
+    return [node.name for node in network.nodes
+            if isinstance(node.kernel, UserKernel) and (node.may_filter is False or node.messages)]
 
 
 def kernel_name(kernel) -> str:

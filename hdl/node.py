@@ -147,7 +147,8 @@ class SFDFNode(wiring.Component):
             members["i_word"] = In(stream.Signature(word_layout(self.word_width)))
         if not self.out_edges:
             members["o_beat"] = Out(stream.Signature(beat_layout(self.fw, self.out_width)))
-        if self._user and not plan.may_filter:
+        self._answers = self._user and bool(plan.features.get("messages"))  # the kernel takes messages as beats
+        if self._user and (not plan.may_filter or self._answers):
             members["o_violation"] = Out(1)
         super().__init__(members)
 
@@ -298,6 +299,8 @@ class SFDFNode(wiring.Component):
             fields["step"] = self.iw  # a sink rebuilds its beats' full index from the exact distances
         if self._user:
             fields["kernel"] = 1  # a data computation: its results come from the kernel's output queues
+        if self._answers:
+            fields["answer"] = 1  # a message the kernel answers, after the computation's results
         if self._propagates:
             fields["dummy_in"] = len(self._dummy_heads)
         return data.StructLayout(fields)
@@ -368,11 +371,15 @@ class SFDFNode(wiring.Component):
         beats = [{"present": mask if isinstance(mask, int) else mask[k], "data": p, "index": kernel_index,
                   "last": last} for k, p in enumerate(payloads)]
         if self._user:
-            accepted = self._kernel_beats(m, kernel, beats, issue & word_go & data_comp)
+            answer = Signal()  # the computation forwards a message, which a kernel taking messages answers
+            m.d.comb += answer.eq(msg_valid & ~eos_go if self._answers else 0)
+            accepted, owed = self._kernel_beats(m, kernel, beats, issue & word_go, data_comp, answer, msg)
             m.d.comb += [
-                decided.i_record.valid.eq(word_go & (accepted | ~data_comp) | eos_go),
+                decided.i_record.valid.eq(~owed & (word_go & (accepted | ~(data_comp | answer)) | eos_go)),
                 record.kernel.eq(data_comp & ~eos_go),
             ]
+            if self._answers:
+                m.d.comb += record.answer.eq(answer)
         else:  # the computation's beats are taken as it is decided; its emit bits come at once
             self._static_beats(m, kernel, beats, issue & word_go & data_comp)
             m.d.comb += [
@@ -447,25 +454,47 @@ class SFDFNode(wiring.Component):
                        head.msg_valid, head.msg, outputs_ready)
         return m
 
-    def _kernel_beats(self, m, kernel, beats, issue):
+    def _kernel_beats(self, m, kernel, beats, issue, data_comp, answer, msg):
         """The user kernel's input beats (docs/kernels.md): a decided data computation loads one register per
         input member with its fields (``beats``), which offers its beat until the kernel takes it (valid and
-        payload hold; valid never waits on ready). Returns whether every member's register is free for the
-        next computation (empty, or its beat taken this cycle); ``issue``: a data computation is decided."""
+        payload hold; valid never waits on ready). A kernel taking messages then gets the message the
+        computation forwards (``answer``, payload ``msg``) as a beat of its own on every member (``msg = 1``,
+        every ``present`` 0, the computation's other fields kept): at once after a null computation, else
+        *owed* until the computation's beats are taken, and no computation is decided meanwhile (a data
+        computation with a message takes the kernel's inputs two cycles). Returns ``(accepted, owed)``:
+        whether every member's register is free for the next beat (empty, or its beat taken this cycle),
+        and whether a message beat is owed; ``issue``: a computation is decided."""
         members = [name for name, member in kernel.signature.members.items() if member.flow == In]
         free = []
-        for name, fields in zip(members, beats, strict=True):
+        for name in members:
             beat = getattr(kernel, name)
-            taken = beat.valid & beat.ready
-            with m.If(issue):
-                m.d.sync += beat.valid.eq(1)
-                m.d.sync += [beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape()]
-            with m.Elif(taken):
-                m.d.sync += beat.valid.eq(0)
             free.append(~beat.valid | beat.ready)
         accepted = Signal()
         m.d.comb += accepted.eq(Cat(*free).all())
-        return accepted
+        owed = Signal(name="msg_owed")
+        if self._answers:
+            owed_msg, load_msg = Signal(self.pw, name="msg_owed_payload"), Signal()
+            m.d.comb += load_msg.eq(issue & ~data_comp & answer | owed & accepted)
+            with m.If(issue & data_comp & answer):
+                m.d.sync += [owed.eq(1), owed_msg.eq(msg)]
+            with m.Elif(owed & accepted):
+                m.d.sync += owed.eq(0)
+        for name, fields in zip(members, beats, strict=True):
+            beat = getattr(kernel, name)
+            taken = beat.valid & beat.ready
+            with m.If(issue & data_comp):
+                m.d.sync += beat.valid.eq(1)
+                m.d.sync += [beat.payload[f].eq(fields.get(f, 0)) for f, _ in beat.payload.shape()]
+            if self._answers:
+                with m.Elif(load_msg):
+                    m.d.sync += [beat.valid.eq(1), beat.payload.present.eq(0), beat.payload.msg.eq(1),
+                                 beat.payload.mdata.eq(Mux(owed, owed_msg, msg))]
+                    with m.If(~owed):  # after a null computation: its fields (the index it follows)
+                        m.d.sync += [beat.payload[f].eq(fields[f]) for f, _ in beat.payload.shape()
+                                     if f in fields and f != "present"]
+            with m.Elif(taken):
+                m.d.sync += beat.valid.eq(0)
+        return accepted, owed
 
     def _static_beats(self, m, kernel, beats, step):
         """A kernel of fixed timing's input beats (their fields ``beats``), with the decided data computation
@@ -513,25 +542,50 @@ class SFDFNode(wiring.Component):
         assertion in simulation and sets ``o_violation`` for good (docs/kernels.md)."""
         outputs = [name for name, member in kernel.signature.members.items() if member.flow == Out]
         capacity = DECIDED + self.plan.latency
-        queues, emits, values = [], [], []
+        queues, answers, emits, values = [], [], [], []
+        layout = data.StructLayout
         for name in outputs:
             beat = getattr(kernel, name)
-            layout = beat.payload.shape()
-            queue = m.submodules[f"results_{name}"] = DataChannel(layout, capacity)
-            wiring.connect(m, beat, queue.i_stream)
-            m.d.comb += queue.o_stream.ready.eq(commit & head.kernel)
-            queues.append(queue.o_stream)
-            emits.append(head.kernel & queue.o_stream.payload.emit)
-            values.append(queue.o_stream.payload.data)
+            width = len(beat.payload.data)
+            queue = m.submodules[f"results_{name}"] = DataChannel(layout({"emit": 1, "data": width}), capacity)
+            result = queue.o_stream
+            m.d.comb += [queue.i_stream.payload.emit.eq(beat.payload.emit), queue.i_stream.payload.data.eq(beat.payload.data),
+                         result.ready.eq(commit & head.kernel)]
+            queues.append(result)
+            emit, value = head.kernel & result.payload.emit, result.payload.data
+            if self._answers:  # a message's answer waits in a queue of its own, read after the computation's result
+                aq = m.submodules[f"answers_{name}"] = DataChannel(layout({"emit": 1, "data": width}), capacity)
+                reply = aq.o_stream
+                m.d.comb += [aq.i_stream.payload.emit.eq(beat.payload.emit), aq.i_stream.payload.data.eq(beat.payload.data),
+                             # the kernel's beat is taken when both queues have room, into the one its msg names
+                             beat.ready.eq(queue.i_stream.ready & aq.i_stream.ready),
+                             queue.i_stream.valid.eq(beat.valid & beat.ready & ~beat.payload.msg),
+                             aq.i_stream.valid.eq(beat.valid & beat.ready & beat.payload.msg),
+                             reply.ready.eq(commit & head.answer)]
+                answers.append(reply)
+                rides = head.answer & reply.payload.emit
+                with m.If(commit & emit & rides):
+                    m.d.sync += Assert(0, f'{VIOLATION}node "{self.plan.name}": its kernel answered a message with a '
+                                       f"result on {name}, where the computation it follows emitted (docs/kernels.md)\n")
+                    m.d.sync += self.o_violation.eq(1)
+                emit, value = emit | rides, Mux(rides, reply.payload.data, value)
+            else:
+                m.d.comb += [queue.i_stream.valid.eq(beat.valid), beat.ready.eq(queue.i_stream.ready)]
+            emits.append(emit)
+            values.append(value)
             if not self.plan.may_filter:
                 with m.If(commit & head.kernel):
-                    m.d.sync += Assert(queue.o_stream.payload.emit,
+                    m.d.sync += Assert(result.payload.emit,
                                        f'{VIOLATION}node "{self.plan.name}": its kernel filtered on {name}, but '
                                        "declares may_filter = false (docs/kernels.md)\n")
-                    with m.If(~queue.o_stream.payload.emit):
+                    with m.If(~result.payload.emit):
                         m.d.sync += self.o_violation.eq(1)  # sticky: the top's contract_violation bit
         there = Signal()
-        m.d.comb += there.eq(~head.kernel | Cat(*(q.valid for q in queues)).all())
+        results_in = Cat(*(q.valid for q in queues)).all()
+        if answers:
+            m.d.comb += there.eq((~head.kernel | results_in) & (~head.answer | Cat(*(a.valid for a in answers)).all()))
+        else:
+            m.d.comb += there.eq(~head.kernel | results_in)
         return there, emits, values
 
     def _sender(self, m, j, e):

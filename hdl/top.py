@@ -52,9 +52,10 @@ class NetworkTop(wiring.Component):
         Only with flush ports (verification): a spontaneous flush of the in-band edge's output
         buffer (003 Fig. 2 needs one); one per edge in :attr:`flush_edges`.
     contract_violation : Out(len(promises))
-        Where user kernels declare ``may_filter = false`` (:func:`sfdf.hdl.manifest.contract_promises`, the
-        bits in that order): bit ``k`` rises for good when node ``promises[k]``'s kernel filtered
-        (docs/kernels.md); the cosim and the fast device stop there and name the node.
+        Where user kernels declare ``may_filter = false`` or take messages (:func:`sfdf.hdl.manifest.contract_promises`,
+        the bits in that order): bit ``k`` rises for good when node ``promises[k]``'s kernel broke its promise
+        (filtered; a message's result where its computation emitted; docs/kernels.md); the cosim and the fast
+        device stop there and name the node.
 
     Submodules: ``node_<node>`` (:class:`sfdf.hdl.node.SFDFNode`), ``watermark`` (live credit with
     heartbeats everywhere: :class:`sfdf.hdl.watermark.Watermark`, whose least sink position holds the

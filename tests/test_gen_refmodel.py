@@ -261,18 +261,22 @@ def test_heartbeat_dummies_when_everything_is_filtered(n, interval):
 def test_filtered_index_after_a_jump_sends_credit_then_dummy():
     # Erratum of 000 Alg. 4: v computes 1 (sent) and then 10 (filtered) with SCB = 1; the credit
     # sets LastRecvIdx = LastSentIdx = 1, still 9 > [e] = 2 behind, so a dummy(10) must follow.
-    # The printed `while ... OR i - LastRecvIdx > [e]` loop would send credit messages forever.
+    # The printed `while ... OR i - LastRecvIdx > [e]` loop would send credit messages forever. (The frame
+    # ends after word 11, so no frame end arrives with computation 10 to carry the credit instead.)
     network = net([edge("sv", 4, threshold=0), edge("vx", 4, threshold=3, interval=2)], live_credit=False)
 
     def oracle(name, output, index):
         return index in (1, 10) if output == "sv" else (index == 1 if output == "vx" else None)
 
-    result = simulate(network, inputs={"s": [list(range(1, 11))]}, filter_oracle=oracle)
+    result = simulate(network, inputs={"s": [list(range(1, 12))]}, filter_oracle=oracle)
     assert not result.deadlocked
     assert result.per_edge["vx"]["credits"] == 1
-    assert result.per_edge["vx"]["dummies"] + result.per_edge["vx"]["coalesced"] == 1
+    # dummy(10), then dummy(11) after the frame end (a user message leaves LastRecvIdx at LastSentIdx = 1)
+    assert result.per_edge["vx"]["dummies"] + result.per_edge["vx"]["coalesced"] == 2
     assert data_events(result, "x") == [("data", 1, 1)]
-    assert result.computations == 10 + 2 + 2
+    # s: 11 words; v: 1, 10, and 11 (the frame end alone); x: 1, 10 (the dummy), 11 (the frame end), and the
+    # dummy(11) behind it as a null computation of its own
+    assert result.computations == 11 + 3 + 4
 
 
 # -- inband protocol counts (002 Alg. 2, 5) -----------------------------------------------------

@@ -108,7 +108,7 @@ def test_a_verilog_kernel_is_found_beside_the_spec(tmp_path):
     (STALL, "latency = 5000", ('node "b".latency: must be an integer in 0..1024',)),
     (STALL, "may_filter = 1", ('node "b".may_filter: must be true or false',)),
     (STALL, "last = true", ('node "b".last: applies to a source only',)),
-    (STALL, "messages = true", ('node "b".messages: control messages as kernel beats are not built yet',)),
+    (STALL, "messages = 1", ('node "b".messages: must be true or false',)),
     (STALL, "params = { K = [1] }", ('node "b".params.K: must be an integer, a number, a boolean or a string',)),
     ('"random_filter"', "latency = 2", ('node "b".latency: describes a user kernel', "remove latency")),
     ('{ verilog = "wide.v", module = "chain", golden = "stall:StallGolden" }', "",
@@ -193,10 +193,56 @@ def test_a_golden_that_refuses_its_params_is_one_line(tmp_path, capsys):
     ('{ amaranth = "stall:Liar", golden = "stall:HonestGolden" }', "index = true",
      ("member i is not", '"index": 32')),
     ('{ amaranth = "stall:Nowhere", golden = "stall:HonestGolden" }', "", ("stall has no Nowhere",)),
+    (STALL, "messages = true", (('stall:Stall member i is not In(stream.Signature(StructLayout({"present": 1, '
+                                 '"data": 16, "msg": 1, "mdata": 16})))'),)),
 ])
 def test_a_kernel_that_does_not_fit_its_edges_is_one_line(tmp_path, kernel, node, expected, capsys):
     refused(sfdf(capsys, "generate", chain(tmp_path, kernel, node), "-o", tmp_path / "out"), *expected)
     assert not (tmp_path / "out" / "chain.v").exists()
+
+
+# -- control messages as kernel beats (messages = true) ----------------------------------------------------------
+
+def size_chain(folder: Path, network: str = "") -> Path:
+    """examples/kernels/size.toml's frame_size kernel in the test chain, between a source that filters nothing
+    and a sink."""
+    for name in ("frame_size.v", "size_golden.py"):
+        shutil.copy(EXAMPLES / "kernels" / name, folder / name)
+    return chain(folder, '{ verilog = "frame_size.v", module = "frame_size", golden = "size_golden:FrameSize" }',
+                 "params = { IN = 16, OUT = 16 }\nmessages = true\n", network)
+
+
+@pytest.mark.parametrize("mode", ["credit", "inband"])
+def test_a_kernel_answers_each_frame_end_with_its_result(tmp_path, mode):
+    """The frame's total rides on its frame end at the frame's last index, whatever the frame's length."""
+    frames = [[3, 4], [5], [1, 1, 1, 1, 1, 1, 1], [7, 0, 2]]
+    result = simulate(load_spec(size_chain(tmp_path, f'mode = "{mode}"')), inputs={"a": frames})
+    expected, end = [], 0
+    for k, frame in enumerate(frames):
+        end += len(frame)
+        expected += [("data", end, sum(frame)), ("control", ("frame_end", k))]
+    assert result.outputs["c"] == expected
+
+
+def test_a_kernel_with_message_ports_needs_messages(tmp_path, capsys):
+    spec = size_chain(tmp_path)
+    spec.write_text(spec.read_text().replace("messages = true\n", ""))
+    refused(sfdf(capsys, "generate", spec, "-o", tmp_path / "out"),
+            "frame_size.v: module frame_size has port i_msg, which the contract has not",
+            "declare the feature that adds it")
+
+
+def test_a_golden_without_message_is_one_line(tmp_path, capsys):
+    spec = chain(tmp_path, '{ amaranth = "stall:Stall", golden = "stall:HonestGolden" }', "messages = true")
+    refused(sfdf(capsys, "simulate", spec, "--computations", "10"),
+            'node "b".kernel.golden: HonestGolden has no method message(payload), and the node declares messages = true')
+
+
+def test_a_result_on_a_message_where_the_computation_emitted_names_the_node(tmp_path):
+    net = load_spec(chain(tmp_path, STALL, "params = { K = 1, DROP = 3, MSG = 1, LIE = 1 }\nmessages = true"))
+    with pytest.raises(GoldenError, match=r'node "b".kernel.golden: at computation 2: message\(0\) returned a result '
+                       "for output 'o', which this computation already emitted on"):
+        simulate(net, inputs={"a": [[1, 2], [3, 4]]})
 
 
 def test_generate_copies_a_verilog_kernel_and_lists_it(tmp_path, capsys):

@@ -6,7 +6,8 @@ message is popped; a dummy or EOS stops the loop and stands for its index. A 0-c
 stands for its index (the computation it follows) like a dummy while that is above the node's last
 computation, and arrives with the computation at it; otherwise it is delivered and popped at once
 (docs/semantics.md: 000 pops every one at once, which the hardware's join does not). With ``RCB > 0``
-the edge offers its head data token.
+the edge offers its head data token. A token pushed with user messages (``follows``, the RTL token's
+``msg`` bit) takes them with it: they arrive with the computation that consumes it.
 
 Live credit (``network.live_credit``, the default; docs/hardware.md): every token is credited as it is
 pushed, by the counters beside the FIFOs of :mod:`sfdf.hdl.counter` rather than by credit messages. The
@@ -55,17 +56,18 @@ __all__ = ["CreditNode"]
 
 
 def _push_data(node, action) -> int:
-    """``(_push_data, link, i, payload)``: a data token; ``SCB += 1``, ``LastSentIdx = i``."""
+    """``(_push_data, link, i, payload, follows)``: a data token; ``SCB += 1``, ``LastSentIdx = i``. The token's
+    last field is ``follows``: user messages follow it in its computation (the RTL token's ``msg`` bit)."""
     link = action[1]
     q = link.data
     if len(q.queue) >= q.capacity:
         return node.block(link, WAIT_DATA_FULL)
     if node.live_credit:  # every token is visible and credited at once: no output buffer
         link.scb += link.control.clear_dummy()
-        link.push_flush((DATA, action[2], action[3], ()))
+        link.push_flush((DATA, action[2], action[3], action[4]))
         link.last_recv = action[2]
     else:
-        link.push((DATA, action[2], action[3], ()))
+        link.push((DATA, action[2], action[3], action[4]))
     link.scb += 1
     link.last_sent = action[2]
     link.data_tokens += 1
@@ -171,7 +173,10 @@ class CreditNode(NodeSim):
             while not link.rcb:
                 ctl = link.control.queue
                 if live and _live(link):
-                    offer = link.data.queue[0][1]
+                    head = link.data.queue[0]
+                    if head[3]:  # its messages are the sender's next pushes: the token waits to come with them
+                        return self.block(link, WAIT_CONTROL_EMPTY)
+                    offer = head[1]
                     break
                 if not ctl:
                     return self.block(link, WAIT_CONTROL_EMPTY)
@@ -216,12 +221,15 @@ class CreditNode(NodeSim):
         for k, link in enumerate(inputs):
             if offers[k] == i:
                 if link.rcb or live and _live(link):  # the data token, on credit or on live credit
-                    values[k] = link.data.queue.popleft()[2]
+                    token = link.data.queue.popleft()
+                    values[k] = token[2]
                     present = True
                     if link.rcb:
                         link.rcb -= 1
                     else:
                         link.borrowed += 1
+                    if token[3]:  # the messages sent with it arrive with the computation, as in the RTL
+                        arrived = self._with_token(k, link, i, arrived)
                 else:
                     message = link.control.queue.popleft()  # the dummy or the user message with index i
                     if message[0] == MSG_USER:
@@ -234,7 +242,7 @@ class CreditNode(NodeSim):
         pending = self.pending
         for j, link in enumerate(self.outputs):
             if emits is not None and emits[j]:
-                pending.append((_push_data, link, i, values[j]))
+                pending.append((_push_data, link, i, values[j], bool(messages)))
             for message in messages:
                 pending.append((_push_user, link, message, i))
             pending.append((_beat, link, i))
@@ -248,9 +256,21 @@ class CreditNode(NodeSim):
         for link in self.outputs:
             pending.append((_push_eos, link))
 
+    def _with_token(self, k: int, link, i: int, arrived):
+        """The user messages that follow the token of index ``i`` just taken from input ``k`` (its credits
+        were theirs: they head the control channel), taken with the computation: ``arrived`` extended."""
+        ctl = link.control.queue
+        messages = []
+        while ctl and ctl[0][0] == MSG_USER and ctl[0][1] == 0 and ctl[0][3] == i:
+            messages.append(ctl.popleft()[2])
+            link.wake_src()
+        return [*(arrived or ()), (k, tuple(messages))]
+
     def _deliver(self, port: int, message) -> None:
         """A user message reached the head of input ``port``: forward what the kernel releases now."""
         forwarded = self.kernel.control(port, message)
+        if forwarded and self.kernel.messages:  # it follows no computation of this node's: no result rides on it
+            self._no_result(forwarded)
         if self.log is not None:
             self.log.extend(("control", m) for m in forwarded)
         for m in forwarded:

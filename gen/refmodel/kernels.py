@@ -15,6 +15,9 @@ The interface the nodes call (duck-typed, kept minimal for speed):
 - ``control(port, message) -> list``: a user control message delivered on input ``port``; returns the
   messages to send on every output after the current computation.
 - ``finish() -> list``: messages still owed at EOS.
+- ``messages``: the kernel takes control messages as beats (``messages = true``), and then
+  ``answer(index, message) -> list``: a value or ``None`` per output, the result riding on the message
+  the node forwards after computation ``index`` (docs/kernels.md).
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ from sfdf.gen.contract import (
     make_golden,
     may_filter,
 )
-from sfdf.gen.errors import UserError
+from sfdf.gen.errors import SpecError, UserError
 from sfdf.gen.goldens import unpack_variance
-from sfdf.gen.kernels import BUILTIN, kernel_params
+from sfdf.gen.kernels import BUILTIN, MESSAGE_WIDTH, kernel_params
 
 __all__ = ["GoldenError", "GoldenKernel", "make_kernel", "unpack_variance"]
 
@@ -52,11 +55,12 @@ class _ControlBarrier:
     channels are read.
     """
 
-    __slots__ = ("inputs", "waiting")
+    __slots__ = ("inputs", "messages", "waiting")
 
     def __init__(self, inputs: int):
         self.inputs = inputs
         self.waiting: dict = {}
+        self.messages = False
 
     def control(self, port: int, message) -> list:
         if self.inputs <= 1:
@@ -83,19 +87,21 @@ class GoldenKernel(_ControlBarrier):
     golden : object
         ``step(inputs[, index][, last=...]) -> outputs`` (:mod:`sfdf.gen.contract`).
     ports : KernelPorts
-    index, last : bool
-        The golden takes the computation's index; the word's ``last`` (a source).
+    index, last, messages : bool
+        The golden takes the computation's index; the word's ``last`` (a source); control messages
+        (``message(payload) -> outputs``).
     may_filter : bool
         ``False``: the node promises a token on every output at every computation, so a ``None`` is an error.
     node, file : str
         The node and the spec file, for errors.
     """
 
-    __slots__ = ("call", "file", "masks", "may_filter", "names", "node", "outputs")
+    __slots__ = ("call", "file", "golden", "masks", "may_filter", "names", "node", "outputs")
 
-    def __init__(self, golden, ports: KernelPorts, *, index: bool = False, last: bool = False, may_filter: bool = True,
-                 node: str = "", file: str = "<memory>"):
+    def __init__(self, golden, ports: KernelPorts, *, index: bool = False, last: bool = False, messages: bool = False,
+                 may_filter: bool = True, node: str = "", file: str = "<memory>"):
         super().__init__(len(ports.edges_in))
+        self.golden, self.messages = golden, messages
         self.may_filter = may_filter
         self.names = ports.input_names
         self.outputs = ports.output_names
@@ -116,23 +122,45 @@ class GoldenKernel(_ControlBarrier):
             result = self.call(dict(zip(self.names, values)), index, last)
         except Exception as exc:  # noqa: BLE001 (the golden's own failure, named where it happened)
             raise self._error(index, f"raised {type(exc).__name__}: {exc}", "fix the golden") from None
+        return self._outputs(result, index, self.may_filter)
+
+    def answer(self, index: int, message) -> list:
+        """The golden's ``message(payload)``: per output the result riding on the message (``None``: none). A
+        frame end's payload is the frame number modulo ``2^MESSAGE_WIDTH``, as the hardware's ``i_mdata``."""
+        payload = message_payload(message)
+        try:
+            result = self.golden.message(payload)
+        except Exception as exc:  # noqa: BLE001 (the golden's own failure, named where it happened)
+            raise self._error(index, f"message({payload}) raised {type(exc).__name__}: {exc}", "fix the golden") from None
+        out, emits = self._outputs(result, index, True, f"message({payload}) ")
+        return [value if emit else None for value, emit in zip(out, emits)]
+
+    def twice(self, index: int, output: int, message) -> GoldenError:
+        """The error of a result answering ``message`` on an output the computation it follows emitted on."""
+        return self._error(index, f"message({message_payload(message)}) returned a result for output "
+                           f"{self.outputs[output]!r}, "
+                           "which this computation already emitted on (one token per index per output)",
+                           "emit the frame's result on the message only where the computation filtered")
+
+    def _outputs(self, result, index: int, may_filter: bool, what: str = "") -> tuple[list, list[bool]]:
+        """``(values, emits)`` of a golden's ``result``, checked: a dict with a value or ``None`` per output."""
         if not isinstance(result, dict):
-            raise self._error(index, f"returned {type(result).__name__}, not a dict of outputs",
+            raise self._error(index, f"{what}returned {type(result).__name__}, not a dict of outputs",
                               f"return {{{', '.join(repr(n) + ': value or None' for n in self.outputs)}}}")
         out, emits = [], []
         for name, mask in zip(self.outputs, self.masks):
             if name not in result:
-                raise self._error(index, f"returned no output {name!r}", f"return a value or None for {name!r}")
+                raise self._error(index, f"{what}returned no output {name!r}", f"return a value or None for {name!r}")
             value = result[name]
             if value is None:
-                if not self.may_filter:
+                if not may_filter:
                     raise self._error(index, f"filtered output {name!r}, and the node declares may_filter = false",
                                       "return a value for every output, or declare may_filter = true")
                 out.append(0)
                 emits.append(False)
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= mask:
-                raise self._error(index, f"returned {value!r} for output {name!r}, not an integer of "
+                raise self._error(index, f"{what}returned {value!r} for output {name!r}, not an integer of "
                                   f"{mask.bit_length()} bits", "return values that fit the output's width")
             out.append(value)
             emits.append(True)
@@ -140,6 +168,14 @@ class GoldenKernel(_ControlBarrier):
 
     def _error(self, index: int, problem: str, fix: str) -> GoldenError:
         return GoldenError(self.file, f'node "{self.node}".kernel.golden', f"at computation {index}: {problem}", fix)
+
+
+def message_payload(message) -> int:
+    """What a kernel taking messages gets of a user message: a frame end ``(FRAME_END, k)``'s frame number
+    ``k`` modulo ``2^MESSAGE_WIDTH`` (the hardware's ``i_mdata``); any other message as it is."""
+    if isinstance(message, tuple) and len(message) == 2 and isinstance(message[1], int):
+        return message[1] & ((1 << MESSAGE_WIDTH) - 1)
+    return message
 
 
 def make_kernel(network, name: str) -> GoldenKernel:
@@ -160,9 +196,13 @@ def make_kernel(network, name: str) -> GoldenKernel:
         golden_class = _builtin_golden(node.kernel)
         params = kernel_params(node.kernel, node.params)
     features = kernel_features(node)
+    if features["messages"] and not callable(getattr(golden_class, "message", None)):
+        raise SpecError(network.source, f'node "{name}".kernel.golden',
+                        f"{golden_class.__name__} has no method message(payload), and the node declares messages = true",
+                        "add message(self, payload) returning a value or None per output (docs/kernels.md)")
     golden = make_golden(golden_class, params, ports, network.source, name)
-    return GoldenKernel(golden, ports, index=features["index"], last=features["last"], may_filter=may_filter(node),
-                        node=name, file=network.source)
+    return GoldenKernel(golden, ports, index=features["index"], last=features["last"], messages=features["messages"],
+                        may_filter=may_filter(node), node=name, file=network.source)
 
 
 def _builtin_golden(kernel) -> type:

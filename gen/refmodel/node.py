@@ -241,6 +241,8 @@ class NodeSim:
         self.computations += 1
         messages = self.frame_ends.get(i, ())
         values, emits = self._decide(i, [words[i - 1]], bool(messages))
+        if messages and self.kernel.messages:
+            values, emits = self._answer(i, values, emits, messages)
         if self.log is not None:
             self._log(i, values, emits, messages)
         self._emit(i, values, emits, messages, None)
@@ -265,6 +267,8 @@ class NodeSim:
         else:
             emits = None
         messages = self._release(arrived) if arrived else ()
+        if messages and self.kernel.messages:
+            values, emits = self._answer(i, values, emits, messages)
         if self.log is not None:
             self._log(i, values, emits, messages)
         self._emit(i, values, emits, messages, flags)
@@ -282,6 +286,22 @@ class NodeSim:
                     emits[j] = verdict
         return values, emits
 
+    def _answer(self, i: int, values, emits, messages) -> tuple[list, list[bool]]:
+        """A kernel taking messages as beats (``messages = true``) answers each message forwarded after
+        computation ``i``: a result it returns for an output is a token at index ``i`` there, which the
+        computation itself must not have emitted (docs/kernels.md)."""
+        if emits is None:  # a null computation: the message alone reaches the kernel
+            values, emits = [0] * len(self.output_names), [False] * len(self.output_names)
+        else:
+            values, emits = list(values), list(emits)
+        for message in messages:
+            for j, value in enumerate(self.kernel.answer(i, message)):
+                if value is not None:
+                    if emits[j]:
+                        raise self.kernel.twice(i, j, message)
+                    values[j], emits[j] = value, True
+        return values, emits
+
     def _log(self, i, values, emits, messages) -> None:
         if emits is not None and emits[0]:
             self.log.append(("data", i, values[0]))
@@ -289,6 +309,17 @@ class NodeSim:
             self.log.append(("control", message))
 
     # -- delivered messages and EOS -----------------------------------------------------------
+    def _no_result(self, messages) -> None:
+        """A kernel taking messages answers ``messages`` forwarded apart from any computation (at EOS): a
+        result there would have no index."""
+        for message in messages:
+            answers = self.kernel.answer(self.position, message)
+            for j, value in enumerate(answers):
+                if value is not None:
+                    raise self.kernel._error(self.position, f"message {message} returned a result for output "
+                                             f"{self.kernel.outputs[j]!r} at the end of the stream, where no index "
+                                             "is left for it", "return None for a message that ends the stream")
+
     def _release(self, arrived) -> tuple:
         """Deliver ``(port, messages)`` pairs to the kernel; return the messages it forwards now."""
         control = self.kernel.control
@@ -305,6 +336,8 @@ class NodeSim:
         after them the kernel releases the messages some input never delivered (docs/semantics.md).
         """
         owed = (*(self._release(arrived) if arrived else ()), *self.kernel.finish())
+        if owed and self.kernel.messages:  # a message owed at EOS follows no computation: no result rides on it
+            self._no_result(owed)
         if self.log is not None:
             self.log.extend(("control", message) for message in owed)
         self._emit_end(owed)

@@ -146,7 +146,8 @@ class FastSim:
             bits = self._lib.fs_violation(self._live())
             nodes = [name for k, name in enumerate(self.manifest.get("contract_violation", ())) if bits >> k & 1]
             raise ContractViolation(f"contract violation: {', '.join(f'node {json.dumps(n)}' for n in nodes)}: its "
-                                    "kernel filtered a token, but declares may_filter = false (docs/kernels.md)")
+                                    "kernel filtered a token though it declares may_filter = false, or answered a "
+                                    "message with a result where its computation emitted (docs/kernels.md)")
         return RunResult(cycles, ("budget", "target", "idle")[reason.value])
 
     # -- results ---------------------------------------------------------------------------------
