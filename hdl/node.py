@@ -543,18 +543,17 @@ class SFDFNode(wiring.Component):
         outputs = [name for name, member in kernel.signature.members.items() if member.flow == Out]
         capacity = DECIDED + self.plan.latency
         queues, answers, emits, values = [], [], [], []
-        layout = data.StructLayout
         for name in outputs:
             beat = getattr(kernel, name)
-            width = len(beat.payload.data)
-            queue = m.submodules[f"results_{name}"] = DataChannel(layout({"emit": 1, "data": width}), capacity)
+            result_layout = data.StructLayout({"emit": 1, "data": len(beat.payload.data)})
+            queue = m.submodules[f"results_{name}"] = DataChannel(result_layout, capacity)
             result = queue.o_stream
             m.d.comb += [queue.i_stream.payload.emit.eq(beat.payload.emit), queue.i_stream.payload.data.eq(beat.payload.data),
                          result.ready.eq(commit & head.kernel)]
             queues.append(result)
             emit, value = head.kernel & result.payload.emit, result.payload.data
             if self._answers:  # a message's answer waits in a queue of its own, read after the computation's result
-                aq = m.submodules[f"answers_{name}"] = DataChannel(layout({"emit": 1, "data": width}), capacity)
+                aq = m.submodules[f"answers_{name}"] = DataChannel(result_layout, capacity)
                 reply = aq.o_stream
                 m.d.comb += [aq.i_stream.payload.emit.eq(beat.payload.emit), aq.i_stream.payload.data.eq(beat.payload.data),
                              # the kernel's beat is taken when both queues have room, into the one its msg names

@@ -71,7 +71,6 @@ def _sfdf(venv: Path, cwd: Path, *args: str, timeout: float = 600) -> subprocess
                           timeout=timeout, check=False)
 
 
-@pytest.mark.heavy
 @pytest.mark.wheel
 def test_the_wheel_runs_the_cli_from_any_directory(venv, tmp_path):
     where = subprocess.run([venv / "bin" / "python", "-c", "import sfdf.gen, sfdf.examples; print(sfdf.gen.__file__)"],

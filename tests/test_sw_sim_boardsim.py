@@ -240,12 +240,12 @@ def test_a_damaged_byte_drops_the_packet_and_names_the_frame(board_dir, build_di
 
 @pytest.mark.heavy
 def test_netlist_board_self_check(board_dir, build_dir):
-    """The synthesized netlist (synth_ecp5 -nodsp, Yosys's cells, sfdf's DP16KD and MULT18X18D) answers 20 random frames
+    """The synthesized netlist (synth_ecp5 -nodsp, Yosys's cells, sfdf's DP16KD and MULT18X18D) answers 8 random frames
     exactly as numpy does (the CLI checks each)."""
-    run = subprocess.run([*SFDF, "board-sim", str(board_dir), "--netlist", "--frames", "20", "--build-dir",
+    run = subprocess.run([*SFDF, "board-sim", str(board_dir), "--netlist", "--frames", "8", "--build-dir",
                           str(build_dir)], check=False, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "20 frames answered, checked against the reference model and numpy, 0 wrong" in run.stdout
+    assert "8 frames answered, checked against the reference model and numpy, 0 wrong" in run.stdout
 
 
 def test_x18_block_ram_board_self_check(tmp_path, build_dir):
@@ -296,8 +296,8 @@ def test_spark_over_one_board(board_dir, build_dir, tmp_path):
     from sfdf.sw.spark.config import spark_session
     from sfdf.sw.spark.runs import run_job
 
-    frames = digits()[:150]
-    write_frames(frames, tmp_path / "in", rows_per_file=50)
+    frames = digits()[:90]
+    write_frames(frames, tmp_path / "in", rows_per_file=30)
     with board_sim(board_dir, build_dir, "--corrupt-byte", "3000") as (a, proc):
         spark = spark_session("local[2,4]")
         try:
@@ -306,7 +306,7 @@ def test_spark_over_one_board(board_dir, build_dir, tmp_path):
         finally:
             spark.stop()
     assert "flipped a bit of byte 3000" in proc.stderr.read()
-    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (150, 150, 0, 0)
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (90, 90, 0, 0)
     assert summary["device"] == f"serial:{a}"
     spark_results(tmp_path / "out", frames)
 
@@ -314,12 +314,12 @@ def test_spark_over_one_board(board_dir, build_dir, tmp_path):
 @pytest.mark.heavy
 @pytest.mark.spark
 def test_spark_over_two_boards_one_dying(board_dir, build_dir, tmp_path):
-    """``sfdf spark --device serial:A,B``: A loses power after ~100 frames; its task fails, Spark's retry
+    """``sfdf spark --device serial:A,B``: A loses power after ~50 frames; its task fails, Spark's retry
     redoes the partition on B, and every frame is in the results once. (Spark over a netlist board is
     ``bench/host.py --only boards``; the netlist's own answers are test_netlist_board_self_check's.)"""
-    frames = digits()[:400]
-    write_frames(frames, tmp_path / "in", rows_per_file=100)
-    dying = str(100 * 150)  # bytes: about 100 digits frames
+    frames = digits()[:200]
+    write_frames(frames, tmp_path / "in", rows_per_file=50)
+    dying = str(50 * 150)  # bytes: about 50 digits frames
     with board_sim(board_dir, build_dir, "--die-after-bytes", dying) as (a, proc_a), \
             board_sim(board_dir, build_dir) as (b, _):
         run = subprocess.run([*SFDF, "spark", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
@@ -328,7 +328,7 @@ def test_spark_over_two_boards_one_dying(board_dir, build_dir, tmp_path):
         assert proc_a.wait(timeout=5) == 3  # board A did die mid-job
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads(run.stdout)
-    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (400, 400, 0, 0)
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (200, 200, 0, 0)
     spark_results(tmp_path / "out", frames)
 
 
@@ -341,10 +341,10 @@ def test_resource_fpga_on_a_standalone_cluster(board_dir, build_dir, tmp_path):
     from sfdf.sw.spark.runs import run_job
     from sfdf.sw.spark.standalone import Cluster
 
-    frames = digits()[:400]
-    write_frames(frames, tmp_path / "in", rows_per_file=100)
+    frames = digits()[:200]
+    write_frames(frames, tmp_path / "in", rows_per_file=50)
     script = Path(sys.executable).with_name("sfdf-discover-fpga")
-    with board_sim(board_dir, build_dir, "--die-after-bytes", str(100 * 150)) as (a, proc_a), \
+    with board_sim(board_dir, build_dir, "--die-after-bytes", str(50 * 150)) as (a, proc_a), \
             board_sim(board_dir, build_dir) as (b, _):
         conf = {"spark.worker.resource.fpga.amount": "2", "spark.worker.resource.fpga.discoveryScript": str(script)}
         with Cluster(tmp_path / "cluster", workers=1, cores=2, worker_conf=conf,
@@ -358,7 +358,7 @@ def test_resource_fpga_on_a_standalone_cluster(board_dir, build_dir, tmp_path):
             finally:
                 spark.stop()
         assert proc_a.wait(timeout=5) == 3
-    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (400, 400, 0, 0)
+    assert (summary["frames"], summary["checked"], summary["mismatches"], summary["duplicates"]) == (200, 200, 0, 0)
     spark_results(tmp_path / "out", frames)
 
 
