@@ -17,6 +17,29 @@ pytestmark = pytest.mark.cosim
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 
+#: The edges of a diamond a -> b -> d, a -> c -> d, each of capacity 4.
+DIAMOND_EDGES = """
+[[edge]]
+from = "a"
+to = "b"
+capacity = 4
+
+[[edge]]
+from = "a"
+to = "c"
+capacity = 4
+
+[[edge]]
+from = "b"
+to = "d"
+capacity = 4
+
+[[edge]]
+from = "c"
+to = "d"
+capacity = 4
+"""
+
 #: A diamond of stalling kernels: a -> b (x3, filters multiples of 5) and a -> c (x7) meet at d (their sum,
 #: filtering multiples of 4): a reconvergent path whose kernels refuse and hold beats at random.
 DIAMOND = """[network]
@@ -43,27 +66,7 @@ name = "d"
 kernel = {{ amaranth = "stall:Stall", golden = "stall:StallGolden" }}
 params = {{ DROP = 4, INPUTS = "i_b_d,i_c_d" }}
 latency = 2
-
-[[edge]]
-from = "a"
-to = "b"
-capacity = 4
-
-[[edge]]
-from = "a"
-to = "c"
-capacity = 4
-
-[[edge]]
-from = "b"
-to = "d"
-capacity = 4
-
-[[edge]]
-from = "c"
-to = "d"
-capacity = 4
-"""
+""" + DIAMOND_EDGES
 
 LIAR = """[network]
 name = "liar"
@@ -128,27 +131,7 @@ kernel = {{ amaranth = "stall:Stall", golden = "stall:StallGolden" }}
 params = {{ DROP = 5, INPUTS = "i_b_d,i_c_d", MSG = 1 }}
 latency = 2
 messages = true
-
-[[edge]]
-from = "a"
-to = "b"
-capacity = 4
-
-[[edge]]
-from = "a"
-to = "c"
-capacity = 4
-
-[[edge]]
-from = "b"
-to = "d"
-capacity = 4
-
-[[edge]]
-from = "c"
-to = "d"
-capacity = 4
-"""
+""" + DIAMOND_EDGES
 
 
 def spec_with_kernels(folder: Path, text: str) -> Path:
