@@ -2,8 +2,8 @@
 
 A kernel has one ``stream.Signature`` member per input port (``i``, or ``i_<edge>`` with several), payload
 ``{present: 1, data: W}`` (plus ``index``, at a source ``last``, and ``msg``, ``mdata`` where the node's
-features say), and one per output port (``o``/``o_<edge>``), payload ``{emit: 1, data: W}`` (plus ``msg``); clock and synchronous reset are
-the domain's (:func:`contract_members`). A Verilog kernel has the same ports flattened, each named
+features say), and one per output port (``o``/``o_<edge>``), payload ``{emit: 1, data: W}`` (plus ``msg``);
+clock and synchronous reset are the domain's (:func:`contract_members`). A Verilog kernel has the same ports flattened, each named
 ``<member>_<field>``: ``i_valid``, ``i_ready``, ``i_present``, ``i_data``, ``o_valid``, ``o_ready``,
 ``o_emit``, ``o_data`` (``i_<edge>_valid``, ...), beside ``clk`` and ``rst``; :class:`VerilogKernel` wraps
 its instance in the members an Amaranth kernel has, so the node drives either alike. :func:`make_user_kernel`

@@ -142,6 +142,12 @@ class GoldenKernel(_ControlBarrier):
                            "which this computation already emitted on (one token per index per output)",
                            "emit the frame's result on the message only where the computation filtered")
 
+    def unplaced(self, index: int, output: int, message) -> GoldenError:
+        """The error of a result answering ``message`` where it follows no computation: no index is left for it."""
+        return self._error(index, f"message({message_payload(message)}) returned a result for output "
+                           f"{self.outputs[output]!r} on a message that follows no computation (at the end of the "
+                           "stream): no index is left for it", "return None for a message that ends the stream")
+
     def _outputs(self, result, index: int, may_filter: bool, what: str = "") -> tuple[list, list[bool]]:
         """``(values, emits)`` of a golden's ``result``, checked: a dict with a value or ``None`` per output."""
         if not isinstance(result, dict):

@@ -313,13 +313,9 @@ class NodeSim:
         """A kernel taking messages answers ``messages`` forwarded apart from any computation (owed at EOS, or
         delivered after the computation it follows): a result there would have no index."""
         for message in messages:
-            answers = self.kernel.answer(self.position, message)
-            for j, value in enumerate(answers):
+            for j, value in enumerate(self.kernel.answer(self.position, message)):
                 if value is not None:
-                    raise self.kernel._error(self.position, f"message {message} returned a result for output "
-                                             f"{self.kernel.outputs[j]!r} on a message that follows no computation "
-                                             "(at the end of the stream): no index is left for it",
-                                             "return None for a message that ends the stream")
+                    raise self.kernel.unplaced(self.position, j, message)
 
     def _release(self, arrived) -> tuple:
         """Deliver ``(port, messages)`` pairs to the kernel; return the messages it forwards now."""
