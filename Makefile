@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# test workers (pytest-xdist): CI has two cores
-JOBS   ?= 2
+# test workers (pytest-xdist): CI has two cores; a third worker fills the time the others spend waiting
+# on Spark's JVM, simulated boards on ptys and subprocesses
+JOBS   ?= 3
 STAMP  := $(VENV)/.installed
 
 .PHONY: install demo test lint clean bench cluster

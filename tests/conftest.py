@@ -8,7 +8,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def pytest_collection_modifyitems(items):
-    """Tests marked ``heavy`` (minutes each) first, so the two workers share them and neither is left
+    """Tests marked ``heavy`` (minutes each) first, so the workers share them and none is left
     running one alone at the end of ``make test``."""
     items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
 

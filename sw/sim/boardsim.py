@@ -81,12 +81,19 @@ HARNESS = Path(__file__).with_name("templates") / "boardsim.cpp"
 #: much that does not matter here.
 VERILATOR_FLAGS = ("--x-assign", "fast", "--x-initial", "fast", "--no-timing", "--no-assert", "-Wno-fatal",
                    "-Wno-lint", "-Wno-style", "-O3", "--autoflush")
-CXX_FLAGS = ("-O2", "-fPIC")
+CXX_FLAGS = ("-fPIC",)
+#: GCC's optimisation of an RTL build (``OPT_FAST`` too: ``verilated.mk`` compiles with ``-Os`` unless told).
+CXX_OPT = "-O2"
+#: GCC's optimisation of a netlist build (``simulated_board(netlist=True)``): a netlist check of a few
+#: frames waits for GCC, not for the simulation, and ``-O0`` builds in well under half the time of
+#: ``-O2`` for about half the cycles per second.
+NETLIST_CXX_OPT = "-O0"
 
 
 def build(sources: list[Path], top: str, build_dir: str | os.PathLike = BOARDSIM_DIR,
-          include_dirs: tuple[Path, ...] = ()) -> Path:
-    """Compile ``sources`` (top module ``top``) with the board harness; reuse a finished build.
+          include_dirs: tuple[Path, ...] = (), cxx_opt: str = CXX_OPT) -> Path:
+    """Compile ``sources`` (top module ``top``) with the board harness at GCC's ``cxx_opt``; reuse a
+    finished build.
 
     Returns the shared library. Raises :class:`sfdf.sw.sim.harness.FastSimError` when Verilator or the
     compiler fails (the tail of ``build.log`` in the message), ``ToolchainError`` without Verilator.
@@ -94,19 +101,19 @@ def build(sources: list[Path], top: str, build_dir: str | os.PathLike = BOARDSIM
     toolchain = find_toolchain()
     digest = hashlib.sha256()
     for part in ([p.read_bytes() for p in sources]
-                 + [HARNESS.read_bytes(), top.encode(), repr((VERILATOR_FLAGS, CXX_FLAGS)).encode(),
+                 + [HARNESS.read_bytes(), top.encode(), repr((VERILATOR_FLAGS, CXX_FLAGS, cxx_opt)).encode(),
                     toolchain.version.encode(), inspect.getsource(_compile).encode()]):
         digest.update(part + b"\0")
     for folder in include_dirs:
         for path in sorted(folder.glob("*.v*")):
             digest.update(path.read_bytes())
     folder = BuildCache(build_dir).held_build(
-        digest.hexdigest()[:16], LIBRARY, lambda folder: _compile(folder, toolchain, sources, top, include_dirs),
+        digest.hexdigest()[:16], LIBRARY, lambda folder: _compile(folder, toolchain, sources, top, include_dirs, cxx_opt),
         f"{top}: board simulation")
     return folder / LIBRARY
 
 
-def _compile(folder: Path, toolchain, sources, top, include_dirs) -> None:
+def _compile(folder: Path, toolchain, sources, top, include_dirs, cxx_opt) -> None:
     names = []
     for path in sources:
         (folder / path.name).write_bytes(path.read_bytes())
@@ -118,8 +125,8 @@ def _compile(folder: Path, toolchain, sources, top, include_dirs) -> None:
         step([str(toolchain.executable), "--cc", *names, "--top-module", top, "--prefix", "Vbs", "--exe",
               "boardsim.cpp", "--Mdir", "obj", "-o", f"../{LIBRARY}", *VERILATOR_FLAGS,
               *[f"-I{d}" for d in include_dirs],
-              "-CFLAGS", " ".join(CXX_FLAGS), "-LDFLAGS", "-shared"])
-        step(["make", "-C", "obj", "-f", "Vbs.mk", "-j", str(os.cpu_count() or 1), "OPT_FAST=-O2"])
+              "-CFLAGS", " ".join((cxx_opt, *CXX_FLAGS)), "-LDFLAGS", "-shared"])
+        step(["make", "-C", "obj", "-f", "Vbs.mk", "-j", str(os.cpu_count() or 1), f"OPT_FAST={cxx_opt}"])
 
 
 class BoardSim:
@@ -257,7 +264,8 @@ def simulated_board(board: BoardDir, *, netlist: bool = False, build_dir: str | 
     else:
         sources, includes = [board.core, *rtl_models(board.family)], ()
     progress("Verilator build (reused while the design is unchanged)")
-    return BoardSim(build(sources, board.core_top, build_dir, include_dirs=includes), board.divisor)
+    return BoardSim(build(sources, board.core_top, build_dir, include_dirs=includes,
+                          cxx_opt=NETLIST_CXX_OPT if netlist else CXX_OPT), board.divisor)
 
 
 class PtyBoard:
