@@ -50,8 +50,11 @@ __all__ = ["CORE_TOP", "TOOLS", "BuildFailed", "ToolchainMissing", "build", "cri
 log = logging.getLogger(__name__)
 
 #: Options of the family's Yosys ``synth_<family>`` in a build: iCE40UP5K's eight SB_MAC16 DSP blocks
-#: take the multipliers (``-dsp``; ECP5's ``synth_ecp5`` maps to MULT18X18D by default).
-SYNTH_OPTS = {"ecp5": "", "ice40": "-dsp"}
+#: take the multipliers (``-dsp``; ECP5's ``synth_ecp5`` maps to MULT18X18D by default). On iCE40 the eight
+#: logic cells of a block share one clock enable, so a flip-flop whose enable drives fewer than four others
+#: takes it through its LUT instead (``-dffe_min_ce_use 4``): an UP5K nine tenths full (variance-credit)
+#: otherwise leaves nextpnr with blocks it cannot fill and no legal placement.
+SYNTH_OPTS = {"ecp5": "", "ice40": "-dsp -dffe_min_ce_use 4"}
 #: Yosys commands after reading the design for a netlist seed (:func:`build`'s ``netlist_seed``): processes
 #: become cells first, since ``rename`` skips a module that still has them; public names stay.
 SCRAMBLE = "proc; rename -scramble-name -seed {seed} w:$* c:$*"
@@ -342,11 +345,16 @@ def _failure(build_dir: Path, run: _Run) -> tuple[bool, str]:
     if tim.is_file():
         text = tim.read_text(errors="replace") + "\n" + text
     errors = [line.strip() for line in text.splitlines() if line.lstrip().startswith("ERROR")]
-    over = [re.sub(r"\s+", " ", line.replace("Info:", "")).strip() for line in text.splitlines()
-            if re.search(r"\b\d+/\s*\d+\s+\d{3,}%", line)]
+    used = [(re.sub(r"\s+", " ", line.replace("Info:", "")).strip(), int(found[1]), int(found[2]))
+            for line in text.splitlines() if (found := re.search(r"\b(\d+)/\s*(\d+)\s+\d+%", line))]
     first = errors[0] if errors else (text.strip().splitlines() or ["(no output)"])[-1]
-    fits = not (over or re.search(r"no BELs remaining|[Uu]nable to place|exceeds|too many|over-?utili", first))
-    return fits, "; ".join(over + [first]) if over else first
+    over = [line for line, n, total in used if n > total]
+    # a placer that finds no legal placement below 100% is at the limit too (nextpnr-ice40's HeAP legaliser
+    # and its annealer give up on an UP5K about nine tenths full of logic cells): the fullest resources say so
+    full = over or [line for line, n, total in used if total > 1 and n >= 0.85 * total]
+    fits = not (over or re.search(r"no BELs remaining|[Uu]nable to place|utili[sz]ation limit|exceeds|too many|"
+                                  r"over-?utili", first))
+    return fits, "; ".join(full + [first]) if not fits and full else first
 
 
 def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float | None = None,

