@@ -1,14 +1,21 @@
-"""Hypothesis strategies for random networks (small DAG multigraphs), built on :mod:`sfdf.gen.randomnet`, and
-004's SDF example graph."""
+"""Hypothesis strategies for random networks (small DAG multigraphs, built on :mod:`sfdf.gen.randomnet`, and
+consistent SDF networks) and 004's SDF example graph."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
+import networkx as nx
+from hypothesis import assume
 from hypothesis import strategies as st
 
-from sfdf.gen.model import Edge, Network, Node
+from sfdf.gen.model import Edge, Message, Network, Node
 from sfdf.gen.randomnet import DEFAULT_CAPACITIES, network_from_pairs
+from sfdf.gen.sdf.rates import SDFError
+from sfdf.gen.sdf.schedule import constrained_schedule
 
-__all__ = ["dags", "fig_sdep", "sdf_edge"]
+__all__ = ["dags", "fig_sdep", "sdf_edge", "sdf_networks"]
 
 
 @st.composite
@@ -76,3 +83,45 @@ def ports(inputs=1, outputs=1, width=32, index_width=32, data_width=None):
     return KernelPorts(inputs=ins, outputs=outs, edges_in=tuple(n for n, _ in ins if n != "i"),
                        edges_out=tuple(n for n, _ in outs if n != "o"), index_width=index_width,
                        data_width=data_width or width)
+
+
+@st.composite
+def sdf_networks(draw, max_nodes=4):
+    """A connected, consistent SDF network: rates from per-node repetitions ``r`` (push = t r_dst / g, pop =
+    t r_src / g balances every edge), sometimes peeking, initial items, a feedback edge with enough
+    initial items to be live, and messages along paths."""
+    n = draw(st.integers(2, max_nodes))
+    names = [f"n{k}" for k in range(n)]
+    r = [draw(st.integers(1, 3)) for _ in names]
+    pairs = [(draw(st.integers(0, k - 1)), k) for k in range(1, n)]  # a spanning tree, parents first
+    pairs += [p for p in itertools.combinations(range(n), 2) if p not in pairs and draw(st.booleans())]
+    edges = []
+    for a, b in pairs:
+        t = draw(st.integers(1, 2))
+        g = math.gcd(r[a], r[b])
+        push, pop = t * r[b] // g, t * r[a] // g
+        extra = draw(st.sampled_from([0, 0, 0, 1, 2]))
+        edges.append(sdf_edge(f"e{a}_{b}", names[a], names[b], push=push, pop=pop, peek=pop + extra if extra else None,
+                          initial=draw(st.sampled_from([0, 0, 0, 1, pop]))))
+    if n > 2 and draw(st.booleans()):  # feedback: from the last node to the first, live by its initial items
+        g = math.gcd(r[-1], r[0])
+        push, pop = r[0] // g, r[-1] // g
+        edges.append(sdf_edge("back", names[-1], names[0], push=push, pop=pop, initial=pop * r[0] * 2))
+    messages = []
+    for _ in range(draw(st.integers(0, 2))):
+        a, b = sorted(draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True)))
+        up = draw(st.booleans())
+        low = draw(st.integers(0, 3)) if up else draw(st.integers(-2, 3))
+        messages.append((names[b], names[a], low) if up else (names[a], names[b], low))
+    net = Network(name="random", nodes=tuple(Node(x) for x in names), edges=tuple(edges))
+    try:  # peeking on the feedback loop can starve it: only live networks
+        constrained_schedule(net)
+    except SDFError:
+        assume(False)
+    routes_ok = []
+    graph = nx.MultiDiGraph((e.src, e.dst) for e in edges)
+    for s, d, k in messages:
+        down, upward = nx.has_path(graph, s, d), nx.has_path(graph, d, s)
+        if (down or upward) and not (upward and k < 0):
+            routes_ok.append(Message(s, (d,), (k, k)))
+    return Network(name="random", nodes=net.nodes, edges=net.edges, messages=tuple(routes_ok))

@@ -50,9 +50,9 @@ def _load_sfdf(spec: str):
     """A spec for the SFDF analysis, model and hardware: an SDF network (004) is refused in one line."""
     network = _load(spec)
     if network.is_sdf:
-        raise UserError(spec, "network", "is an SDF network (rates, initial items or [[message]], 004), which the "
-                        "deadlock analysis and the hardware do not take", "run it with sfdf schedule, sfdf sdep or "
-                        "sfdf simulate (docs/teleport.md)")
+        raise UserError(spec, "network", "is an SDF network (rates, initial items or [[message]], 004), which this "
+                        "command does not take", "run sfdf check, sfdf schedule, sfdf sdep or sfdf simulate on it "
+                        "(docs/teleport.md)")
     return network
 
 
@@ -62,7 +62,9 @@ def check(args) -> int:
     from sfdf.gen.analysis import check, cycle_structure, repair_output_buffers
     from sfdf.hdl.timing import hardware_rate
 
-    network = _load_sfdf(args.spec)
+    network = _load(args.spec)
+    if network.is_sdf:
+        return _check_sdf(args, network)
     if args.sized:
         _check_sized_path(args.sized, args.spec)
         output_file(args.sized, "--sized")
@@ -90,6 +92,51 @@ def check(args) -> int:
         if sized is not None:
             print(_sized_line(network, sized))
     return 0 if report.deadlock_free else 1
+
+
+def _check_sdf(args, network) -> int:
+    """``sfdf check`` of an SDF network (004): its bounded channels live in self-timed execution, each edge's
+    least live capacity, or at a deadlock where every node waits and the capacity that frees it
+    (:mod:`sfdf.gen.sdf.liveness`)."""
+    from sfdf.gen.sdf.liveness import bounded_execution, capacity_fix, least_capacity
+    from sfdf.gen.sdf.rates import repetitions
+
+    for flag, value in (("--sized", args.sized), ("--repair", args.repair)):
+        if value:
+            raise UserError(args.spec, flag, "does not apply to an SDF network (004) yet",
+                            "sfdf check reports each edge's least live capacity")
+    run = bounded_execution(network)
+    least = {e.name: least_capacity(network, e.name) for e in network.edges} if run.live else {}
+    fix = None if run.live else capacity_fix(network, run.stalls)
+    waits = "; ".join(s.describe() for s in run.stalls)
+    if run.live:
+        violations = []
+    elif fix is not None:
+        violations = [{"kind": "capacity", "edges": [fix[0]], "detail": f"{waits}: capacity "
+                       f"{network.edge_by_name[fix[0]].capacity} -> {fix[1]} makes it live (the least)"}]
+    else:
+        violations = [{"kind": "deadlock", "edges": sorted({s.edge for s in run.stalls if s.waits != "message"}),
+                       "detail": f"{waits}: no one capacity frees it"}]
+    if args.json:
+        _print_json({"network": network.name, "potential_deadlock": not run.live, "deadlock_free": run.live,
+                     "violations": violations, "intervals": dict.fromkeys(e.name for e in network.edges),
+                     "sdf": {"repetitions": repetitions(network), "least_capacities": least,
+                             "stalls": [vars(s) for s in run.stalls],
+                             "fix": {"edge": fix[0], "capacity": fix[1]} if fix else None}})
+        return 0 if run.live else 1
+    if run.live:
+        print(f"{network.name}: SDF, deadlock-free with these capacities (self-timed, bounded channels)")
+        rows = [[e.name, e.src, e.dst, e.capacity, least[e.name]] for e in network.edges]
+        print("\n".join(_table(["edge", "from", "to", "capacity", "least live"], rows)))
+        return 0
+    print(f"{network.name}: SDF, deadlocks with these capacities after {run.firings} firings: {waits}")
+    if fix is not None:
+        print(f"  edge {fix[0]}: capacity {network.edge_by_name[fix[0]].capacity} -> {fix[1]} makes it live "
+              "(the least, the other capacities as they are)")
+    else:
+        print("  no one capacity frees it" + (" (a message it waits for is due before the sender can send it)"
+                                              if any(s.waits == "message" for s in run.stalls) else ""))
+    return 1
 
 
 def _check_sized_path(out: str, spec: str) -> None:
