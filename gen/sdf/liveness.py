@@ -3,8 +3,8 @@
 The execution ``sfdf check`` proves (docs/semantics.md, "Bounded channels"): a node starts its next
 firing, in phase ``k``, once every input edge holds the ``peek_k`` items it reads, every output edge has
 room for the ``push_k`` items it writes (its capacity minus the items it holds, the initial items among
-them), and every teleport message due before that firing has been sent
-(:meth:`sfdf.gen.sdf.messages.Deliveries.required_sends`); the firing then pops ``pop_k`` items from
+them), and every teleport message due before that firing has been sent (its latency's ``min`` point,
+where it is delivered: :meth:`sfdf.gen.sdf.messages.Deliveries.required_sends`); the firing then pops ``pop_k`` items from
 each input and pushes ``push_k`` on each output. Capacities bound this execution, where 004's schedule
 (:mod:`sfdf.gen.sdf.schedule`) is capacity-free.
 
@@ -74,7 +74,7 @@ class _Run:
         items, rates = sim.items, self.rates
         return (all(items[e.name] >= rates[e.name][2][k] for e in sim.ins[node])
                 and all(self.capacity[e.name] - items[e.name] >= rates[e.name][0][k] for e in sim.outs[node])
-                and all(sim.fired[r.sender] >= self.deliveries.required_sends(r, sim.fired[node])
+                and all(sim.fired[r.sender] >= self.deliveries.required_sends(r, sim.fired[node], held=True)
                         for r in self.routes.get(node, ())))
 
     def stall(self, node: str) -> Stall | None:
@@ -90,7 +90,7 @@ class _Run:
             if free < need:
                 return Stall(node, "room", e.name, free, need)
         for route in self.routes.get(node, ()):
-            need = self.deliveries.required_sends(route, sim.fired[node])
+            need = self.deliveries.required_sends(route, sim.fired[node], held=True)
             if sim.fired[route.sender] < need:
                 return Stall(node, "message", route.describe(), sim.fired[route.sender], need)
         return None

@@ -17,10 +17,11 @@ iteration of the sender can never deliver it. ``m' >= 1`` in the downstream rule
 a message sent in the first ``-k`` firings with negative ``k``; 004 says those messages wait until the
 buffers are established, which is before the receiver's first firing: ``m = 1``).
 
-A latency range ``[min, max]`` lets the message land anywhere between the two points; a schedule must
-not let the receiver pass the ``max`` point before the message is sent (004 "Constraints on the
-Schedule"), and the model delivers it at the first point the receiver reaches at or after the ``min``
-point (:mod:`sfdf.gen.sdf.model`).
+A latency range ``[min, max]`` lets the message land anywhere between the two points (004): a schedule
+exists when no receiver need pass a ``max`` point before the message is sent (004 "Constraints on the
+Schedule", what ``sfdf schedule`` decides). The model delivers it at the ``min`` point, the receiver
+waiting there for the message, so that every execution delivers it at the same firing (``held`` in
+:meth:`Deliveries.required_sends`; :mod:`sfdf.gen.sdf.model`).
 """
 
 from __future__ import annotations
@@ -122,11 +123,12 @@ class Deliveries:
             by.setdefault(route.sender, []).append(route)
         return by
 
-    def required_sends(self, route: Route, receiver_fired: int) -> int:
+    def required_sends(self, route: Route, receiver_fired: int, *, held: bool = False) -> int:
         """Firings the sender must have completed before the receiver fires its ``receiver_fired + 1``-th
-        time, so that no message is delivered late (004 "Constraints on the Schedule", with the
-        latency's ``max``)."""
-        k = route.latency[1]
+        time, so that no message is delivered late: past the latency's ``max`` point (004 "Constraints on
+        the Schedule"), or with ``held`` past its ``min`` point, where the model delivers it (the receiver
+        waits there for the message)."""
+        k = route.latency[0 if held else 1]
         if route.direction == DOWNSTREAM:
             # delivered before firing m <= receiver_fired + 1 iff SDEP(receiver_fired + 1) >= n + k
             return max(0, self.table(route.receiver)(route.sender, receiver_fired + 1) - k)

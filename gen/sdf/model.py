@@ -5,10 +5,10 @@ Messages: each ``[[message]]`` is sent at every firing of its sender (as 004's c
 every receiver of its portal, carrying the sender's firing number ``n``. Delivery points come from
 :class:`sfdf.gen.sdf.messages.Deliveries` (004 Def. "Message delivery"): a downstream receiver runs
 the handler immediately before its ``m``-th firing, an upstream one immediately after its ``m``-th. With
-a latency range the message is delivered at the first of those points the receiver reaches at or after
-the ``min`` latency's point; a schedule that lets the receiver pass the ``max`` point before the
-message exists is refused (:class:`LateMessage`): it was not a valid schedule (004 "Constraints on the
-Schedule").
+a latency range the message is delivered at the ``min`` latency's point: the receiver waits there for
+the message, so every schedule delivers it at the same firing; a firing
+sequence that lets the receiver pass that point before the message exists is refused
+(:class:`LateMessage`).
 
 Every node runs the SDF test kernel, whose golden is :class:`sfdf.gen.goldens.SDFTest` (docs/semantics.md,
 "SDF networks"): its ``f``-th firing (from 1) reads the ``peek`` window of each input edge in spec order and
@@ -86,7 +86,7 @@ class _Execution:
         return all(len(self.items[e.name]) >= self.rates[e.name][2][k] for e in self.ins[node])
 
     def messages_ready(self, node: str) -> bool:
-        return all(self.fired[r.sender] >= self.deliveries.required_sends(r, self.fired[node])
+        return all(self.fired[r.sender] >= self.deliveries.required_sends(r, self.fired[node], held=True)
                    for r in self.deliveries.by_receiver.get(node, ()))
 
     # -- firing ------------------------------------------------------------------------------------------
@@ -109,11 +109,11 @@ class _Execution:
 
     def _send(self, sender: str, n: int) -> None:
         for route in self.deliveries.by_sender.get(sender, ()):
-            low, high = (self.deliveries.point(route, n, k) for k in route.latency)
+            low = self.deliveries.point(route, n, route.latency[0])
             when = "before" if route.direction == DOWNSTREAM else "after"
             reached = self.fired[route.receiver] + (1 if when == "before" else 0)  # the next point it reaches
-            if reached > high:
-                raise LateMessage(f"{route.receiver} passed the point {when} its firing {high} of {route.describe()} "
+            if reached > low:
+                raise LateMessage(f"{route.receiver} passed the point {when} its firing {low} of {route.describe()} "
                                   f"sent at {sender}'s firing {n}", "use a schedule that meets the constraints "
                                   "(sfdf schedule)")
             self.pending[route.receiver].append((route, n, low))
@@ -122,8 +122,8 @@ class _Execution:
 
     def _deliver(self, node: str, when: str, firing: int) -> None:
         """Run the handlers due ``when`` (before or after) ``node``'s ``firing``: every pending message
-        of that kind whose ``min`` point has come (points are visited in order, so none is past ``max``:
-        :meth:`_send` refuses a message sent after its ``max`` point)."""
+        of that kind whose ``min`` point it is (points are visited in order, and :meth:`_send` refuses a
+        message sent after its point)."""
         keep = []
         for item in self.pending[node]:
             route, n, low = item
@@ -152,7 +152,7 @@ def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", s
                                "fire its senders first", ("node", node, None))
             run.fire(node)
         return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log)
-    plan = constrained_schedule(network)
+    plan = constrained_schedule(network, held=True)
     order = plan.initialization + plan.steady * steady_states
     if schedule == "constrained":
         for node in order:

@@ -70,8 +70,9 @@ class Schedule:
 
 
 class _Scheduler:
-    def __init__(self, network):
+    def __init__(self, network, held: bool):
         self.network = network
+        self.held = held
         self.sim = Simulation(network)
         self.deliveries = Deliveries(network)
         self.fired: list[str] = []
@@ -97,7 +98,7 @@ class _Scheduler:
                                        "give it a phase that pushes", ("edge", edge.name, "push"))
                 continue
             late = next(((route, need) for route in self.deliveries.by_receiver.get(node, ())
-                         if sim.fired[route.sender] < (need := self.deliveries.required_sends(route, sim.fired[node]))),
+                         if sim.fired[route.sender] < (need := self.deliveries.required_sends(route, sim.fired[node], held=self.held))),
                         None)
             if late is None:
                 break
@@ -119,13 +120,14 @@ class _Scheduler:
         raise Unsatisfiable("unsatisfiable message constraints: " + ", ".join(steps), path[1:])
 
 
-def constrained_schedule(network, *, max_steady_states: int = 64) -> Schedule:
+def constrained_schedule(network, *, held: bool = False, max_steady_states: int = 64) -> Schedule:
     """004's constrained schedule of ``network`` (see the module docstring); :class:`Unsatisfiable` when
     the messages' latencies cannot be met, :class:`SDFError` when the rates have no steady state or a
-    cycle starves."""
+    cycle starves. ``held``: every message delivered at its latency's ``min`` point, as the model delivers
+    it (:meth:`sfdf.gen.sdf.messages.Deliveries.required_sends`), not anywhere in its range."""
     reps = repetitions(network)
     order = [n.name for n in network.nodes]
-    s = _Scheduler(network)
+    s = _Scheduler(network, held)
     seen: dict[tuple, int] = {}  # fired counts at a step -> schedule length then
     total = sum(reps.values())
     while len(s.fired) <= max_steady_states * total:
