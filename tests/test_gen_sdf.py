@@ -411,8 +411,43 @@ def test_schedule_sdep_and_simulate_on_the_examples(capsys):
     assert status == 0 and "sent at D1's firing 1, handled after RFtoIF's firing 3584" in out
     status, _, err = cli(capsys, "sdep", EXAMPLES / "fhr.toml", "--upstream", "X", "--downstream", "D1", "--count", "2")
     assert status == 2 and "--upstream: names no node" in err
-    status, _, err = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--computations", "5")
-    assert status == 2 and "--computations: does not apply to an SDF network" in err
+    status, _, err = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--computations", "5", "--steady-states", "1")
+    assert status == 2 and "--computations: cannot be given with --steady-states" in err
+    status, _, err = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--input", EXAMPLES / "frames.txt")
+    assert status == 2 and "--input: does not apply to an SDF network" in err
+
+
+def test_simulate_runs_n_firings_of_the_sources_and_reports_what_is_pending(capsys):
+    """--computations N: A (teleport's source) fires 12 times, the rest as far as items and messages let them,
+    every scheduler alike; each delivery and pending message with the keys sfdf cosim --json reports."""
+    import json
+
+    runs = []
+    for scheduler in ("random", "round_robin", "adversarial"):
+        status, out, _ = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--computations", "12", "--scheduler",
+                             scheduler, "--json")
+        assert status == 0
+        runs.append(json.loads(out))
+    first = runs[0]
+    assert all((r["outputs"], r["deliveries"], r["pending"]) == (first["outputs"], first["deliveries"],
+                                                                  first["pending"]) for r in runs)
+    assert first["source_firings"] == 12 and first["deliveries"] and first["pending"]
+    assert set(first["deliveries"][0]) == {"message", "from", "to", "sent", "handled", "side"}
+    net = load_spec(EXAMPLES / "teleport.toml")
+    run = run_sdf(net, source_firings=12)
+    assert run.firings.count("A") == 12
+    # what is pending is due at a firing past the receiver's last
+    assert all(p.firing > run.firings.count(p.receiver) + (p.when == "after") - 1 for p in run.pending)
+    assert {(d.message, d.n) for d in run.deliveries} | {(p.message, p.n) for p in run.pending} == \
+        {(0, n) for n in range(1, 13)} | {(1, n) for n in range(1, run.firings.count("E") + 1)}
+
+
+def test_simulate_computations_needs_a_source(tmp_path, capsys):
+    path = sdf_spec(tmp_path, ab="push = 2\npop = 2")
+    loop = path.read_text().replace('to = "b"', 'to = "b"', 1) + '[[edge]]\nfrom = "c"\nto = "a"\ncapacity = 8\ninitial = 4\n'
+    path.write_text(loop)
+    status, _, err = cli(capsys, "simulate", path, "--computations", "5")
+    assert status == 2 and "--computations: counts firings of the sources, and this SDF network has none" in err
 
 
 def test_schedule_exit_1_when_unsatisfiable_or_beyond_capacity(tmp_path, capsys):

@@ -30,10 +30,10 @@ from fractions import Fraction
 
 from ..goldens import SDFTest
 from .messages import DOWNSTREAM, Deliveries, Route
-from .rates import SDFError, edge_rates, phases
+from .rates import SDFError, edge_rates, phases, repetitions
 from .schedule import constrained_schedule
 
-__all__ = ["SCHEDULES", "Delivery", "LateMessage", "SDFRun", "run_sdf"]
+__all__ = ["SCHEDULES", "Delivery", "LateMessage", "Pending", "SDFRun", "run_sdf"]
 
 MASK = (1 << 32) - 1
 SCHEDULES = ("constrained", "random", "eager")
@@ -56,13 +56,40 @@ class Delivery:
     firing: int
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A message sent at the sender's ``n``-th firing and never handled: its receiver stopped before the
+    point ``when`` ("before" or "after") its ``firing``-th firing (the stream ended first)."""
+
+    message: int
+    sender: str
+    n: int
+    receiver: str
+    when: str
+    firing: int
+
+
 @dataclass
 class SDFRun:
-    """What :func:`run_sdf` did: the firings in order, each sink's values, every delivery."""
+    """What :func:`run_sdf` did: the firings in order, each sink's values, every delivery, and the messages
+    still pending when the run ended (a run of ``source_firings`` only: a steady state handles all)."""
 
     firings: list[str]
     outputs: dict[str, list[int]]
     deliveries: list[Delivery] = field(default_factory=list)
+    pending: list[Pending] = field(default_factory=list)
+
+    def deliveries_json(self) -> list[dict]:
+        """Each delivery as ``sfdf simulate --json`` and ``sfdf cosim --json`` report it: ``message`` (the
+        0-based index of its ``[[message]]``), ``from``, ``to``, ``sent`` and ``handled`` (firings from 1),
+        ``side`` ("before" or "after" the handled firing)."""
+        return [{"message": d.message, "from": d.sender, "to": d.receiver, "sent": d.n, "handled": d.firing,
+                 "side": d.when} for d in self.deliveries]
+
+    def pending_json(self) -> list[dict]:
+        """Each pending message with the keys of :meth:`deliveries_json`, ``handled`` the firing it was due at."""
+        return [{"message": p.message, "from": p.sender, "to": p.receiver, "sent": p.n, "handled": p.firing,
+                 "side": p.when} for p in self.pending]
 
 
 class _Execution:
@@ -136,15 +163,20 @@ class _Execution:
 
 
 def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", seed: int = 0,
-            firings=None) -> SDFRun:
+            firings=None, source_firings: int | None = None) -> SDFRun:
     """Run ``network``'s initialization and ``steady_states`` steady states (of 004's constrained
-    schedule: the same firing counts whatever ``schedule`` orders them by), or exactly the sequence
-    ``firings`` when given (:class:`LateMessage` if it makes a message late, :class:`SDFError` if a
-    node fires without its items)."""
+    schedule: the same firing counts whatever ``schedule`` orders them by); or, with ``source_firings``,
+    every source (a node without inputs) that many times and every other node as long as its items and
+    messages let it (``schedule`` then picks among the nodes that can fire: the one furthest behind its
+    repetitions, a random one, or the one furthest ahead; a persistent system, so all end alike); or
+    exactly the sequence ``firings`` when given (:class:`LateMessage` if it makes a message late,
+    :class:`SDFError` if a node fires without its items)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
     deliveries = Deliveries(network)
     run = _Execution(network, deliveries)
+    if source_firings is not None:
+        return _run_sources(network, run, source_firings, schedule, seed)
     if firings is not None:
         for node in firings:
             if not run.data_ready(node):
@@ -173,3 +205,28 @@ def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", s
                 node = max(ready, key=lambda n: (Fraction(run.fired[n], plan.repetitions[n]), -names.index(n)))
             run.fire(node)
     return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log)
+
+
+def _run_sources(network, run: _Execution, count: int, schedule: str, seed: int) -> SDFRun:
+    sources = {n for n in run.count if not run.ins[n]}
+    if not sources:
+        raise SDFError("has no source (every node has an input), so no count of source firings ends it",
+                       "run its steady states instead")
+    reps = repetitions(network)
+    names = list(run.count)
+    rng = random.Random(seed)
+    while True:
+        ready = [n for n in names if (n not in sources or run.fired[n] < count) and run.data_ready(n)
+                 and run.messages_ready(n)]
+        if not ready:
+            break
+        if schedule == "random":
+            node = rng.choice(ready)
+        else:  # constrained: the node furthest behind its repetitions (004's driver); eager: furthest ahead
+            def ahead(n):
+                return Fraction(run.fired[n], reps[n]), -names.index(n)
+            node = min(ready, key=ahead) if schedule == "constrained" else max(ready, key=ahead)
+        run.fire(node)
+    pending = [Pending(route.message, route.sender, n, node, "before" if route.direction == DOWNSTREAM else "after",
+                       low) for node, items in run.pending.items() for route, n, low in items]
+    return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log, pending=pending)

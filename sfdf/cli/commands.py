@@ -275,32 +275,42 @@ def _simulate_sdf(args, network) -> int:
     from sfdf.gen.sdf.model import run_sdf
     from sfdf.gen.sdf.schedule import Unsatisfiable
 
-    for flag, value in (("--computations", args.computations), ("--input", args.input)):
-        if value is not None:
-            raise UserError(args.spec, flag, "does not apply to an SDF network (004), whose sources fire by its "
-                            "schedule", "use --steady-states K")
+    if args.input is not None:
+        raise UserError(args.spec, "--input", "does not apply to an SDF network (004), whose nodes run the SDF "
+                        "test kernel", "use --computations N (firings of each source) or --steady-states K")
+    if args.computations is not None and args.steady_states is not None:
+        raise UserError(args.spec, "--computations", "cannot be given with --steady-states (both say how long to run)",
+                        "give one of them")
+    if args.computations is not None and all(network.in_edges(n.name) for n in network.nodes):
+        raise UserError(args.spec, "--computations", "counts firings of the sources, and this SDF network has none "
+                        "(every node has an input)", "use --steady-states K")
     states = 2 if args.steady_states is None else args.steady_states
     try:
-        run = run_sdf(network, steady_states=states, schedule=_SDF_SCHEDULES[args.scheduler], seed=args.seed)
+        run = run_sdf(network, steady_states=states, schedule=_SDF_SCHEDULES[args.scheduler], seed=args.seed,
+                      source_firings=args.computations)
     except Unsatisfiable as exc:
         print(f"{network.name}: {exc}")
         return 1
-    deliveries = [{"message": d.message, "from": d.sender, "n": d.n, "to": d.receiver, "when": d.when,
-                   "firing": d.firing} for d in run.deliveries]
+    deliveries, pending = run.deliveries_json(), run.pending_json()
+    length = {"steady_states": states} if args.computations is None else {"source_firings": args.computations}
     if args.json:
         produced = sum(len(v) for v in run.outputs.values())
         _print_json({"deadlocked": False, "computations": len(run.firings), "data_tokens": produced, "dummies": 0,
-                     "credits": 0, "control_messages": len(deliveries), "blocking_cycle": [],
-                     "steady_states": states, "outputs": run.outputs, "deliveries": deliveries})
+                     "credits": 0, "control_messages": len(deliveries), "blocking_cycle": [], **length,
+                     "outputs": run.outputs, "deliveries": deliveries, "pending": pending})
         return 0
-    print(f"{network.name}: SDF, {len(run.firings)} firings ({states} steady states, {args.scheduler} order), "
-          f"{len(deliveries)} message deliveries")
+    span = f"{states} steady states" if args.computations is None else f"{args.computations} firings of each source"
+    print(f"{network.name}: SDF, {len(run.firings)} firings ({span}, {args.scheduler} order), "
+          f"{len(deliveries)} message deliveries" + (f", {len(pending)} pending" if pending else ""))
     for sink, values in run.outputs.items():
         shown = " ".join(str(v) for v in values[:8]) + (" ..." if len(values) > 8 else "")
         print(f"  sink {sink}: {len(values)} values: {shown}")
     for d in deliveries:
-        print(f"  message[{d['message']}] {d['from']} -> {d['to']}: sent at {d['from']}'s firing {d['n']}, handled "
-              f"{d['when']} {d['to']}'s firing {d['firing']}")
+        print(f"  message[{d['message']}] {d['from']} -> {d['to']}: sent at {d['from']}'s firing {d['sent']}, handled "
+              f"{d['side']} {d['to']}'s firing {d['handled']}")
+    for d in pending:
+        print(f"  message[{d['message']}] {d['from']} -> {d['to']}: sent at {d['from']}'s firing {d['sent']}, pending "
+              f"(due {d['side']} {d['to']}'s firing {d['handled']}, which the run did not reach)")
     return 0
 
 
