@@ -33,7 +33,7 @@ from .messages import DOWNSTREAM, Deliveries, Route
 from .rates import SDFError, edge_rates, phases, repetitions
 from .schedule import constrained_schedule
 
-__all__ = ["SCHEDULES", "Delivery", "LateMessage", "Pending", "SDFRun", "run_sdf"]
+__all__ = ["SCHEDULES", "Delivery", "LateMessage", "SDFRun", "run_sdf"]
 
 MASK = (1 << 32) - 1
 SCHEDULES = ("constrained", "random", "eager")
@@ -56,40 +56,23 @@ class Delivery:
     firing: int
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A message sent at the sender's ``n``-th firing and never handled: its receiver stopped before the
-    point ``when`` ("before" or "after") its ``firing``-th firing (the stream ended first)."""
-
-    message: int
-    sender: str
-    n: int
-    receiver: str
-    when: str
-    firing: int
-
-
 @dataclass
 class SDFRun:
     """What :func:`run_sdf` did: the firings in order, each sink's values, every delivery, and the messages
-    still pending when the run ended (a run of ``source_firings`` only: a steady state handles all)."""
+    still pending when a run of ``source_firings`` ended (each a :class:`Delivery` at the point it was due,
+    which its receiver did not reach)."""
 
     firings: list[str]
     outputs: dict[str, list[int]]
     deliveries: list[Delivery] = field(default_factory=list)
-    pending: list[Pending] = field(default_factory=list)
+    pending: list[Delivery] = field(default_factory=list)
 
-    def deliveries_json(self) -> list[dict]:
-        """Each delivery as ``sfdf simulate --json`` and ``sfdf cosim --json`` report it: ``message`` (the
-        0-based index of its ``[[message]]``), ``from``, ``to``, ``sent`` and ``handled`` (firings from 1),
-        ``side`` ("before" or "after" the handled firing)."""
+    def deliveries_json(self, pending: bool = False) -> list[dict]:
+        """Each delivery (or pending message) as ``sfdf simulate --json`` and ``sfdf cosim --json`` report it:
+        ``message`` (the 0-based index of its ``[[message]]``), ``from``, ``to``, ``sent`` and ``handled``
+        (firings from 1), ``side`` ("before" or "after" the handled firing)."""
         return [{"message": d.message, "from": d.sender, "to": d.receiver, "sent": d.n, "handled": d.firing,
-                 "side": d.when} for d in self.deliveries]
-
-    def pending_json(self) -> list[dict]:
-        """Each pending message with the keys of :meth:`deliveries_json`, ``handled`` the firing it was due at."""
-        return [{"message": p.message, "from": p.sender, "to": p.receiver, "sent": p.n, "handled": p.firing,
-                 "side": p.when} for p in self.pending]
+                 "side": d.when} for d in (self.pending if pending else self.deliveries)]
 
 
 class _Execution:
@@ -227,6 +210,6 @@ def _run_sources(network, run: _Execution, count: int, schedule: str, seed: int)
                 return Fraction(run.fired[n], reps[n]), -names.index(n)
             node = min(ready, key=ahead) if schedule == "constrained" else max(ready, key=ahead)
         run.fire(node)
-    pending = [Pending(route.message, route.sender, n, node, "before" if route.direction == DOWNSTREAM else "after",
-                       low) for node, items in run.pending.items() for route, n, low in items]
+    pending = [Delivery(route.message, route.sender, n, node, "before" if route.direction == DOWNSTREAM else "after",
+                        low) for node, items in run.pending.items() for route, n, low in items]
     return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log, pending=pending)

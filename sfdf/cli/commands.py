@@ -291,7 +291,7 @@ def _simulate_sdf(args, network) -> int:
     except Unsatisfiable as exc:
         print(f"{network.name}: {exc}")
         return 1
-    deliveries, pending = run.deliveries_json(), run.pending_json()
+    deliveries, pending = run.deliveries_json(), run.deliveries_json(pending=True)
     length = {"steady_states": states} if args.computations is None else {"source_firings": args.computations}
     if args.json:
         produced = sum(len(v) for v in run.outputs.values())
