@@ -165,13 +165,22 @@ class SDFTest:
     ``pop`` it consumes first); it returns ``v = acc + firing + sum(windows)`` mod ``2^32`` (a source:
     ``v = acc + firing``), of which the node pushes ``v, v + 1, ...`` on each output, as many as the phase
     pushes. ``message(n)`` is a teleport message's handler: it adds the sender's firing number ``n`` to ``acc``,
-    so every output after it shows where it landed."""
+    so every output after it shows where it landed. ``sends()``, called once per firing, says whether that
+    firing sends the node's messages: with probability ``send``, iff ``(s >> 16) < round(send * 65536)`` for
+    the LFSR state ``s`` stepped at each firing (:func:`sfdf.gen.kernels.lfsr_step`, seeded by
+    :func:`sfdf.gen.kernels.lfsr_seed` with ``seed``), so ``send = 1`` sends at every firing."""
 
-    __slots__ = ("acc",)
+    __slots__ = ("acc", "state", "threshold")
     MASK = (1 << 32) - 1
 
-    def __init__(self):
+    def __init__(self, *, send: float = 1.0, seed: int = 1):
         self.acc = 0
+        self.threshold = filter_threshold(send)
+        self.state = lfsr_seed(seed, 0)
+
+    def sends(self) -> bool:
+        self.state = lfsr_step(self.state)
+        return (self.state >> 16) < self.threshold
 
     def step(self, windows, firing: int) -> int:
         value = self.acc + firing

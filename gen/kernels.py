@@ -18,6 +18,7 @@ __all__ = [
     "LFSR_MASK",
     "MESSAGE_WIDTH",
     "PIXEL_BITS",
+    "SDF_KERNELS",
     "Builtin",
     "KernelParam",
     "builtin",
@@ -59,7 +60,8 @@ class KernelParam:
 
 def kernel_defaults(kernel: str | None) -> dict:
     """The default parameters of ``kernel`` (``None`` is ``random_filter``): the one home of every default."""
-    return {name: p.default for name, p in KERNELS.get(kernel or "random_filter", {}).items()}
+    table = SDF_KERNELS.get(kernel) or KERNELS.get(kernel or "random_filter", {})
+    return {name: p.default for name, p in table.items()}
 
 
 def kernel_params(kernel: str | None, params) -> dict:
@@ -234,6 +236,14 @@ BUILTIN: dict[str, Builtin] = {
 
 #: The kernel library's parameters: kernel name -> parameter name -> :class:`KernelParam`.
 KERNELS: dict[str, dict[str, KernelParam]] = {name: builtin.params for name, builtin in BUILTIN.items()}
+
+#: The kernels of SDF networks (004), with their parameters: ``sdf_test``, the SDF test kernel every SDF node
+#: runs (docs/semantics.md, "SDF networks"; golden :class:`sfdf.gen.goldens.SDFTest`), whose firing sends
+#: the node's teleport messages with probability ``send``, decided by an LFSR seeded by ``seed``.
+SDF_KERNELS: dict[str, dict[str, KernelParam]] = {"sdf_test": {
+    "send": KernelParam(float, 1.0, 0.0, 1.0, "use the probability that a firing sends its node's messages"),
+    "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
+}}
 
 
 def builtin(kernel) -> Builtin | None:

@@ -22,7 +22,7 @@ import networkx as nx
 
 from sfdf.gen.contract import LANGUAGES, UserKernel, filter_problem
 from sfdf.gen.errors import SpecError
-from sfdf.gen.kernels import KERNELS, KernelParam, builtin, kernel_defaults, kernel_output_width
+from sfdf.gen.kernels import KERNELS, SDF_KERNELS, KernelParam, builtin, kernel_defaults, kernel_output_width
 from sfdf.gen.keywords import VERILOG_KEYWORDS
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Message, Network, Node
 from sfdf.gen.speclines import SpecLines
@@ -200,6 +200,7 @@ class _Parser:
         if net.is_sdf:
             self.check_sdf(net, doc.get("node"))
         else:
+            self.check_not_sdf_kernels(net, doc.get("node"))
             self.check_acyclic(net, doc.get("edge"))
         self.check_kernel_inputs(net, doc.get("node"))
         self.check_filtering(net, doc.get("node"))
@@ -377,7 +378,7 @@ class _Parser:
         if isinstance(kernel, UserKernel):
             return self.user_params(index, label, table)
         if "params" not in table:
-            return kernel_defaults(kernel) if kernel in KERNELS else {}
+            return kernel_defaults(kernel) if kernel in KERNELS or kernel in SDF_KERNELS else {}
         given = table["params"]
 
         def check(key, problem, fix):
@@ -387,7 +388,7 @@ class _Parser:
             check(("params",), f"must be a table, not {_show(given)}", "write params = { name = value, ... }")
         if kernel is None and given:
             check(("params",), "parameters need a kernel", 'add kernel = "random_filter" or remove params')
-        allowed = KERNELS.get(kernel, {})
+        allowed = SDF_KERNELS.get(kernel) or KERNELS.get(kernel, {})
         params = kernel_defaults(kernel) if allowed else {}
         for key, value in given.items():
             if key not in allowed:
@@ -519,13 +520,22 @@ class _Parser:
         return result
 
     def check_sdf(self, net: Network, node_tables) -> None:
-        """An SDF network (004) has no kernels: its nodes run the SDF test kernel. Cycles are allowed (the
-        schedule proves them live: :func:`sfdf.gen.sdf.check.check_sdf_spec`)."""
+        """An SDF network's (004) nodes run the SDF test kernel (``sdf_test``, the default). Cycles are allowed
+        (the schedule proves them live: :func:`sfdf.gen.sdf.check.check_sdf_spec`)."""
         for index, node in enumerate(net.nodes):
-            if node.kernel is not None:
+            if node.kernel is not None and node.kernel not in SDF_KERNELS:
                 raise self.error(f"{item_label('node', index, node_tables[index])}.kernel",
                                  "an SDF network (rates, initial items or messages, 004) runs the SDF test kernel "
-                                 "(docs/semantics.md, \"SDF networks\")", "remove kernel",
+                                 "(docs/semantics.md, \"SDF networks\")", 'write kernel = "sdf_test" or remove kernel',
+                                 self.lines.find("node", index, ("kernel",)))
+
+    def check_not_sdf_kernels(self, net: Network, node_tables) -> None:
+        """``sdf_test`` runs in SDF networks only."""
+        for index, node in enumerate(net.nodes):
+            if node.kernel in SDF_KERNELS:
+                raise self.error(f"{item_label('node', index, node_tables[index])}.kernel",
+                                 f"{node.kernel} runs in SDF networks only (rates, initial items or messages, 004)",
+                                 'use a kernel of this network\'s kind, e.g. "random_filter"',
                                  self.lines.find("node", index, ("kernel",)))
 
     def check_acyclic(self, net: Network, tables) -> None:
@@ -654,7 +664,7 @@ def _boolean(fix: str, words: tuple[str, ...] = ()):
 def _choice_kernel(value) -> str:
     if not isinstance(value, str):
         raise _Bad(f"must be a string, not {_show(value)}", _suggest("", KERNELS, quote=True))
-    if value not in KERNELS:
+    if value not in KERNELS and value not in SDF_KERNELS:  # an SDF network's kernel (sdf_test) is said there
         raise _Bad(f"unknown kernel {_show(value)}", _suggest(value, KERNELS, quote=True))
     return value
 

@@ -358,6 +358,9 @@ INVALID = [
     ({"ab": "push = 2\npop = 2", "extra": '[[edge]]\nfrom = "c"\nto = "a"\ncapacity = 8'}, "starves"),
     ({"ab": "push = 0"}, "no steady state"),
     ({"node": 'kernel = "random_filter"', "ab": "push = 2\npop = 2"}, "runs the SDF test kernel"),
+    ({"node": 'kernel = "sdf_test"\nparams = { send = 1.5 }', "ab": "push = 2\npop = 2"}, "node \"a\".params.send"),
+    ({"node": 'kernel = "sdf_test"\nparams = { rate = 0.5 }', "ab": "push = 2\npop = 2"},
+     "unknown parameter of kernel \"sdf_test\""),
     ({"extra": '[[message]]\nfrom = "c"\nto = "a"\nlatency = -1'}, "message[0].latency: a is upstream of c"),
     ({"extra": '[[message]]\nfrom = "a"\nto = "c"\nlatency = [3, 1]'}, "message[0].latency: [3, 1] has min above max"),
     ({"extra": '[[message]]\nfrom = "a"\nto = "x"'}, "message[0].to: unknown node"),
@@ -496,3 +499,30 @@ def test_every_interleaving_delivers_at_the_same_firings_or_is_refused():
         assert run.outputs == golden.outputs
         assert sorted(run.deliveries, key=repr) == sorted(golden.deliveries, key=repr)
     assert valid > 100 and late > 100, (valid, late)
+
+
+def test_sdf_test_kernel_is_refused_outside_sdf_networks(tmp_path, capsys):
+    path = sdf_spec(tmp_path, node='kernel = "sdf_test"')
+    status, _, err = cli(capsys, "check", path)
+    assert status == 2 and err.count("\n") == 1 and "sdf_test runs in SDF networks only" in err
+
+
+def test_a_seeded_send_probability_decides_which_firings_send(tmp_path):
+    """send = 0: no message at all; send = 0.5: some firings send, the same ones under every schedule (the
+    kernel's LFSR steps once per firing), and each lands where 004 puts a message sent at that firing."""
+    text = (EXAMPLES / "teleport.toml").read_text()
+    silent = text.replace('name = "A"\n', 'name = "A"\nkernel = "sdf_test"\nparams = { send = 0.0 }\n', 1)
+    (tmp_path / "silent.toml").write_text(silent)
+    run = run_sdf(load_spec(tmp_path / "silent.toml"), source_firings=60)
+    assert {d.message for d in run.deliveries} == {1}  # E still sends every firing
+    half = text.replace('name = "A"\n', 'name = "A"\nkernel = "sdf_test"\nparams = { send = 0.5, seed = 9 }\n', 1)
+    (tmp_path / "half.toml").write_text(half)
+    net = load_spec(tmp_path / "half.toml")
+    runs = [run_sdf(net, source_firings=60, schedule=s, seed=k) for s, k in
+            (("constrained", 0), ("random", 1), ("random", 2), ("eager", 0))]
+    assert len({(tuple(r.outputs["E"]), tuple(r.deliveries)) for r in runs}) == 1
+    sent = sorted(d.n for d in runs[0].deliveries + runs[0].pending if d.message == 0)
+    assert 15 < len(sent) < 45 and len(set(sent)) == len(sent)
+    deliveries = Deliveries(net)
+    route = next(r for r in deliveries.routes if r.message == 0)
+    assert all(d.firing == deliveries.point(route, d.n, 2) for d in runs[0].deliveries if d.message == 0)

@@ -1,8 +1,9 @@
 """The SDF reference model (004): an execution of an SDF network under any valid schedule that delivers
 every teleport message at exactly the firing 004's rules name.
 
-Messages: each ``[[message]]`` is sent at every firing of its sender (as 004's constraints assume), to
-every receiver of its portal, carrying the sender's firing number ``n``. Delivery points come from
+Messages: each ``[[message]]`` is sent at the firings of its sender that its kernel decides to send at
+(every firing by default, as 004's constraints assume; ``params = { send = p }``: a seeded chance ``p``),
+to every receiver of its portal, carrying the sender's firing number ``n``. Delivery points come from
 :class:`sfdf.gen.sdf.messages.Deliveries` (004 Def. "Message delivery"): a downstream receiver runs
 the handler immediately before its ``m``-th firing, an upstream one immediately after its ``m``-th. With
 a latency range the message is delivered at the ``min`` latency's point: the receiver waits there for
@@ -81,7 +82,7 @@ class _Execution:
         self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
         self.items = {e.name: [0] * e.initial for e in network.edges}  # initial items are zeros
         self.fired = dict.fromkeys(self.count, 0)
-        self.kernels = {n: SDFTest() for n in self.count}
+        self.kernels = {n.name: SDFTest(**n.params) for n in network.nodes}
         self.ins = {n: network.in_edges(n) for n in self.count}
         self.outs = {n: network.out_edges(n) for n in self.count}
         self.deliveries = deliveries
@@ -115,7 +116,8 @@ class _Execution:
         self.fired[node] = f
         self.firings.append(node)
         self._deliver(node, "after", f)
-        self._send(node, f)
+        if self.kernels[node].sends():
+            self._send(node, f)
 
     def _send(self, sender: str, n: int) -> None:
         for route in self.deliveries.by_sender.get(sender, ()):
