@@ -9,8 +9,10 @@ firing ``f`` (from 1), and writes ``v, v + 1, ...`` on every output, ``push`` of
 all outputs at once: :class:`sfdf.gen.goldens.SDFTest`, bit for bit. A sink hands ``v`` out on ``o_value``
 (valid/ready). Teleport messages are not carried yet.
 
-Cycles per firing: ``max(1, peeks) + 1`` to read (the channel's read latency) and ``max(1, pushes)`` to write
-(a sink: until its ``v`` is taken), from the start condition's cycle.
+Cycles per firing, from the cycle the start condition holds: 1 to start, ``max(1, peeks) + 1`` to read (the
+channel's read latency; none at a source), 1 to compute and ``max(1, pushes)`` to write (a sink: until its
+``v`` is taken). Full rate, one item per cycle per channel with reads and writes overlapped, is the next
+step.
 """
 
 from __future__ import annotations
