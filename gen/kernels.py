@@ -26,6 +26,7 @@ __all__ = [
     "kernel_defaults",
     "kernel_input_width",
     "kernel_output_width",
+    "kernel_param_table",
     "kernel_params",
     "lfsr_seed",
     "lfsr_step",
@@ -60,8 +61,13 @@ class KernelParam:
 
 def kernel_defaults(kernel: str | None) -> dict:
     """The default parameters of ``kernel`` (``None`` is ``random_filter``): the one home of every default."""
-    table = SDF_KERNELS.get(kernel) or KERNELS.get(kernel or "random_filter", {})
-    return {name: p.default for name, p in table.items()}
+    return {name: p.default for name, p in kernel_param_table(kernel or "random_filter").items()}
+
+
+def kernel_param_table(kernel: str | None) -> dict[str, KernelParam]:
+    """The parameters of the built-in ``kernel``, of SFDF networks (:data:`KERNELS`) or of SDF ones
+    (:data:`SDF_KERNELS`); empty for any other name."""
+    return SDF_KERNELS.get(kernel) or KERNELS.get(kernel, {})
 
 
 def kernel_params(kernel: str | None, params) -> dict:

@@ -22,7 +22,15 @@ import networkx as nx
 
 from sfdf.gen.contract import LANGUAGES, UserKernel, filter_problem
 from sfdf.gen.errors import SpecError
-from sfdf.gen.kernels import KERNELS, SDF_KERNELS, KernelParam, builtin, kernel_defaults, kernel_output_width
+from sfdf.gen.kernels import (
+    KERNELS,
+    SDF_KERNELS,
+    KernelParam,
+    builtin,
+    kernel_defaults,
+    kernel_output_width,
+    kernel_param_table,
+)
 from sfdf.gen.keywords import VERILOG_KEYWORDS
 from sfdf.gen.model import AUTO, DUMMY_ALGORITHMS, MODES, Edge, Message, Network, Node
 from sfdf.gen.speclines import SpecLines
@@ -378,7 +386,7 @@ class _Parser:
         if isinstance(kernel, UserKernel):
             return self.user_params(index, label, table)
         if "params" not in table:
-            return kernel_defaults(kernel) if kernel in KERNELS or kernel in SDF_KERNELS else {}
+            return kernel_defaults(kernel) if kernel is not None else {}  # no kernel named, no parameters
         given = table["params"]
 
         def check(key, problem, fix):
@@ -388,7 +396,7 @@ class _Parser:
             check(("params",), f"must be a table, not {_show(given)}", "write params = { name = value, ... }")
         if kernel is None and given:
             check(("params",), "parameters need a kernel", 'add kernel = "random_filter" or remove params')
-        allowed = SDF_KERNELS.get(kernel) or KERNELS.get(kernel, {})
+        allowed = kernel_param_table(kernel)
         params = kernel_defaults(kernel) if allowed else {}
         for key, value in given.items():
             if key not in allowed:

@@ -5,7 +5,7 @@ channel has room for its ``push`` items (the rule ``sfdf check`` proves live, :m
 a source also needs ``i_allow``). It then reads the ``peek`` items of every input, one per cycle on all
 inputs at once through the channels' window (:class:`sfdf.hdl.sdf_channel.SDFChannel`, a registered read),
 pops the phase's ``pop`` items, computes ``v = acc + f + (sum of the items read)`` mod 2^32 for its
-firing ``f`` (from 1), and writes ``v, v + 1, ...`` on every output, ``push`` of them, one per cycle on
+firing ``f`` (from 1; ``acc`` is 0 until teleport messages add to it), and writes ``v, v + 1, ...`` on every output, ``push`` of them, one per cycle on
 all outputs at once: :class:`sfdf.gen.goldens.SDFTest`, bit for bit. A sink hands ``v`` out on ``o_value``
 (valid/ready). Teleport messages are not carried yet.
 
@@ -17,7 +17,7 @@ step.
 
 from __future__ import annotations
 
-from amaranth import Array, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -47,7 +47,6 @@ class SDFNode(wiring.Component):
         count = self.phases
         phase = Signal(range(count))
         fired = Signal(32)
-        acc = Signal(32)
         total = Signal(32)
         value = Signal(32)
         step = Signal(range(max([1] + [p for _, peeks, _ in self.inputs for p in peeks]
@@ -63,10 +62,7 @@ class SDFNode(wiring.Component):
         conditions += [getattr(self, f"o{j}_room") >= table(pushes) for j, (_, pushes) in enumerate(self.outputs)]
         if not self.inputs:
             conditions.append(self.i_allow)
-        m.d.comb += ready.eq(1)
-        for c in conditions:
-            with m.If(~c):
-                m.d.comb += ready.eq(0)
+        m.d.comb += ready.eq(Cat(*conditions).all())
         with m.FSM():
             with m.State("IDLE"), m.If(ready):
                 m.d.sync += [total.eq(0), step.eq(0)]
@@ -74,7 +70,7 @@ class SDFNode(wiring.Component):
             if self.inputs:
                 self._read(m, table, reads, step, total)
             with m.State("COMPUTE"):
-                m.d.sync += [value.eq(acc + fired + 1 + total), step.eq(0)]
+                m.d.sync += [value.eq(fired + 1 + total), step.eq(0)]
                 m.next = "WRITE"
             with m.State("WRITE"):
                 for j, (_, pushes) in enumerate(self.outputs):

@@ -68,15 +68,6 @@ class _Run:
         self.routes = deliveries.by_receiver if deliveries is not None else {}
         self.deliveries = deliveries
 
-    def can_fire(self, node: str) -> bool:
-        """Whether ``node`` can start its next firing (:meth:`stall` is None), without saying why."""
-        sim, k = self.sim, self.sim.phase(node)
-        items, rates = sim.items, self.rates
-        return (all(items[e.name] >= rates[e.name][2][k] for e in sim.ins[node])
-                and all(self.capacity[e.name] - items[e.name] >= rates[e.name][0][k] for e in sim.outs[node])
-                and all(sim.fired[r.sender] >= self.deliveries.required_sends(r, sim.fired[node], held=True)
-                        for r in self.routes.get(node, ())))
-
     def stall(self, node: str) -> Stall | None:
         """Why ``node`` cannot start its next firing, or None when it can."""
         sim = self.sim
@@ -104,9 +95,8 @@ def bounded_execution(network, capacities: dict[str, int] | None = None, *, mess
     :class:`SDFError` when the rates have no repetition vector."""
     reps = repetitions(network)
     caps = {e.name: e.capacity for e in network.edges} | dict(capacities or {})
-    if messages and network.messages:
-        deliveries = deliveries or Deliveries(network)
-    run = _Run(network, caps, deliveries if messages and network.messages else None)
+    deliveries = (deliveries or Deliveries(network)) if messages and network.messages else None
+    run = _Run(network, caps, deliveries)
     names = [n.name for n in network.nodes]
     edges = [e.name for e in network.edges]
     sim = run.sim
@@ -125,7 +115,7 @@ def bounded_execution(network, capacities: dict[str, int] | None = None, *, mess
             return Bounded(True, total)
         before = total
         for node in names:  # each node as often as it can, in turn (persistent: none disables another)
-            while run.can_fire(node):
+            while run.stall(node) is None:
                 sim.fire(node)
                 total += 1
         if total == before:
@@ -142,13 +132,14 @@ def ample(network, edge) -> int:
 
 
 def least_capacity(network, edge: str, capacities: dict[str, int] | None = None, *,
-                   limit: int | None = None) -> int | None:
+                   limit: int | None = None, deliveries: Deliveries | None = None) -> int | None:
     """The least capacity of ``edge`` (the others as in ``capacities`` or the spec) with which the network
     is live, or None when none up to ``limit`` (64 times :func:`ample`) is: doubling from the edge's
-    capacity to a live one, then bisection (liveness only grows with a capacity)."""
+    capacity to a live one, then bisection (liveness only grows with a capacity). ``deliveries``: the
+    messages' SDEP tables, from an earlier call."""
     e = network.edge_by_name[edge]
     caps = dict(capacities or {})
-    deliveries = Deliveries(network) if network.messages else None
+    deliveries = (deliveries or Deliveries(network)) if network.messages else None
 
     def live(capacity: int) -> bool:
         return bounded_execution(network, caps | {edge: capacity}, deliveries=deliveries).live
@@ -171,13 +162,10 @@ def least_capacity(network, edge: str, capacities: dict[str, int] | None = None,
     return high
 
 
-def capacity_fix(network, stalls: list[Stall]) -> tuple[str, int] | None:
+def capacity_fix(network, stalls: list[Stall], deliveries: Deliveries | None = None) -> tuple[str, int] | None:
     """At a deadlock, the edge whose capacity alone, raised least, makes the network live and that
     capacity: among the edges a stalled node waits for room on. None when raising one is not enough."""
-    best = None
-    for edge in dict.fromkeys(s.edge for s in stalls if s.waits == "room"):
-        need = least_capacity(network, edge)
-        current = network.edge_by_name[edge].capacity
-        if need is not None and (best is None or need - current < best[1] - network.edge_by_name[best[0]].capacity):
-            best = (edge, need)
-    return best
+    deliveries = (deliveries or Deliveries(network)) if network.messages else None
+    fixes = [(edge, need) for edge in dict.fromkeys(s.edge for s in stalls if s.waits == "room")
+             if (need := least_capacity(network, edge, deliveries=deliveries)) is not None]
+    return min(fixes, key=lambda fix: fix[1] - network.edge_by_name[fix[0]].capacity, default=None)

@@ -178,17 +178,12 @@ def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", s
         target = {n: 0 for n in run.fired}
         for node in order:
             target[node] += 1
-        rng = random.Random(seed)
-        names = list(target)
+        pick = _picker(schedule, seed, run, plan.repetitions)
         while run.fired != target:
-            ready = [n for n in names if run.fired[n] < target[n] and run.data_ready(n) and run.messages_ready(n)]
+            ready = [n for n in target if run.fired[n] < target[n] and run.data_ready(n) and run.messages_ready(n)]
             if not ready:
                 raise SDFError("the schedule is stuck before its firing counts", "report it as a bug")
-            if schedule == "random":
-                node = rng.choice(ready)
-            else:  # eager: the node furthest ahead of its repetitions
-                node = max(ready, key=lambda n: (Fraction(run.fired[n], plan.repetitions[n]), -names.index(n)))
-            run.fire(node)
+            run.fire(pick(ready))
     return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log)
 
 
@@ -197,21 +192,22 @@ def _run_sources(network, run: _Execution, count: int, schedule: str, seed: int)
     if not sources:
         raise SDFError("has no source (every node has an input), so no count of source firings ends it",
                        "run its steady states instead")
-    reps = repetitions(network)
-    names = list(run.count)
-    rng = random.Random(seed)
-    while True:
-        ready = [n for n in names if (n not in sources or run.fired[n] < count) and run.data_ready(n)
-                 and run.messages_ready(n)]
-        if not ready:
-            break
-        if schedule == "random":
-            node = rng.choice(ready)
-        else:  # constrained: the node furthest behind its repetitions (004's driver); eager: furthest ahead
-            def ahead(n):
-                return Fraction(run.fired[n], reps[n]), -names.index(n)
-            node = min(ready, key=ahead) if schedule == "constrained" else max(ready, key=ahead)
-        run.fire(node)
+    pick = _picker(schedule, seed, run, repetitions(network))
+    while ready := [n for n in run.count if (n not in sources or run.fired[n] < count) and run.data_ready(n)
+                    and run.messages_ready(n)]:
+        run.fire(pick(ready))
     pending = [Delivery(route.message, route.sender, n, node, "before" if route.direction == DOWNSTREAM else "after",
                         low) for node, items in run.pending.items() for route, n, low in items]
     return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log, pending=pending)
+
+
+def _picker(schedule: str, seed: int, run: _Execution, reps: dict[str, int]):
+    """Which of the nodes that can fire fires next: a random one (seeded), the one furthest ahead of its
+    repetitions (eager), or the one furthest behind (constrained, 004's driver); spec order breaks ties."""
+    if schedule == "random":
+        return random.Random(seed).choice
+    order = {n: k for k, n in enumerate(run.count)}
+
+    def ahead(n):
+        return Fraction(run.fired[n], reps[n]), -order[n]
+    return (lambda ready: max(ready, key=ahead)) if schedule == "eager" else (lambda ready: min(ready, key=ahead))

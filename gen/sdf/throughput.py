@@ -48,8 +48,8 @@ def self_timed_throughput(network, durations: dict[str, tuple[int, ...]], capaci
     names = [n.name for n in network.nodes]
     edges = list(network.edges)
     rates = {e.name: edge_rates(e, count) for e in edges}
-    ins = {n: [e for e in edges if e.dst == n] for n in names}
-    outs = {n: [e for e in edges if e.src == n] for n in names}
+    ins = {n: network.in_edges(n) for n in names}
+    outs = {n: network.out_edges(n) for n in names}
     time_of = {}
     for n in names:
         d = tuple(durations[n]) if isinstance(durations[n], tuple | list) else (durations[n],)

@@ -99,15 +99,17 @@ def _check_sdf(args, network) -> int:
     least live capacity, or at a deadlock where every node waits and the capacity that frees it
     (:mod:`sfdf.gen.sdf.liveness`)."""
     from sfdf.gen.sdf.liveness import bounded_execution, capacity_fix, least_capacity
+    from sfdf.gen.sdf.messages import Deliveries
     from sfdf.gen.sdf.rates import repetitions
 
     for flag, value in (("--sized", args.sized), ("--repair", args.repair)):
         if value:
             raise UserError(args.spec, flag, "does not apply to an SDF network (004) yet",
                             "sfdf check reports each edge's least live capacity")
-    run = bounded_execution(network)
-    least = {e.name: least_capacity(network, e.name) for e in network.edges} if run.live else {}
-    fix = None if run.live else capacity_fix(network, run.stalls)
+    deliveries = Deliveries(network) if network.messages else None  # the SDEP tables, for every search
+    run = bounded_execution(network, deliveries=deliveries)
+    least = {e.name: least_capacity(network, e.name, deliveries=deliveries) for e in network.edges} if run.live else {}
+    fix = None if run.live else capacity_fix(network, run.stalls, deliveries)
     waits = "; ".join(s.describe() for s in run.stalls)
     if run.live:
         violations = []
