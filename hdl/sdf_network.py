@@ -2,7 +2,7 @@
 edge of its capacity, initial items and largest peek and pop, and an :class:`SDFNode` per node running the
 SDF test kernel.
 
-Ports: per source ``<node>_allow`` (the node may start its next firing), per sink ``<node>_valid``,
+Ports: per source ``<node>_allow`` (the node may start its next firing) and ``<node>_start`` (it did), per sink ``<node>_valid``,
 ``<node>_value`` and ``<node>_ready`` (one ``v`` per firing), per node ``<node>_fired`` (a firing ended).
 """
 
@@ -29,7 +29,7 @@ class SDFNetwork(wiring.Component):
         for n in network.nodes:
             members[f"{n.name}_fired"] = Out(1)
             if not network.in_edges(n.name):
-                members[f"{n.name}_allow"] = In(1)
+                members |= {f"{n.name}_allow": In(1), f"{n.name}_start": Out(1)}
             if not network.out_edges(n.name):
                 members |= {f"{n.name}_valid": Out(1), f"{n.name}_value": Out(32), f"{n.name}_ready": In(1)}
         super().__init__(members)
@@ -57,7 +57,7 @@ class SDFNetwork(wiring.Component):
                              chan.w_data.eq(getattr(node, f"o{j}_data"))]
             m.d.comb += getattr(self, f"{n.name}_fired").eq(node.o_fired)
             if not ins:
-                m.d.comb += node.i_allow.eq(getattr(self, f"{n.name}_allow"))
+                m.d.comb += [node.i_allow.eq(getattr(self, f"{n.name}_allow")), getattr(self, f"{n.name}_start").eq(node.o_start)]
             if not outs:
                 m.d.comb += [getattr(self, f"{n.name}_valid").eq(node.o_valid),
                              getattr(self, f"{n.name}_value").eq(node.o_value), node.o_ready.eq(getattr(self, f"{n.name}_ready"))]

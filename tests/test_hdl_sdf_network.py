@@ -45,11 +45,9 @@ def rtl_outputs(network, firings: int, seed: int = 0, quiet: int = 2000, most: i
             for s in sinks:
                 if ctx.get(getattr(dut, f"{s}_valid")) and ctx.get(getattr(dut, f"{s}_ready")):
                     outputs[s].append(ctx.get(getattr(dut, f"{s}_value")))
-            for n in network.nodes:
-                if ctx.get(getattr(dut, f"{n.name}_fired")):
-                    moved = True
-                    if n.name in fired:
-                        fired[n.name] += 1
+            for s in sources:
+                fired[s] += ctx.get(getattr(dut, f"{s}_start"))
+            moved = any(ctx.get(getattr(dut, f"{n.name}_fired")) for n in network.nodes)
             idle = 0 if moved else idle + 1
             await ctx.tick()
         assert idle >= quiet, f"still firing after {most} cycles"
