@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from dataclasses import replace
+from fractions import Fraction
 
 from graphs import sdf_edge, sdf_networks
 from hypothesis import HealthCheck, given, settings
@@ -168,6 +169,24 @@ def test_check_names_the_edge_one_too_small_and_the_capacity_it_needs(capsys, tm
     assert report["violations"][0]["kind"] == "capacity" and report["violations"][0]["edges"] == ["A_B"]
 
 
-def test_check_sized_is_refused_for_an_sdf_network_in_one_line(capsys, tmp_path):
-    status, _, err = check(capsys, tmp_path, 4, "--sized", str(tmp_path / "out.toml"))
-    assert status == 2 and err.count("\n") == 1 and "--sized: does not apply to an SDF network" in err
+def test_check_gives_the_hardwares_throughput_and_sized_writes_the_full_rate_capacities(capsys, tmp_path):
+    """A pushes 3, B pops 2: at the least live capacity the hardware alternates; --sized writes the capacity at
+    which it runs at the rate the nodes allow (A writing every cycle), checked again."""
+    from sfdf.gen.sdf.pipeline import hardware_throughput
+
+    out_path = tmp_path / "sized.toml"
+    status, out, _ = check(capsys, tmp_path, 4, "--json", "--sized", str(out_path))
+    report = json.loads(out)
+    rate = report["sdf"]["throughput"]
+    assert status == 0 and rate["full_rate"]["exact"] == "1/6"  # A writes 2 x 3 items an iteration, one a cycle
+    assert rate["iterations_per_cycle"]["value"] < rate["full_rate"]["value"]
+    sized = rate["full_rate_sizing"]["A_B"]
+    assert report["sized"]["written"] and report["sized"]["iterations_per_cycle"] == rate["full_rate"]
+    written = load_spec(out_path)
+    assert written.edge_by_name["A_B"].capacity == sized
+    assert hardware_throughput(written, {"A_B": sized - 1}).iterations_per_cycle < Fraction(1, 6)
+
+
+def test_check_repair_is_refused_for_an_sdf_network_in_one_line(capsys, tmp_path):
+    status, _, err = check(capsys, tmp_path, 4, "--repair")
+    assert status == 2 and err.count("\n") == 1 and "--repair: does not apply to an SDF network" in err

@@ -102,10 +102,12 @@ def _check_sdf(args, network) -> int:
     from sfdf.gen.sdf.messages import Deliveries
     from sfdf.gen.sdf.rates import repetitions
 
-    for flag, value in (("--sized", args.sized), ("--repair", args.repair)):
-        if value:
-            raise UserError(args.spec, flag, "does not apply to an SDF network (004) yet",
-                            "sfdf check reports each edge's least live capacity")
+    if args.repair:
+        raise UserError(args.spec, "--repair", "does not apply to an SDF network (004), which has no output buffers",
+                        "use --sized OUT for the capacities that reach full rate")
+    if args.sized:
+        _check_sized_path(args.sized, args.spec)
+        output_file(args.sized, "--sized")
     deliveries = Deliveries(network) if network.messages else None  # the SDEP tables, for every search
     run = bounded_execution(network, deliveries=deliveries)
     least = {e.name: least_capacity(network, e.name, deliveries=deliveries) for e in network.edges} if run.live else {}
@@ -119,18 +121,36 @@ def _check_sdf(args, network) -> int:
     else:
         violations = [{"kind": "deadlock", "edges": sorted({s.edge for s in run.stalls if s.waits != "message"}),
                        "detail": f"{waits}: no one capacity frees it"}]
+    rate = _sdf_rate(network, least) if run.live else None
+    sized = _write_sdf_sized(args.sized, args.spec, rate) if args.sized else None
     if args.json:
-        _print_json({"network": network.name, "potential_deadlock": not run.live, "deadlock_free": run.live,
-                     "violations": violations, "intervals": dict.fromkeys(e.name for e in network.edges),
-                     "sdf": {"repetitions": repetitions(network), "least_capacities": least,
-                             "stalls": [vars(s) for s in run.stalls],
-                             "fix": {"edge": fix[0], "capacity": fix[1]} if fix else None}})
+        data = {"network": network.name, "potential_deadlock": not run.live, "deadlock_free": run.live,
+                "violations": violations, "intervals": dict.fromkeys(e.name for e in network.edges),
+                "sdf": {"repetitions": repetitions(network), "least_capacities": least,
+                        "stalls": [vars(s) for s in run.stalls],
+                        "fix": {"edge": fix[0], "capacity": fix[1]} if fix else None, "throughput": rate}}
+        if sized is not None:
+            data["sized"] = sized
+        _print_json(data)
         return 0 if run.live else 1
     if run.live:
         print(f"{network.name}: SDF, deadlock-free with these capacities (self-timed, bounded channels)")
-        rows = [[e.name, e.src, e.dst, e.capacity, least[e.name]] for e in network.edges]
-        print("\n".join(_table(["edge", "from", "to", "capacity", "least live"], rows)))
+        held = "" if args.sized else " (--sized OUT writes them)"
+        print(f"throughput (the generated hardware, every source allowed and every sink ready, docs/teleport.md "
+              f"\"Bounded channels\"): {_per_cycle(rate['iterations_per_cycle'])}; the nodes allow "
+              f"{_per_cycle(rate['full_rate'])}, with the capacities under \"full rate\"{held}"
+              + ("" if rate["least"] else " (enough, not the least)"))
+        rows = [[e.name, e.src, e.dst, e.capacity, least[e.name], rate["full_rate_sizing"][e.name]] for e in network.edges]
+        print("\n".join(_table(["edge", "from", "to", "capacity", "least live", "full rate"], rows)))
+        if sized is not None:
+            grown = ", ".join(f"{name} {network.edge_by_name[name].capacity} -> {c}" for name, c in sized["edges"].items()
+                              if c != network.edge_by_name[name].capacity) or "unchanged"
+            print(f"sized spec: wrote {sized['path']} (capacities {grown}): "
+                  + (f"deadlock-free, {_per_cycle(sized['iterations_per_cycle'])}" if sized["deadlock_free"]
+                     else "NOT deadlock-free (run sfdf check on it)"))
         return 0
+    if sized is not None:
+        print(f"sized spec: {sized['path']} not written: {sized['reason']}")
     print(f"{network.name}: SDF, deadlocks with these capacities after {run.firings} firings: {waits}")
     if fix is not None:
         print(f"  edge {fix[0]}: capacity {network.edge_by_name[fix[0]].capacity} -> {fix[1]} makes it live "
@@ -139,6 +159,48 @@ def _check_sdf(args, network) -> int:
         print("  no one capacity frees it" + (" (a message it waits for is due before the sender can send it)"
                                               if any(s.waits == "message" for s in run.stalls) else ""))
     return 1
+
+
+def _per_cycle(value: dict) -> str:
+    return f"{value['value']:.6g} iterations per cycle ({value['cycles']:.6g} cycles an iteration)" \
+        if value["value"] else "0 iterations per cycle (it stops)"
+
+
+def _rate_json(rate) -> dict:
+    """An iterations-per-cycle Fraction as JSON: the value, its exact ratio and cycles per iteration."""
+    return {"value": float(rate), "exact": f"{rate.numerator}/{rate.denominator}",
+            "cycles": float(1 / rate) if rate else None}
+
+
+def _sdf_rate(network, least: dict[str, int]) -> dict:
+    """The generated SDF hardware's throughput with the spec's capacities, the rate its nodes allow and the
+    capacities that reach it, none below the least live (:mod:`sfdf.gen.sdf.pipeline`; messages aside)."""
+    from sfdf.gen.sdf.pipeline import full_rate_capacities, hardware_throughput
+
+    full = full_rate_capacities(network)
+    return {"iterations_per_cycle": _rate_json(hardware_throughput(network).iterations_per_cycle),
+            "full_rate": _rate_json(full.iterations_per_cycle), "least": full.least,
+            "full_rate_sizing": {name: max(c, least[name]) for name, c in full.capacities.items()}}
+
+
+def _write_sdf_sized(out: str, spec: str, rate: dict | None) -> dict:
+    """``sfdf check --sized OUT`` of an SDF network: the spec with the full-rate capacities, checked again."""
+    from sfdf.gen.sdf.liveness import bounded_execution
+    from sfdf.gen.sdf.pipeline import hardware_throughput
+    from sfdf.gen.specedit import with_edge_values
+
+    if rate is None:
+        return {"path": out, "written": False, "reason": "not deadlock-free: nothing to size"}
+    values = {name: {"capacity": c} for name, c in rate["full_rate_sizing"].items()}
+    text = with_edge_values(read_text(spec, "SPEC"), spec, values)
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(out, "--sized", f"cannot write: {exc.strerror}", "choose a writable file") from None
+    again = parse_spec(text, out)
+    live = bounded_execution(again).live
+    return {"path": out, "written": True, "edges": rate["full_rate_sizing"], "deadlock_free": live,
+            "iterations_per_cycle": _rate_json(hardware_throughput(again).iterations_per_cycle) if live else None}
 
 
 def _check_sized_path(out: str, spec: str) -> None:

@@ -1,0 +1,236 @@
+"""The generated SDF hardware's timing, cycle by cycle, and its throughput by state-space exploration (004
+networks; SDF3's method, Stuijk, Geilen and Basten, IEEE TC 2008, applied to the hardware's own states).
+
+:class:`sfdf.hdl.sdf_node.SDFNode` runs each firing through three stages (read ``P = max(1, peeks)``
+cycles, land one cycle behind, write ``U = max(1, pushes)`` cycles, a two-entry skid between land and
+write) and starts a firing on the levels after the cycle's pops and the room its earlier firings have not
+claimed; :class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
+:class:`Pipeline` steps exactly those registers, a cycle at a time, with every source allowed and every
+sink ready; the test of this module checks it against the RTL's ``fired`` outputs cycle for cycle. The
+execution is deterministic and its state finite, so it repeats: :func:`hardware_throughput` runs it to the
+first repeated state and gives the iterations (repetition vectors) per cycle over the period, the
+throughput bound of the generated hardware with those capacities (what a sink that is always ready sees).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .rates import SDFError, edge_rates, phases, repetitions
+
+__all__ = ["FullRate", "Pipeline", "full_rate_capacities", "hardware_throughput"]
+
+
+@dataclass
+class _Node:
+    """One node's registers, named as in :class:`sfdf.hdl.sdf_node.SDFNode`."""
+
+    next_phase: int = 0
+    r_busy: bool = False
+    r_phase: int = 0
+    r_step: int = 0
+    d_valid: bool = False
+    d_last: bool = False
+    inflight: int = 0
+    skid: int = 0
+    w_busy: bool = False
+    w_phase: int = 0
+    w_step: int = 0
+
+    def key(self) -> tuple:
+        return (self.next_phase, self.r_busy, self.r_phase, self.r_step, self.d_valid, self.d_last,
+                self.inflight, self.skid, self.w_busy, self.w_phase, self.w_step)
+
+
+class Pipeline:
+    """The hardware's state: each node's registers, what each output has claimed and not written (``owed``)
+    and each channel's level. :meth:`step` runs one clock cycle and returns the nodes whose firing ended
+    in it (the RTL's ``<node>_fired``)."""
+
+    def __init__(self, network, capacities: dict[str, int] | None = None):
+        self.count = phases(network)
+        self.names = [n.name for n in network.nodes]
+        self.edges = [e.name for e in network.edges]
+        self.capacity = {e.name: e.capacity for e in network.edges} | dict(capacities or {})
+        rates = {e.name: edge_rates(e, self.count) for e in network.edges}
+        self.push = {e: rates[e][0] for e in self.edges}
+        self.pop = {e: rates[e][1] for e in self.edges}
+        self.peek = {e: rates[e][2] for e in self.edges}
+        self.ins = {n: [e.name for e in network.in_edges(n)] for n in self.names}
+        self.outs = {n: [e.name for e in network.out_edges(n)] for n in self.names}
+        self.reads = {n: [max([1] + [self.peek[e][k] for e in self.ins[n]]) for k in range(self.count[n])]
+                      for n in self.names}
+        self.writes = {n: [max([1] + [self.push[e][k] for e in self.outs[n]]) for k in range(self.count[n])]
+                       for n in self.names}
+        self.level = {e.name: e.initial for e in network.edges}
+        self.owed = dict.fromkeys(self.edges, 0)
+        self.node = {n: _Node() for n in self.names}
+
+    def key(self) -> tuple:
+        return (tuple(self.node[n].key() for n in self.names), tuple(self.level[e] for e in self.edges),
+                tuple(self.owed[e] for e in self.edges))
+
+    def step(self) -> list[str]:
+        comb = {n: self._comb(n) for n in self.names}  # every node's decisions on this cycle's registers
+        fired = []
+        for n, (start, r_last, landing, taking, w_done, writes) in comb.items():
+            s = self.node[n]
+            for e in self.ins[n]:
+                if r_last:
+                    self.level[e] -= self.pop[e][s.r_phase]
+            for e in self.outs[n]:
+                if start:
+                    self.owed[e] += self.push[e][s.next_phase]
+                if e in writes:
+                    self.owed[e] -= 1
+                    self.level[e] += 1
+            s.d_valid, s.d_last = s.r_busy, r_last
+            if start:
+                s.r_busy, s.r_phase, s.r_step = True, s.next_phase, 0
+                s.next_phase = (s.next_phase + 1) % self.count[n]
+            elif r_last:
+                s.r_busy = False
+            elif s.r_busy:
+                s.r_step += 1
+            stays = s.skid - (taking and s.skid > 0)
+            s.skid = stays + (landing and not (taking and s.skid == 0))
+            s.inflight += start - taking
+            if taking:
+                s.w_busy, s.w_step = True, 0
+            elif w_done:
+                s.w_busy = False
+            elif s.w_busy:
+                s.w_step += 1
+            if w_done:
+                s.w_phase = (s.w_phase + 1) % self.count[n]
+                fired.append(n)
+        return fired
+
+    def _comb(self, n: str):
+        s = self.node[n]
+        r_last = s.r_busy and s.r_step == self.reads[n][s.r_phase] - 1
+        landing = s.d_valid and s.d_last
+        w_done = s.w_busy and (s.w_step == self.writes[n][s.w_phase] - 1 if self.outs[n] else True)
+        taking = (not s.w_busy or w_done) and (s.skid > 0 or landing)
+        k = s.next_phase
+        start = (all(self.level[e] - (self.pop[e][s.r_phase] if r_last else 0) >= self.peek[e][k] for e in self.ins[n])
+                 and all(self.capacity[e] - self.level[e] - self.owed[e] >= self.push[e][k] for e in self.outs[n])
+                 and (not s.r_busy or r_last) and s.inflight - taking <= 1)
+        writes = {e for e in self.outs[n] if s.w_busy and s.w_step < self.push[e][s.w_phase]}
+        return start, r_last, landing, taking, w_done, writes
+
+
+@dataclass(frozen=True)
+class HardwareThroughput:
+    """``iterations_per_cycle`` in the periodic regime, which starts at cycle ``transient`` and repeats every
+    ``period`` cycles; ``deadlocked`` when the hardware stops (then the rate is 0)."""
+
+    iterations_per_cycle: Fraction
+    period: int
+    transient: int
+    deadlocked: bool = False
+
+    def firings_per_cycle(self, reps: dict[str, int], node: str) -> Fraction:
+        return self.iterations_per_cycle * reps[node]
+
+
+def hardware_throughput(network, capacities: dict[str, int] | None = None, *,
+                        max_cycles: int = 1 << 24) -> HardwareThroughput:
+    """The generated hardware's iterations per cycle with the spec's capacities (``capacities`` overrides
+    some), every source always allowed and every sink always ready: :class:`Pipeline` run to its first
+    repeated state."""
+    reps = repetitions(network)
+    pipeline = Pipeline(network, capacities)
+    reference = pipeline.names[0]
+    # the state is looked up where the reference's firings end (and while nothing ends, every so often): a
+    # periodic execution in which it fires passes those states again, one period on
+    seen: dict[tuple, tuple[int, int]] = {}
+    done = quiet = 0
+    for t in range(max_cycles):
+        if quiet == 0 or quiet % 4096 == 0:
+            key = pipeline.key()
+            if key in seen:
+                start, before = seen[key]
+                if done == before:
+                    return HardwareThroughput(Fraction(0), t - start, start, deadlocked=True)
+                return HardwareThroughput(Fraction(done - before, reps[reference]) / (t - start), t - start, start)
+            seen[key] = (t, done)
+        fired = pipeline.step().count(reference)
+        done += fired
+        quiet = 0 if fired else quiet + 1
+    raise SDFError(f"no state repeats within {max_cycles} cycles", "report it as a bug")
+
+
+def _roomy(network) -> dict[str, int]:
+    """Capacities no channel of the hardware waits on: doubled from three times :func:`ample`'s until the
+    throughput stops growing (three firings' worth is what a channel of equal push and pop needs)."""
+    from .liveness import ample
+
+    caps = {e.name: 3 * ample(network, e) + 8 for e in network.edges}
+    rate = hardware_throughput(network, caps).iterations_per_cycle
+    for _ in range(8):
+        wider = {name: 2 * c for name, c in caps.items()}
+        more = hardware_throughput(network, wider).iterations_per_cycle
+        if more == rate:
+            return caps
+        caps, rate = wider, more
+    raise SDFError("the hardware's throughput still grows with capacities 768 times ample", "report it as a bug")
+
+
+@dataclass(frozen=True)
+class FullRate:
+    """The iterations per cycle the nodes allow (no capacity limiting) and the least capacities that reach
+    it, each edge's least with the others roomy (``least``: together they reach it; otherwise raised until
+    they do, enough but maybe not the least)."""
+
+    iterations_per_cycle: Fraction
+    capacities: dict[str, int]
+    least: bool
+
+
+def _upstream_first(network) -> list:
+    """The edges by their sender's depth from the sources (feedback edges last)."""
+    import networkx as nx
+
+    graph = nx.DiGraph([(e.src, e.dst) for e in network.edges if not e.initial])
+    graph.add_nodes_from(n.name for n in network.nodes)
+    depth = {}
+    for n in nx.topological_sort(graph) if nx.is_directed_acyclic_graph(graph) else graph.nodes:
+        depth[n] = max([depth.get(p, 0) + 1 for p in graph.predecessors(n) if p in depth], default=0)
+    return sorted(network.edges, key=lambda e: (bool(e.initial), depth[e.src]))
+
+
+def full_rate_capacities(network) -> FullRate:
+    """Each edge's least capacity at which the hardware runs at the rate the nodes allow, the other edges
+    roomy: bisection (throughput only grows with a capacity); then, if together they fall short, the edge
+    whose raise gains most is doubled towards its roomy capacity until the rate is reached."""
+    roomy = _roomy(network)
+    target = hardware_throughput(network, roomy).iterations_per_cycle
+    count = phases(network)
+    sized = dict(roomy)
+    for e in _upstream_first(network):  # sized edges upstream keep the channels that fill while testing short
+        low = max(e.initial, 1, *(max(r) for r in edge_rates(e, count)))
+
+        def fast(capacity, name=e.name):
+            return hardware_throughput(network, sized | {name: capacity}).iterations_per_cycle == target
+
+        high = roomy[e.name]
+        if fast(low):
+            sized[e.name] = low
+            continue
+        while high - low > 1:  # fast at high, not at low
+            middle = (low + high) // 2
+            low, high = (low, middle) if fast(middle) else (middle, high)
+        sized[e.name] = high
+    least = True
+    while (rate := hardware_throughput(network, sized).iterations_per_cycle) < target:
+        least = False
+        gains = {name: hardware_throughput(network, sized | {name: min(2 * c, roomy[name])}).iterations_per_cycle
+                 for name, c in sized.items() if c < roomy[name]}
+        best = max(gains, key=lambda name: (gains[name], -sized[name]))
+        if gains[best] <= rate:  # no single raise gains: raise them all
+            sized = {name: min(2 * c, roomy[name]) for name, c in sized.items()}
+        else:
+            sized[best] = min(2 * sized[best], roomy[best])
+    return FullRate(target, sized, least)
