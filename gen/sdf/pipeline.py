@@ -162,9 +162,10 @@ def hardware_throughput(network, capacities: dict[str, int] | None = None, *,
     raise SDFError(f"no state repeats within {max_cycles} cycles", "report it as a bug")
 
 
-def _roomy(network) -> dict[str, int]:
-    """Capacities no channel of the hardware waits on: doubled from three times :func:`ample`'s until the
-    throughput stops growing (three firings' worth is what a channel of equal push and pop needs)."""
+def _roomy(network) -> tuple[dict[str, int], Fraction]:
+    """Capacities no channel of the hardware waits on, and the throughput with them: doubled from three
+    times :func:`ample`'s until the throughput stops growing (three firings' worth is what a channel of
+    equal push and pop needs)."""
     from .liveness import ample
 
     caps = {e.name: 3 * ample(network, e) + 8 for e in network.edges}
@@ -173,7 +174,7 @@ def _roomy(network) -> dict[str, int]:
         wider = {name: 2 * c for name, c in caps.items()}
         more = hardware_throughput(network, wider).iterations_per_cycle
         if more == rate:
-            return caps
+            return caps, rate
         caps, rate = wider, more
     raise SDFError("the hardware's throughput still grows with capacities 768 times ample", "report it as a bug")
 
@@ -205,8 +206,7 @@ def full_rate_capacities(network) -> FullRate:
     """Each edge's least capacity at which the hardware runs at the rate the nodes allow, the other edges
     roomy: bisection (throughput only grows with a capacity); then, if together they fall short, the edge
     whose raise gains most is doubled towards its roomy capacity until the rate is reached."""
-    roomy = _roomy(network)
-    target = hardware_throughput(network, roomy).iterations_per_cycle
+    roomy, target = _roomy(network)
     count = phases(network)
     sized = dict(roomy)
     for e in _upstream_first(network):  # sized edges upstream keep the channels that fill while testing short

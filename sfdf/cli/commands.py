@@ -193,14 +193,19 @@ def _write_sdf_sized(out: str, spec: str, rate: dict | None) -> dict:
         return {"path": out, "written": False, "reason": "not deadlock-free: nothing to size"}
     values = {name: {"capacity": c} for name, c in rate["full_rate_sizing"].items()}
     text = with_edge_values(read_text(spec, "SPEC"), spec, values)
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(out, "--sized", f"cannot write: {exc.strerror}", "choose a writable file") from None
+    _write_spec(out, text)
     again = parse_spec(text, out)
     live = bounded_execution(again).live
     return {"path": out, "written": True, "edges": rate["full_rate_sizing"], "deadlock_free": live,
             "iterations_per_cycle": _rate_json(hardware_throughput(again).iterations_per_cycle) if live else None}
+
+
+def _write_spec(out: str, text: str) -> None:
+    """The sized spec's text to ``--sized OUT``, a one-line error when it cannot be written."""
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(out, "--sized", f"cannot write: {exc.strerror}", "choose a writable file") from None
 
 
 def _check_sized_path(out: str, spec: str) -> None:
@@ -224,10 +229,7 @@ def _write_sized(out: str, spec: str, network, report, rate: dict | None) -> dic
                 "reason": "no edges" if rate is None else "not deadlock-free: nothing to size"}
     values = sizing_values(network, report.network, rate["full_rate_sizing"])
     text = with_edge_values(read_text(spec, "SPEC"), spec, values)
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(out, "--sized", f"cannot write: {exc.strerror}", "choose a writable file") from None
+    _write_spec(out, text)
     again = check(parse_spec(text, out))
     after = hardware_rate(again.network) if again.deadlock_free else None
     return {"path": out, "written": True, "edges": values, "deadlock_free": again.deadlock_free,
