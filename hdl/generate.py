@@ -19,6 +19,8 @@ from .contract import check_user_kernels
 from .lint import verilator_config
 from .manifest import write_manifest
 from .plan import plan
+from .sdf_manifest import write_sdf_manifest
+from .sdf_top import SDFTop
 from .top import NetworkTop
 
 __all__ = ["UnsafeNetwork", "generate"]
@@ -52,13 +54,18 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     :class:`sfdf.hdl.traits.PlatformTraits`); the network is planned for it once (:func:`sfdf.hdl.plan.plan`)
     and the manifest records the plan.
 
+    An SDF network (004) becomes :class:`~sfdf.hdl.sdf_top.SDFTop` and the manifest of
+    :mod:`sfdf.hdl.sdf_manifest`, refused when its bounded channels deadlock (:mod:`sfdf.gen.sdf.liveness`).
+
     Raises
     ------
     UnsafeNetwork
-        The analysis found violations and ``allow_unsafe`` is false.
+        The analysis found violations (an SDF network: it deadlocks) and ``allow_unsafe`` is false.
     UserError
         A node with no edges (it would be both a source and a sink port).
     """
+    if network.is_sdf:
+        return _generate_sdf(network, Path(outdir), allow_unsafe, platform)
     report = report or check(network)
     if not report.deadlock_free and not allow_unsafe:
         raise UnsafeNetwork(report)
@@ -77,4 +84,44 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
             shutil.copyfile(node.kernel.file, out / Path(node.kernel.file).name)
     (out / f"{resolved.name}.vlt").write_text(verilator_config(v_path.name))
     write_manifest(j_path, resolved, top)
+    return v_path, j_path
+
+
+class _SDFDeadlock:
+    """An SDF network's deadlock as :class:`UnsafeNetwork` reports it (``network``, ``summary_lines``)."""
+
+    def __init__(self, network, run):
+        self.network, self.run = network, run
+
+    def summary_lines(self) -> list[str]:
+        waits = "; ".join(s.describe() for s in self.run.stalls)
+        return [(f"{self.network.name}: SDF, deadlocks with these capacities after {self.run.firings} firings: "
+                 f"{waits} (sfdf check names the capacity that frees it)")]
+
+
+def _generate_sdf(network, out: Path, allow_unsafe: bool, platform) -> tuple[Path, Path]:
+    """:func:`generate` of an SDF network (004): teleport messages are not carried in hardware yet, a
+    channel holds at least what one firing needs, and the bounded channels are live."""
+    from sfdf.gen.sdf.liveness import bounded_execution, firing_capacity
+
+    if network.messages:
+        raise UserError(network.source, "[[message]]", "teleport messages are not carried in hardware yet, so "
+                        "the hardware would run without them", "remove the [[message]] tables to generate the "
+                        "network's data path (docs/teleport.md)")
+    for e in network.edges:
+        if e.capacity < (least := firing_capacity(network, e)):
+            raise UserError(network.source, f'edge "{e.name}" capacity', f"is {e.capacity}, below the {least} items "
+                            "one firing needs (its initial items, largest push and largest peek)",
+                            f"make it at least {least}")
+    run = bounded_execution(network)
+    if not run.live and not allow_unsafe:
+        raise UnsafeNetwork(_SDFDeadlock(network, run))
+    _check_ports(network)
+    top = SDFTop(network)
+    verilog = axis_verilog(top, name=network.name, emit_src=False, platform=platform)
+    out.mkdir(parents=True, exist_ok=True)
+    v_path, j_path = out / f"{network.name}.v", out / f"{network.name}.json"
+    v_path.write_text(verilog)
+    (out / f"{network.name}.vlt").write_text(verilator_config(v_path.name))
+    write_sdf_manifest(j_path, network, top)
     return v_path, j_path

@@ -391,9 +391,30 @@ def test_parallel_actors_cannot_message(tmp_path, capsys):
 
 def test_sfdf_commands_refuse_an_sdf_network(tmp_path, capsys):
     path = sdf_spec(tmp_path, ab="push = 2\npop = 2")
-    for argv in (["intervals", path, "--algorithm", "heartbeat"], ["generate", path, "-o", tmp_path / "o"]):
-        status, _, err = cli(capsys, *argv)
-        assert status == 2 and "is an SDF network" in err and "sfdf check, sfdf schedule" in err
+    status, _, err = cli(capsys, "intervals", path, "--algorithm", "heartbeat")
+    assert status == 2 and "is an SDF network" in err and "sfdf check, sfdf schedule" in err
+
+
+def test_generate_writes_an_sdf_network_and_refuses_what_its_hardware_cannot_carry(tmp_path, capsys):
+    import json
+
+    status, out, _ = cli(capsys, "generate", sdf_spec(tmp_path, ab="push = 2\npop = 2"), "-o", tmp_path / "o")
+    manifest = json.loads(next((tmp_path / "o").glob("*.json")).read_text())
+    assert status == 0 and "wrote" in out and manifest["mode"] == "sdf"
+    assert next((e["push"], e["pop"], e["peek"], e["initial"]) for e in manifest["edges"].values()) == ([2], [2], [2], 0)
+    assert {p["name"] for p in manifest["ports"]} == {"s_axis_a", "m_axis_c"}
+    small = sdf_spec(tmp_path, ab="push = 3\npop = 3")
+    small.write_text(small.read_text().replace("capacity = 8", "capacity = 2", 1))
+    skew = tmp_path / "skew.toml"  # A -> D must hold what A sends while B gathers 3: 2 places deadlock
+    skew.write_text('[network]\nname = "skew"\n' + "".join(f'[[node]]\nname = "{n}"\n' for n in "ABD") + "".join(
+        f'[[edge]]\nfrom = "{a}"\nto = "{b}"\ncapacity = {c}\n{rates}\n'
+        for a, b, c, rates in [("A", "B", 4, "pop = 3"), ("B", "D", 4, "push = 3"), ("A", "D", 2, "")]))
+    cases = [(EXAMPLES / "teleport.toml", 2, "[[message]]: teleport messages are not carried in hardware yet"),
+             (small, 2, "capacity: is 2, below the 3 items one firing needs"),
+             (skew, 1, "A waits for room for 1 items on A_D")]
+    for spec, code, words in cases:
+        status, _, err = cli(capsys, "generate", spec, "-o", tmp_path / "p")
+        assert status == code and words in err and "Traceback" not in err, err
 
 
 def test_schedule_sdep_and_simulate_on_the_examples(capsys):

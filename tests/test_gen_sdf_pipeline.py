@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfdf.gen.model import Network, Node
-from sfdf.gen.sdf.liveness import ample
+from sfdf.gen.sdf.liveness import ample, firing_capacity
 from sfdf.gen.sdf.pipeline import Pipeline, full_rate_capacities, hardware_throughput
-from sfdf.gen.sdf.rates import edge_rates, phases, repetitions
+from sfdf.gen.sdf.rates import repetitions
 from sfdf.hdl.sdf_network import SDFNetwork
 
 
@@ -52,8 +52,7 @@ def sized(draw):
     """A random SDF network (phases, peeking, initial items, feedback) with capacities from its least live
     ones' neighbourhood up to ample."""
     net = draw(sdf_networks(max_nodes=4))
-    count = phases(net)
-    least = {e.name: max(e.initial, 1, *(max(r) for r in edge_rates(e, count))) for e in net.edges}
+    least = {e.name: firing_capacity(net, e) for e in net.edges}
     return replace(net, messages=(), edges=tuple(
         replace(e, capacity=draw(st.integers(least[e.name], max(least[e.name], ample(net, e)) + 3)))
         for e in net.edges))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from .messages import Deliveries
 from .rates import SDFError, Simulation, edge_rates, phases, repetitions
 
-__all__ = ["Bounded", "Stall", "ample", "bounded_execution", "capacity_fix", "least_capacity"]
+__all__ = ["Bounded", "Stall", "ample", "bounded_execution", "capacity_fix", "firing_capacity", "least_capacity"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,13 @@ def ample(network, edge) -> int:
     return edge.initial + reps[edge.src] // count[edge.src] * sum(push) + max(peek)
 
 
+def firing_capacity(network, edge) -> int:
+    """The least capacity of ``edge`` with which each of its firings can start at all: its initial items,
+    its largest push and its receiver's largest peek (a pop is at most the peek), and 1 (below it some
+    firing never starts; the hardware's channel takes no less, :class:`sfdf.hdl.sdf_channel.SDFChannel`)."""
+    return max(edge.initial, 1, *(max(r) for r in edge_rates(edge, phases(network))))
+
+
 def least_capacity(network, edge: str, capacities: dict[str, int] | None = None, *,
                    limit: int | None = None, deliveries: Deliveries | None = None) -> int | None:
     """The least capacity of ``edge`` (the others as in ``capacities`` or the spec) with which the network
@@ -144,10 +151,7 @@ def least_capacity(network, edge: str, capacities: dict[str, int] | None = None,
     def live(capacity: int) -> bool:
         return bounded_execution(network, caps | {edge: capacity}, deliveries=deliveries).live
 
-    count = phases(network)
-    push, _, peek = edge_rates(e, count)
-    # below its initial items, a push or a peek, some firing never starts
-    low = max(e.initial, max(push), max(peek), 1)
+    low = firing_capacity(network, e)
     if live(low):
         return low
     limit = 64 * ample(network, e) if limit is None else limit

@@ -96,6 +96,11 @@ class _Execution:
         k = self.fired[node] % self.count[node]
         return all(len(self.items[e.name]) >= self.rates[e.name][2][k] for e in self.ins[node])
 
+    def room_ready(self, node: str) -> bool:
+        """Every output edge has room (its capacity minus the items on it) for what the next firing pushes."""
+        k = self.fired[node] % self.count[node]
+        return all(e.capacity - len(self.items[e.name]) >= self.rates[e.name][0][k] for e in self.outs[node])
+
     def messages_ready(self, node: str) -> bool:
         return all(self.fired[r.sender] >= self.deliveries.required_sends(r, self.fired[node], held=True)
                    for r in self.deliveries.by_receiver.get(node, ()))
@@ -148,20 +153,22 @@ class _Execution:
 
 
 def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", seed: int = 0,
-            firings=None, source_firings: int | None = None) -> SDFRun:
+            firings=None, source_firings: int | None = None, bounded: bool = False) -> SDFRun:
     """Run ``network``'s initialization and ``steady_states`` steady states (of 004's constrained
     schedule: the same firing counts whatever ``schedule`` orders them by); or, with ``source_firings``,
     every source (a node without inputs) that many times and every other node as long as its items and
     messages let it (``schedule`` then picks among the nodes that can fire: the one furthest behind its
     repetitions, a random one, or the one furthest ahead; a persistent system, so all end alike); or
     exactly the sequence ``firings`` when given (:class:`LateMessage` if it makes a message late,
-    :class:`SDFError` if a node fires without its items)."""
+    :class:`SDFError` if a node fires without its items). ``bounded`` (with ``source_firings``): a node
+    also needs room on its outputs for its pushes, the edges' capacities bounding the run as in the
+    hardware (docs/semantics.md, "Bounded channels"; still persistent, so every order ends alike)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
     deliveries = Deliveries(network)
     run = _Execution(network, deliveries)
     if source_firings is not None:
-        return _run_sources(network, run, source_firings, schedule, seed)
+        return _run_sources(network, run, source_firings, schedule, seed, bounded)
     if firings is not None:
         for node in firings:
             if not run.data_ready(node):
@@ -187,14 +194,14 @@ def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", s
     return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log)
 
 
-def _run_sources(network, run: _Execution, count: int, schedule: str, seed: int) -> SDFRun:
+def _run_sources(network, run: _Execution, count: int, schedule: str, seed: int, bounded: bool) -> SDFRun:
     sources = {n for n in run.count if not run.ins[n]}
     if not sources:
         raise SDFError("has no source (every node has an input), so no count of source firings ends it",
                        "run its steady states instead")
     pick = _picker(schedule, seed, run, repetitions(network))
     while ready := [n for n in run.count if (n not in sources or run.fired[n] < count) and run.data_ready(n)
-                    and run.messages_ready(n)]:
+                    and run.messages_ready(n) and (not bounded or run.room_ready(n))]:
         run.fire(pick(ready))
     pending = [Delivery(route.message, route.sender, n, node, "before" if route.direction == DOWNSTREAM else "after",
                         low) for node, items in run.pending.items() for route, n, low in items]

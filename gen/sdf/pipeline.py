@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .liveness import ample, firing_capacity
 from .rates import SDFError, edge_rates, phases, repetitions
 
 __all__ = ["FullRate", "Pipeline", "full_rate_capacities", "hardware_throughput"]
@@ -166,8 +167,6 @@ def _roomy(network) -> tuple[dict[str, int], Fraction]:
     """Capacities no channel of the hardware waits on, and the throughput with them: doubled from three
     times :func:`ample`'s until the throughput stops growing (three firings' worth is what a channel of
     equal push and pop needs)."""
-    from .liveness import ample
-
     caps = {e.name: 3 * ample(network, e) + 8 for e in network.edges}
     rate = hardware_throughput(network, caps).iterations_per_cycle
     for _ in range(8):
@@ -207,10 +206,9 @@ def full_rate_capacities(network) -> FullRate:
     roomy: bisection (throughput only grows with a capacity); then, if together they fall short, the edge
     whose raise gains most is doubled towards its roomy capacity until the rate is reached."""
     roomy, target = _roomy(network)
-    count = phases(network)
     sized = dict(roomy)
     for e in _upstream_first(network):  # sized edges upstream keep the channels that fill while testing short
-        low = max(e.initial, 1, *(max(r) for r in edge_rates(e, count)))
+        low = firing_capacity(network, e)
 
         def fast(capacity, name=e.name):
             return hardware_throughput(network, sized | {name: capacity}).iterations_per_cycle == target

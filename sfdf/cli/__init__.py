@@ -178,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Exit status: 0 pass, 1 mismatch or deadlock, 2 invalid.")
     cosim.add_argument("spec", metavar="SPEC", help="topology spec (TOML)")
     cosim.add_argument("--computations", type=_cosim_words, metavar="N",
-                       help=f"words per source (default {DEFAULT_COSIM})")
+                       help=f"words per source, or for an SDF network firings of each source (default {DEFAULT_COSIM})")
     cosim.add_argument("--seed", type=_seed, default=1, metavar="S", help="stimulus and pause seed (default 1)")
     cosim.add_argument("--pause", type=_probability, default=0.3, metavar="P",
                        help="probability that a driver idles or back-pressures in a cycle (default 0.3)")
@@ -190,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
                             "adversary; a verification-only port)")
     cosim.add_argument("--waves", action="store_true", help="record waveforms (FST, or VCD without liblz4-dev)")
     cosim.add_argument("--build-dir", default=COSIM_DIR, metavar="DIR", help=f"build cache (default {COSIM_DIR})")
+    cosim.add_argument("--json", action="store_true", help="print the result as JSON")
     cosim.set_defaults(run=run.cosim)
 
     spark = commands.add_parser("spark", help="the PySpark job: frames through the simulated device or boards, every "

@@ -51,7 +51,7 @@ def _load_sfdf(spec: str):
     network = _load(spec)
     if network.is_sdf:
         raise UserError(spec, "network", "is an SDF network (rates, initial items or [[message]], 004), which this "
-                        "command does not take", "run sfdf check, sfdf schedule, sfdf sdep or sfdf simulate on it "
+                        "command does not take", "run sfdf check, sfdf schedule, sfdf sdep, sfdf simulate, sfdf generate or sfdf cosim on it "
                         "(docs/teleport.md)")
     return network
 
@@ -477,9 +477,10 @@ def generate(args) -> int:
     from sfdf.gen.analysis import check
     from sfdf.hdl.generate import UnsafeNetwork, generate
 
-    network = _load_sfdf(args.spec)
+    network = _load(args.spec)
     output_folder(args.output, "-o")
-    report = check(network)  # once: generate takes it, and --allow-unsafe's warning reads it
+    # once: generate takes it, and --allow-unsafe's warning reads it (an SDF network's liveness is generate's)
+    report = None if network.is_sdf else check(network)
     try:
         v_path, j_path = generate(network, args.output, allow_unsafe=args.allow_unsafe, report=report)
     except UnsafeNetwork as exc:
@@ -487,7 +488,7 @@ def generate(args) -> int:
         print("sfdf: refusing to generate an unsafe network (pass --allow-unsafe to watch it deadlock)",
               file=sys.stderr)
         return 1
-    if not report.deadlock_free:
+    if report is not None and not report.deadlock_free:
         print(f"sfdf: warning: {network.name} is not deadlock-free ({len(report.violations)} violation(s), "
               f"sfdf check {args.spec} shows them); generated anyway (--allow-unsafe)", file=sys.stderr)
     print(f"wrote {v_path} and {j_path}")
@@ -498,7 +499,9 @@ def cosim(args) -> int:
     from sfdf.cosim.network import run_network
     from sfdf.gen.analysis import check
 
-    network = _load_sfdf(args.spec)
+    network = _load(args.spec)
+    if network.is_sdf:
+        return _cosim_sdf(args, network)
     flush_after = dict(args.flush)
     for edge in flush_after:
         e = network.edge_by_name.get(edge)
@@ -518,12 +521,59 @@ def cosim(args) -> int:
                           build_dir=args.build_dir, max_frame=args.frame_max, flush_after=flush_after,
                           progress=progress, progress_file=cycles)
     results = run.results
+    if args.json:
+        _print_json({"passed": results.passed, "model_deadlocked": run.model_deadlocked,
+                     "blocking_cycle": list(run.blocking_cycle), "violations": list(results.violations),
+                     "failures": [results.tests[name].message or "" for name in results.failed]})
+        return 0 if results.passed else 1
     print(f"{network.name}: model {'DEADLOCKED on ' + ' -> '.join(run.blocking_cycle) if run.model_deadlocked else 'completed'}"
           f"; RTL {'passed' if results.passed else 'FAILED'} ({results.summary(0).splitlines()[0]})")
     for violation in results.violations:
         print(f"RTL contract violation: {violation}")
     for name in results.failed if not results.violations else ():
         message = results.tests[name].message or ""
+        print(("RTL deadlock: " if "deadlock" in message else "RTL mismatch: ") + message)
+    if results.waves:
+        print(f"waves: {results.waves}")
+    return 0 if results.passed else 1
+
+
+def _cosim_sdf(args, network) -> int:
+    """``sfdf cosim`` of an SDF network (004): ``--computations`` firings of each source in RTL and in the
+    model with the same capacities (:mod:`sfdf.cosim.sdf`)."""
+    from sfdf.cosim.sdf import run_sdf_network
+    from sfdf.gen.sdf.liveness import bounded_execution
+
+    if args.flush:
+        raise UserError(args.spec, "--flush", "does not apply to an SDF network (004), which has no output buffers",
+                        "leave it out")
+    if not network.sources:
+        raise UserError(args.spec, "network", "has no source (every SDF node has an input), so no count of source "
+                        "firings ends a cosimulation", "give it a node without inputs (sfdf simulate runs it by "
+                        "--steady-states)")
+    output_folder(args.build_dir, "--build-dir")
+    live = bounded_execution(network)
+    if not live.live:
+        print(f"sfdf: warning: {network.name} deadlocks with these capacities after {live.firings} firings "
+              f"({'; '.join(s.describe() for s in live.stalls)}); simulating anyway so the deadlock can be watched",
+              file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="sfdf-cosim-") as scratch, Progress.for_args(args) as progress:
+        cycles = Path(scratch) / "cycles"
+        progress.count(file_counter(cycles), "cycles")
+        computations = args.computations or DEFAULT_COSIM
+        run = run_sdf_network(network, computations=computations, seed=args.seed,
+                              pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
+                              build_dir=args.build_dir, progress=progress, progress_file=cycles)
+    results = run.results
+    failures = [results.tests[name].message or "" for name in results.failed]
+    if args.json:
+        _print_json({"passed": results.passed, "model_deadlocked": run.model_deadlocked,
+                     "outputs": {s: len(v) for s, v in run.expected.items()}, "messages": [], "failures": failures})
+        return 0 if results.passed else 1
+    counts = ", ".join(f"{s} {len(v)}" for s, v in run.expected.items())
+    print(f"{network.name}: SDF, model {'DEADLOCKED before the sources fired ' + str(computations) + ' times' if run.model_deadlocked else 'completed'}"
+          f"; RTL {'passed' if results.passed else 'FAILED'} ({counts} sink firings; {results.summary(0).splitlines()[0]})")
+    for message in failures:
         print(("RTL deadlock: " if "deadlock" in message else "RTL mismatch: ") + message)
     if results.waves:
         print(f"waves: {results.waves}")

@@ -1,0 +1,63 @@
+"""The manifest of an SDF network's hardware (004): the SFDF manifest's contract (:mod:`sfdf.hdl.manifest`:
+ports, beat kinds, nodes, edges; read by :func:`sfdf.hdl.manifest.read_manifest`) with ``mode = "sdf"``,
+each edge's rates per phase and initial items, each node's phases and repetitions, and the messages.
+
+Keys (docs/architecture.md, "The manifest"): ``edges.<e>`` = ``{from, to, capacity, initial, push, pop,
+peek, width}`` (``push``/``pop``/``peek`` one entry per phase of the sender or receiver),
+``nodes.<n>`` = ``{kernel, params, phases, repetitions, inputs, outputs}``, ``messages`` = ``[{message,
+from, to, latency: [min, max]}]`` in ``[[message]]`` order, one entry per receiver.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from sfdf.gen.sdf.rates import edge_rates, phases, repetitions
+
+from .axis import axis_ports
+from .manifest import BeatKind, Field, sink_tuser_fields
+from .sdf_top import SDF_WORD
+
+__all__ = ["SDF_KERNEL", "build_sdf_manifest", "write_sdf_manifest"]
+
+#: The kernel every SDF node runs (docs/semantics.md, "SDF networks").
+SDF_KERNEL = "sdf_test"
+
+
+def build_sdf_manifest(network, top) -> dict:
+    """The manifest of ``top`` (a :class:`~sfdf.hdl.sdf_top.SDFTop`) for the SDF ``network``."""
+    count, reps = phases(network), repetitions(network)
+    ports = []
+    for port in axis_ports(top):
+        tuser = [] if port.direction == "in" else sink_tuser_fields(network.index_width)
+        ports.append({
+            "name": port.name, "node": port.member, "kernel": SDF_KERNEL, "direction": port.direction,
+            "tdata_width": port.tdata_width, "tuser_width": port.tuser_width, "tlast": port.tlast,
+            "fields": [Field("word" if port.direction == "in" else "v", 0, port.tdata_width).to_json()],
+            "tuser_fields": [f.to_json() for f in tuser],
+        })
+    nodes = {n.name: {"kernel": SDF_KERNEL, "params": dict(n.params), "phases": count[n.name],
+                      "repetitions": reps[n.name], "inputs": [e.name for e in network.in_edges(n.name)],
+                      "outputs": [e.name for e in network.out_edges(n.name)]} for n in network.nodes}
+    edges = {}
+    for e in network.edges:
+        push, pop, peek = edge_rates(e, count)
+        edges[e.name] = {"from": e.src, "to": e.dst, "capacity": e.capacity, "initial": e.initial,
+                         "push": list(push), "pop": list(pop), "peek": list(peek), "width": SDF_WORD}
+    messages = [{"message": i, "from": m.sender, "to": r, "latency": list(m.latency)}
+                for i, m in enumerate(network.messages) for r in m.receivers]
+    return {
+        "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": "sdf",
+        "index_width": network.index_width, "data_width": SDF_WORD,
+        "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
+        "ports": ports, "nodes": nodes, "edges": edges, "messages": messages, "kernel_sources": [],
+    }
+
+
+def write_sdf_manifest(path: str | os.PathLike, network, top) -> Path:
+    """Write :func:`build_sdf_manifest` to ``path``; returns it."""
+    path = Path(path)
+    path.write_text(json.dumps(build_sdf_manifest(network, top), indent=2) + "\n")
+    return path

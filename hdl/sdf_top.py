@@ -1,0 +1,64 @@
+"""The generated top of an SDF network (004): :class:`~sfdf.hdl.sdf_network.SDFNetwork` behind AXI4-Stream
+ports with docs/architecture.md's names, as ``sfdf generate`` writes it.
+
+Ports (docs/teleport.md, "In hardware"): a source ``u`` reads ``s_axis_u``, one beat per firing: the node
+starts a firing in the cycle its beat is taken (``tready`` is the start, which needs ``tvalid`` and
+the rule of :class:`~sfdf.hdl.sdf_node.SDFNode`; ``tdata`` is the firing's word, which the SDF test kernel
+does not read). A sink ``x`` writes ``m_axis_x``, one beat per firing: ``tdata`` the firing's ``v``,
+``tuser`` = ``{kind, index}`` as an SFDF sink's (:func:`sfdf.hdl.manifest.sink_tuser_fields`: ``kind``
+always ``DATA``, ``index`` the firing, counted from 1, modulo ``2^index_width``). No ``tlast``: an SDF
+stream has no frames.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .axis import AxisSignature
+from .manifest import BeatKind, sink_tuser_fields
+from .sdf_network import SDFNetwork
+
+__all__ = ["SDF_WORD", "SDFTop", "sdf_port_members"]
+
+#: Bits of an SDF item and of a port's ``tdata`` (docs/semantics.md: the SDF test kernel's values are 32-bit).
+SDF_WORD = 32
+
+
+def sdf_port_members(network) -> dict:
+    """The AXI4-Stream members of an SDF network's top: ``In(AxisSignature(32))`` per source,
+    ``Out(AxisSignature(32, index_width + 2))`` per sink, neither with ``tlast``."""
+    tuser = sum(f.width for f in sink_tuser_fields(network.index_width))
+    members = {s: In(AxisSignature(SDF_WORD, 0, tlast=False)) for s in network.sources}
+    members.update({s: Out(AxisSignature(SDF_WORD, tuser, tlast=False)) for s in network.sinks})
+    return members
+
+
+class SDFTop(wiring.Component):
+    """All of an SDF ``gen.model.Network`` in hardware, its sources and sinks AXI4-Stream ports.
+
+    Submodule ``network``: the :class:`~sfdf.hdl.sdf_network.SDFNetwork`, whose channels are ``edge_<edge>``
+    (:class:`~sfdf.hdl.sdf_channel.SDFChannel`, ``level`` their items) and nodes ``node_<node>``.
+    """
+
+    def __init__(self, network):
+        self.network = network
+        super().__init__(sdf_port_members(network))
+
+    def elaborate(self, platform):
+        m = Module()
+        net = self.network
+        core = m.submodules.network = SDFNetwork(net)
+        for s in net.sources:
+            axis = getattr(self, s)
+            m.d.comb += [getattr(core, f"{s}_allow").eq(axis.tvalid), axis.tready.eq(getattr(core, f"{s}_start"))]
+        for x in net.sinks:
+            axis = getattr(self, x)
+            firing = Signal(net.index_width, init=1, name=f"{x}_firing")
+            valid, ready = getattr(core, f"{x}_valid"), getattr(core, f"{x}_ready")
+            m.d.comb += [axis.tvalid.eq(valid), ready.eq(axis.tready), axis.tdata.eq(getattr(core, f"{x}_value")),
+                         axis.tuser.eq(Cat(firing, Const(BeatKind.DATA.value, BeatKind.as_shape().width)))]
+            with m.If(valid & axis.tready):
+                m.d.sync += firing.eq(firing + 1)
+        return m
