@@ -6,7 +6,8 @@ read); the model (:func:`sfdf.gen.sdf.model.run_sdf` with ``bounded``) runs the 
 and every other node as long as its items and its outputs' room let it, which is where the hardware's
 self-timed execution stops too (a persistent system: every order ends in the same state), so
 :mod:`sfdf.cosim.sdf_tests` compares every sink's values with it, firing by firing, and then that no
-more come. Where the capacities deadlock, the model stops before its sources have fired ``firings``
+more come, and every teleport message the RTL handled at the firing the model delivered it, those it
+did not handle pending in both. Where the capacities deadlock, the model stops before its sources have fired ``firings``
 times, and the RTL's watchdog finds the beats the sources are not taken. The watchdog's bound: no channel level and no port may stand still longer than twice the
 longest firing (a read of its largest peek and a write of its largest push) plus the drivers' pauses.
 """
@@ -34,8 +35,9 @@ TESTS = Path(__file__).with_name("sdf_tests.py")
 @dataclass
 class SDFCosimRun:
     """What one cosimulation of an SDF network did: the model's sink values and whether it stopped before
-    the sources fired their count (deadlocked), the RTL's verdict, the cycle
-    (from the end of reset) each sink firing was taken in when it passed, and where the files are."""
+    the sources fired their count (deadlocked), the RTL's verdict, where the files are and, read from the
+    RTL when it passed: the cycle (from the end of reset) each sink firing was taken in, every message it
+    handled and every one it sent and did not handle (``sfdf cosim --json``'s entries)."""
 
     network: object
     expected: dict[str, list[int]]
@@ -43,6 +45,8 @@ class SDFCosimRun:
     results: RunResults
     folder: Path
     cycles: dict[str, list[int]]
+    messages: list[dict]
+    pending: list[dict]
 
     @property
     def passed(self) -> bool:
@@ -78,6 +82,7 @@ def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: f
         "manifest": json.loads(j_path.read_text()), "seed": seed, "pause": pause,
         "words": {s: random_words(seed, s, computations) for s in network.sources},
         "expected": expected, "watchdog_cycles": sdf_watchdog_cycles(network, pause),
+        "deliveries": model.deliveries_json(), "pending": model.deliveries_json(pending=True),
         "progress_file": str(progress_file) if progress_file else None,
     }
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
@@ -85,6 +90,7 @@ def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: f
         results = run_tests(network.name, sources, config, folder / f"{network.name}_cosim.json", TESTS, build_dir,
                             waves=waves, timeout_s=timeout_s, seed=seed, progress=progress)
         written = Path(config["cycles_file"])
-        cycles = json.loads(written.read_text()) if written.exists() else {}
+        observed = json.loads(written.read_text()) if written.exists() else {}
     deadlocked = any(model.firings.count(s) < computations for s in network.sources)  # stopped before the end
-    return SDFCosimRun(network, expected, deadlocked, results, folder, cycles)
+    return SDFCosimRun(network, expected, deadlocked, results, folder, observed.get("cycles", {}),
+                       observed.get("messages", []), observed.get("pending", []))

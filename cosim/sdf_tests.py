@@ -1,7 +1,9 @@
 """cocotb bench of a generated SDF network (004): each source offered its firings' beats, every sink's
 values scoreboarded against the SDF model firing by firing (``tdata`` the value, ``tuser``'s ``index`` the
-firing), random pauses on both sides, a deadlock watchdog on every channel's level and every port; the
-cycle each sink firing was taken in goes to ``cycles_file`` (the throughput the RTL ran at).
+firing), random pauses on both sides, a deadlock watchdog on every channel's level and every port; every
+teleport message as the RTL handled it (:class:`MessageMonitor`), and those it sent and did not handle,
+against the model's deliveries and pending messages. The cycle each sink firing was taken in and the
+messages go to ``cycles_file``.
 
 Run by :func:`sfdf.cosim.sdf.run_sdf_network`; ``SFDF_COSIM_CONFIG`` names the JSON file with the manifest,
 the source words and the expected sink values.
@@ -17,7 +19,7 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiStreamFrame
 
 from sfdf.cosim.network_tests import bind
@@ -29,6 +31,54 @@ from sfdf.hdl.manifest import read_manifest
 def _pauses(rng: random.Random, busy: float):
     while True:
         yield int(rng.random() < busy)
+
+
+def _order(d: dict) -> tuple:
+    return d["message"], d["to"], d["sent"]
+
+
+class MessageMonitor:
+    """The top's message outputs, read every cycle: each route's sent messages ``(n, target)`` and, when
+    its queue hands over a target, those messages as handled at that firing (``before`` it downstream,
+    ``after`` the one before it upstream; :class:`sfdf.hdl.sdf_message.MessageQueue`)."""
+
+    def __init__(self, dut, routes: list[dict]):
+        self.dut, self.routes = dut, routes
+        self.sent: list[list[tuple[int, int]]] = [[] for _ in routes]
+        self.done: list[dict] = []
+
+    def port(self, r: int, suffix: str) -> int:
+        return int(getattr(self.dut, self.routes[r]["ports"][suffix]).value)
+
+    async def watch(self) -> None:
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()  # the outputs of the cycle that has just begun
+            if int(self.dut.rst.value):  # the next edge resets: nothing this cycle shows happens
+                continue
+            for r, route in enumerate(self.routes):
+                if self.port(r, "handled"):
+                    target = self.port(r, "handled_target")
+                    firing = target if route["side"] == "before" else target - 1
+                    for n, t in self.sent[r]:
+                        if t == target:
+                            self.done.append(self.entry(r, n, firing))
+                    self.sent[r] = [(n, t) for n, t in self.sent[r] if t != target]
+                if self.port(r, "sent"):
+                    self.sent[r].append((self.port(r, "sent_n"), self.port(r, "sent_target")))
+
+    def entry(self, r: int, n: int, firing: int) -> dict:
+        route = self.routes[r]
+        return {"message": route["message"], "from": route["from"], "to": route["to"], "sent": n, "handled": firing,
+                "side": route["side"]}
+
+    def handled(self) -> list[dict]:
+        return sorted(self.done, key=_order)
+
+    def pending(self) -> list[dict]:
+        """Messages sent and not handled, each at the firing it is due (what ``sfdf simulate`` reports)."""
+        return sorted((self.entry(r, n, t if self.routes[r]["side"] == "before" else t - 1)
+                       for r, sent in enumerate(self.sent) for n, t in sent), key=_order)
 
 
 @cocotb.test()
@@ -63,8 +113,10 @@ async def sdf_network_matches_model(dut) -> None:
 
     watchdog = DeadlockWatchdog(dut.clk, levels, config["watchdog_cycles"], busy=busy,
                                 progress=config.get("progress_file"))
+    messages = MessageMonitor(dut, manifest.json["messages"])
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
+    cocotb.start_soon(messages.watch())  # from the first cycle out of reset: a node with initial items fires in it
     await ClockCycles(dut.clk, 3)
     dut.rst.value = 0
     watchdog.start()
@@ -98,9 +150,15 @@ async def sdf_network_matches_model(dut) -> None:
             for tdata, tuser, _last in frame_beats(sink.recv_nowait(compact=False), False):
                 scoreboard.check(node, Token(port.tuser_field("index").get(tuser), tdata, None))
     scoreboard.finish()
+    handled, pending = messages.handled(), messages.pending()
     if config.get("cycles_file"):
-        Path(config["cycles_file"]).write_text(json.dumps(ended))
+        Path(config["cycles_file"]).write_text(json.dumps({"cycles": ended, "messages": handled, "pending": pending}))
+    for what, got in (("deliveries", handled), ("pending", pending)):
+        want = sorted(config[what], key=_order)
+        wrong = next(((a, b) for a, b in zip(want, got, strict=False) if a != b), None)
+        assert got == want, (f"RTL message {what} differ from the model's: {len(got)} against {len(want)}"
+                             + (f"; first: RTL {wrong[1]}, model {wrong[0]}" if wrong else ""))
     cocotb.log.info("cosim: %d cycles, %s", watchdog.cycles, levels())
 
 
-__all__ = ["sdf_network_matches_model"]
+__all__ = ["MessageMonitor", "sdf_network_matches_model"]

@@ -87,35 +87,38 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     return v_path, j_path
 
 
-class _SDFDeadlock:
-    """An SDF network's deadlock as :class:`UnsafeNetwork` reports it (``network``, ``summary_lines``)."""
+class _SDFRefusal:
+    """Why an SDF network is not generated, as :class:`UnsafeNetwork` reports it (``network``, ``summary_lines``)."""
 
-    def __init__(self, network, run):
-        self.network, self.run = network, run
+    def __init__(self, network, line: str):
+        self.network, self.line = network, line
 
     def summary_lines(self) -> list[str]:
-        waits = "; ".join(s.describe() for s in self.run.stalls)
-        return [(f"{self.network.name}: SDF, deadlocks with these capacities after {self.run.firings} firings: "
-                 f"{waits} (sfdf check names the capacity that frees it)")]
+        return [self.line]
 
 
 def _generate_sdf(network, out: Path, allow_unsafe: bool, platform) -> tuple[Path, Path]:
-    """:func:`generate` of an SDF network (004): teleport messages are not carried in hardware yet, a
-    channel holds at least what one firing needs, and the bounded channels are live."""
+    """:func:`generate` of an SDF network (004): a channel holds at least what one firing needs, the
+    messages' latencies have a schedule (004's constrained scheduling, as ``sfdf schedule``) and the
+    bounded channels are live with the receivers' message credits (:mod:`sfdf.gen.sdf.liveness`)."""
     from sfdf.gen.sdf.liveness import bounded_execution, firing_capacity
+    from sfdf.gen.sdf.schedule import Unsatisfiable, constrained_schedule
 
-    if network.messages:
-        raise UserError(network.source, "[[message]]", "teleport messages are not carried in hardware yet, so "
-                        "the hardware would run without them", "remove the [[message]] tables to generate the "
-                        "network's data path (docs/teleport.md)")
     for e in network.edges:
         if e.capacity < (least := firing_capacity(network, e)):
             raise UserError(network.source, f'edge "{e.name}" capacity', f"is {e.capacity}, below the {least} items "
                             "one firing needs (its initial items, largest push and largest peek)",
                             f"make it at least {least}")
-    run = bounded_execution(network)
-    if not run.live and not allow_unsafe:
-        raise UnsafeNetwork(_SDFDeadlock(network, run))
+    if not allow_unsafe:
+        try:
+            constrained_schedule(network)
+        except Unsatisfiable as exc:
+            raise UnsafeNetwork(_SDFRefusal(network, f"{network.name}: {exc} (sfdf schedule shows it)")) from None
+        run = bounded_execution(network)
+        if not run.live:
+            waits = "; ".join(s.describe() for s in run.stalls)
+            raise UnsafeNetwork(_SDFRefusal(network, f"{network.name}: SDF, deadlocks with these capacities after "
+                                            f"{run.firings} firings: {waits} (sfdf check names the capacity that frees it)"))
     _check_ports(network)
     top = SDFTop(network)
     verilog = axis_verilog(top, name=network.name, emit_src=False, platform=platform)

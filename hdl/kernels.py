@@ -41,13 +41,13 @@ from .contract import contract_members
 from .dsp import RegisteredMultiplier
 
 __all__ = ["BUILTIN_HARDWARE", "KERNEL_INPUT_CYCLES", "RandomFilter", "StaticKernel", "VarianceJoin",
-           "VarianceSource", "VarianceSum", "kernel_latency", "make_kernel", "node_latency", "plan_kernel"]
+           "VarianceSource", "VarianceSum", "kernel_latency", "lfsr_step_value", "make_kernel", "node_latency", "plan_kernel"]
 
 #: Parameter defaults, from the kernel library (one home: :func:`sfdf.gen.kernels.kernel_defaults`).
 _FILTER, _SOURCE = kernel_defaults("random_filter"), kernel_defaults("variance_source")
 
 
-def _lfsr_step(state):
+def lfsr_step_value(state):
     """One right-shift Galois step of x^32 + x^22 + x^2 + x + 1, as an expression."""
     return (state >> 1) ^ Mux(state[0], LFSR_MASK, 0)
 
@@ -139,14 +139,14 @@ class RandomFilter(StaticKernel):
         for j, seed in enumerate(self.seeds):
             state = Signal(32, init=seed, name=f"lfsr{j}")
             stepped = Signal(32, name=f"lfsr{j}_next")
-            m.d.comb += stepped.eq(_lfsr_step(state))
+            m.d.comb += stepped.eq(lfsr_step_value(state))
             if self.threshold == 0:  # rate 0 never filters, rate 1 always does
                 m.d.comb += self.emit_early[j].eq(1)
             elif self.threshold < 1 << 16 and self.ahead:  # the decision for the state after the next step
                 emit = Signal(init=lfsr_step(seed) >> 16 >= self.threshold, name=f"emit{j}")
                 m.d.comb += self.emit_early[j].eq(emit)
                 with m.If(step):
-                    m.d.sync += emit.eq(_lfsr_step(stepped)[16:] >= self.threshold)
+                    m.d.sync += emit.eq(lfsr_step_value(stepped)[16:] >= self.threshold)
             elif self.threshold < 1 << 16:
                 m.d.comb += self.emit_early[j].eq(stepped[16:] >= self.threshold)
             m.d.comb += self.outputs[j].payload.emit.eq(self.emit_early[j])

@@ -4,8 +4,11 @@ each edge's rates per phase and initial items, each node's phases and repetition
 
 Keys (docs/architecture.md, "The manifest"): ``edges.<e>`` = ``{from, to, capacity, initial, push, pop,
 peek, width}`` (``push``/``pop``/``peek`` one entry per phase of the sender or receiver),
-``nodes.<n>`` = ``{kernel, params, phases, repetitions, inputs, outputs}``, ``messages`` = ``[{message,
-from, to, latency: [min, max]}]`` in ``[[message]]`` order, one entry per receiver.
+``nodes.<n>`` = ``{kernel, params, phases, repetitions, inputs, outputs}``, ``messages`` = one entry per
+route (a ``[[message]]``'s receiver, in order; the top's ``msg<r>_*`` outputs): ``{message, from, to,
+direction, side, latency: [min, max], queue_depth, targets: {first, period, step}, ports}``
+(:mod:`sfdf.gen.sdf.credits`: the receiver's firing each sender firing's message acts from, and the
+depth of the receiver's queue).
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import json
 import os
 from pathlib import Path
 
+from sfdf.gen.sdf.credits import target_table
+from sfdf.gen.sdf.messages import DOWNSTREAM
 from sfdf.gen.sdf.rates import edge_rates, phases, repetitions
 
 from .axis import axis_ports
 from .manifest import BeatKind, Field, sink_tuser_fields
-from .sdf_top import SDF_WORD
+from .sdf_top import MESSAGE_OUTPUTS, SDF_WORD
 
 __all__ = ["SDF_KERNEL", "build_sdf_manifest", "write_sdf_manifest"]
 
@@ -46,8 +51,17 @@ def build_sdf_manifest(network, top) -> dict:
         push, pop, peek = edge_rates(e, count)
         edges[e.name] = {"from": e.src, "to": e.dst, "capacity": e.capacity, "initial": e.initial,
                          "push": list(push), "pop": list(pop), "peek": list(peek), "width": SDF_WORD}
-    messages = [{"message": i, "from": m.sender, "to": r, "latency": list(m.latency)}
-                for i, m in enumerate(network.messages) for r in m.receivers]
+    core = top.core
+    messages = []
+    for r, route in enumerate(core.routes):
+        table = target_table(core.deliveries, route)
+        messages.append({
+            "message": route.message, "from": route.sender, "to": route.receiver, "direction": route.direction,
+            "side": "before" if route.direction == DOWNSTREAM else "after", "latency": list(route.latency),
+            "queue_depth": core.depths[route],
+            "targets": {"first": list(table.first), "period": table.period, "step": table.step},
+            "ports": {suffix: f"msg{r}_{suffix}" for suffix in MESSAGE_OUTPUTS},
+        })
     return {
         "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": "sdf",
         "index_width": network.index_width, "data_width": SDF_WORD,

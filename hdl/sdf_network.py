@@ -1,30 +1,46 @@
-"""An SDF network in hardware (004; first cut, without teleport messages): an :class:`SDFChannel` per
-edge of its capacity, initial items and largest peek and pop, and an :class:`SDFNode` per node running the
-SDF test kernel.
+"""An SDF network in hardware (004): an :class:`SDFChannel` per edge of its capacity, initial items and
+largest peek and pop, an :class:`SDFNode` per node running the SDF test kernel, and per route of a teleport
+message a :class:`~sfdf.hdl.sdf_message.MessageTarget` at its sender and a
+:class:`~sfdf.hdl.sdf_message.MessageQueue` at its receiver (:mod:`sfdf.gen.sdf.credits`: the targets, the
+receiver's credit, the queue's depth).
 
 Ports: per source ``<node>_allow`` (the node may start its next firing) and ``<node>_start`` (it did), per sink ``<node>_valid``,
-``<node>_value`` and ``<node>_ready`` (one ``v`` per firing), per node ``<node>_fired`` (a firing ended).
+``<node>_value`` and ``<node>_ready`` (one ``v`` per firing), per node ``<node>_fired`` (a firing ended);
+per route ``r`` (in :attr:`routes` order) ``msg<r>_sent``, ``msg<r>_sent_n`` and ``msg<r>_sent_target`` (a
+message left its sender at firing ``n``, acting from the receiver's firing ``target`` on) and
+``msg<r>_handled``, ``msg<r>_handled_target`` (the receiver handled the messages of that target).
 """
 
 from __future__ import annotations
 
-from amaranth import Module
+from amaranth import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.sdf.credits import queue_depths, target_table
+from sfdf.gen.sdf.messages import UPSTREAM, Deliveries
 from sfdf.gen.sdf.rates import edge_rates, phases
 
 from .sdf_channel import SDFChannel
+from .sdf_message import COUNT, MessageQueue, MessageTarget
 from .sdf_node import SDFNode
 
 __all__ = ["SDFNetwork"]
 
 
 class SDFNetwork(wiring.Component):
-    def __init__(self, network):
+    """``depths``: each route's queue depth instead of :func:`~sfdf.gen.sdf.credits.queue_depths`'s
+    (verification: deeper queues that never hold a sender show how many entries the bound must cover).
+    Elaborated, :attr:`queues` holds each route's :class:`~sfdf.hdl.sdf_message.MessageQueue`."""
+
+    def __init__(self, network, depths: dict | None = None):
         self.network = network
         self.count = phases(network)
         self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
+        self.deliveries = Deliveries(network)
+        self.routes = self.deliveries.routes
+        self.depths = depths if depths is not None else queue_depths(network, self.deliveries) if self.routes else {}
+        self.queues: dict = {}
         members = {}
         for n in network.nodes:
             members[f"{n.name}_fired"] = Out(1)
@@ -32,6 +48,9 @@ class SDFNetwork(wiring.Component):
                 members |= {f"{n.name}_allow": In(1), f"{n.name}_start": Out(1)}
             if not network.out_edges(n.name):
                 members |= {f"{n.name}_valid": Out(1), f"{n.name}_value": Out(32), f"{n.name}_ready": In(1)}
+        for r, _ in enumerate(self.routes):
+            members |= {f"msg{r}_sent": Out(1), f"msg{r}_sent_n": Out(COUNT), f"msg{r}_sent_target": Out(COUNT),
+                        f"msg{r}_handled": Out(1), f"msg{r}_handled_target": Out(COUNT)}
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -42,11 +61,16 @@ class SDFNetwork(wiring.Component):
             _, pop, peek = self.rates[e.name]
             channels[e.name] = m.submodules[f"edge_{e.name}"] = SDFChannel(
                 32, e.capacity, e.initial, window=max(max(peek), 1), max_pop=max(max(pop), 1))
+        incoming = {n.name: [r for r in self.routes if r.receiver == n.name] for n in net.nodes}
+        senders = {r.sender for r in self.routes}
+        nodes = {}
         for n in net.nodes:
             ins, outs = net.in_edges(n.name), net.out_edges(n.name)
-            node = m.submodules[f"node_{n.name}"] = SDFNode(
+            node = nodes[n.name] = m.submodules[f"node_{n.name}"] = SDFNode(
                 self.count[n.name], [(e.capacity, self.rates[e.name][2], self.rates[e.name][1]) for e in ins],
-                [(e.capacity, self.rates[e.name][0]) for e in outs])
+                [(e.capacity, self.rates[e.name][0]) for e in outs],
+                receives=len(incoming[n.name]), sends=n.name in senders,
+                send=n.params.get("send", 1.0), seed=n.params.get("seed", 1))
             for j, e in enumerate(ins):
                 chan = channels[e.name]
                 m.d.comb += [getattr(node, f"i{j}_level").eq(chan.o_level), chan.r_offset.eq(getattr(node, f"i{j}_offset")),
@@ -61,4 +85,25 @@ class SDFNetwork(wiring.Component):
             if not outs:
                 m.d.comb += [getattr(self, f"{n.name}_valid").eq(node.o_valid),
                              getattr(self, f"{n.name}_value").eq(node.o_value), node.o_ready.eq(getattr(self, f"{n.name}_ready"))]
+        rooms = {s: [] for s in senders}
+        for r, route in enumerate(self.routes):
+            sender, receiver = nodes[route.sender], nodes[route.receiver]
+            target = m.submodules[f"target{r}"] = MessageTarget(target_table(self.deliveries, route))
+            queue = self.queues[route] = m.submodules[f"queue{r}"] = MessageQueue(self.depths[route],
+                                                                                  route.direction == UPSTREAM)
+            j = incoming[route.receiver].index(route)
+            m.d.comb += [
+                target.i_start.eq(sender.o_start), target.i_send.eq(sender.o_send),
+                queue.i_valid.eq(target.o_valid), queue.i_n.eq(target.o_n), queue.i_target.eq(target.o_target),
+                queue.i_next.eq(receiver.o_next), queue.i_limit.eq(target.o_target), queue.i_start.eq(receiver.o_start),
+                getattr(receiver, f"q{j}_limit").eq(target.o_target),
+                getattr(receiver, f"q{j}_handled").eq(queue.o_handled), getattr(receiver, f"q{j}_sum").eq(queue.o_sum),
+                getattr(self, f"msg{r}_sent").eq(target.o_valid), getattr(self, f"msg{r}_sent_n").eq(target.o_n),
+                getattr(self, f"msg{r}_sent_target").eq(target.o_target),
+                getattr(self, f"msg{r}_handled").eq(queue.o_handled),
+                getattr(self, f"msg{r}_handled_target").eq(queue.o_handled_target),
+            ]
+            rooms[route.sender].append(queue.o_room)
+        for s, room in rooms.items():
+            m.d.comb += nodes[s].i_room.eq(Cat(*room).all())
         return m

@@ -1,4 +1,4 @@
-"""An SDF node running the SDF test kernel at full rate (004 networks in hardware).
+"""An SDF node running the SDF test kernel at full rate, with its teleport messages (004 networks in hardware).
 
 A firing of phase ``k`` *starts* when every input channel holds the phase's ``peek`` items and every output
 channel has room for its ``push`` items besides the room the node's earlier firings have claimed and not
@@ -23,7 +23,14 @@ Three stages, each busy with one firing, so a firing reads while the one before 
 That is :class:`sfdf.gen.goldens.SDFTest` bit for bit. In steady state a node starts a firing every
 ``max(P, U)`` cycles (one item per cycle per channel), and an item written in cycle ``t`` is counted in
 the channel's level at ``t + 1``, when the receiver may start on it: its reads begin at ``t + 2``, the
-first value it writes from it at ``t + 4``. Teleport messages are not carried yet.
+first value it writes from it at ``t + 4``.
+
+Teleport messages (:mod:`sfdf.hdl.sdf_message`): a receiver starts firing ``f`` only while ``f`` is below
+every route's credit ``q<j>_limit``; what its queues hand over in a cycle (``q<j>_handled``, ``q<j>_sum``)
+is added to the kernel's accumulator ``acc``, whose value at a firing's start (the messages handled in
+that cycle included) rides with the firing to the land stage, so ``v = acc + f + sum``. A sender steps its
+LFSR at each start and raises ``o_send`` for the firing about to start when it sends; such a firing also
+waits for ``i_room``. ``o_next`` is the next firing, ``o_start`` its start.
 """
 
 from __future__ import annotations
@@ -32,23 +39,37 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.kernels import filter_threshold, lfsr_seed
+
+from .kernels import lfsr_step_value
+from .sdf_message import COUNT, ahead
+
 __all__ = ["SDFNode"]
 
 
 class SDFNode(wiring.Component):
     """``inputs``: per input edge ``(capacity, peeks per phase, pops per phase)``; ``outputs``: per output
-    edge ``(capacity, pushes per phase)``; ``phases`` their common length."""
+    edge ``(capacity, pushes per phase)``; ``phases`` their common length. ``receives``: the routes the node
+    receives messages on (per route its credit ``q<j>_limit`` and what its queue hands over,
+    :class:`sfdf.hdl.sdf_message.MessageQueue`). ``sends``: the node sends messages, at a firing iff its
+    LFSR (seeded ``seed``) says so with probability ``send`` (:class:`sfdf.gen.goldens.SDFTest`)."""
 
-    def __init__(self, phases: int, inputs: list[tuple[int, tuple, tuple]], outputs: list[tuple[int, tuple]]):
+    def __init__(self, phases: int, inputs: list[tuple[int, tuple, tuple]], outputs: list[tuple[int, tuple]],
+                 receives: int = 0, sends: bool = False, send: float = 1.0, seed: int = 1):
         self.phases, self.inputs, self.outputs = phases, inputs, outputs
-        members = {"o_fired": Out(1)}
+        self.receives, self.sends, self.send, self.seed = receives, sends, send, seed
+        members = {"o_fired": Out(1), "o_start": Out(1), "o_next": Out(COUNT)}
+        for j in range(receives):
+            members |= {f"q{j}_limit": In(COUNT), f"q{j}_handled": In(1), f"q{j}_sum": In(COUNT)}
+        if sends:  # the next start sends; every queue it sends to has room
+            members |= {"o_send": Out(1), "i_room": In(1)}
         for j, (capacity, peeks, pops) in enumerate(inputs):
             members |= {f"i{j}_level": In(range(capacity + 1)), f"i{j}_offset": Out(range(max(max(peeks), 1))),
                         f"i{j}_data": In(32), f"i{j}_pop": Out(range(max(max(pops), 1) + 1))}
         for j, (capacity, _) in enumerate(outputs):
             members |= {f"o{j}_room": In(range(capacity + 1)), f"o{j}_valid": Out(1), f"o{j}_data": Out(32)}
-        if not inputs:  # a source starts a firing only when allowed, and says when it did
-            members |= {"i_allow": In(1), "o_start": Out(1)}
+        if not inputs:  # a source starts a firing only when allowed
+            members |= {"i_allow": In(1)}
         if not outputs:
             members |= {"o_valid": Out(1), "o_value": Out(32), "o_ready": In(1)}
         super().__init__(members)
@@ -92,9 +113,26 @@ class SDFNode(wiring.Component):
         conditions += [getattr(self, f"o{j}_room") - owed[j] >= table(pushes[j], next_phase) for j in range(len(self.outputs))]
         if not self.inputs:
             conditions.append(self.i_allow)
-            m.d.comb += self.o_start.eq(start)
         conditions += [~r_busy | r_last, inflight - taking <= 1]
-        m.d.comb += start.eq(Cat(*conditions).all())
+
+        # teleport messages: the next firing, its credit on every route it receives on, what is handled now
+        f_next, acc, r_acc, d_acc = Signal(COUNT, init=1), Signal(32), Signal(32), Signal(32)
+        conditions += [ahead(m, getattr(self, f"q{j}_limit"), f_next) for j in range(self.receives)]
+        handled = [Mux(getattr(self, f"q{j}_handled"), getattr(self, f"q{j}_sum"), 0) for j in range(self.receives)]
+        acc_now = Signal(32)
+        m.d.comb += acc_now.eq(acc + sum(handled, Const(0, 32)))
+        m.d.sync += [acc.eq(acc_now), d_acc.eq(r_acc)]
+        if self.sends:  # the LFSR stepped at each start; a firing that sends waits for room in the queues
+            state = Signal(32, init=lfsr_seed(self.seed, 0))
+            stepped = Signal(32)
+            m.d.comb += [stepped.eq(lfsr_step_value(state)),
+                         self.o_send.eq(stepped[16:] < filter_threshold(self.send))]
+            conditions.append(~self.o_send | self.i_room)
+            with m.If(start):
+                m.d.sync += state.eq(stepped)
+        m.d.comb += [start.eq(Cat(*conditions).all()), self.o_start.eq(start), self.o_next.eq(f_next)]
+        with m.If(start):
+            m.d.sync += [f_next.eq(f_next + 1), r_acc.eq(acc_now)]
 
         with m.If(start):
             m.d.sync += [r_busy.eq(1), r_phase.eq(next_phase), r_step.eq(0), advance(next_phase)]
@@ -112,7 +150,7 @@ class SDFNode(wiring.Component):
         summed = Signal(32)
         m.d.comb += summed.eq(total + sum(adds, Const(0, 32)))
         value = Signal(32)
-        m.d.comb += value.eq(landed + 1 + summed)
+        m.d.comb += value.eq(landed + 1 + summed + d_acc)
         landing = Signal()
         m.d.comb += landing.eq(d_valid & d_last)
         with m.If(landing):

@@ -7,7 +7,9 @@ the rule of :class:`~sfdf.hdl.sdf_node.SDFNode`; ``tdata`` is the firing's word,
 does not read). A sink ``x`` writes ``m_axis_x``, one beat per firing: ``tdata`` the firing's ``v``,
 ``tuser`` = ``{kind, index}`` as an SFDF sink's (:func:`sfdf.hdl.manifest.sink_tuser_fields`: ``kind``
 always ``DATA``, ``index`` the firing, counted from 1, modulo ``2^index_width``). No ``tlast``: an SDF
-stream has no frames.
+stream has no frames. Per route ``r`` of a teleport message, plain outputs ``msg<r>_sent``, ``_sent_n``,
+``_sent_target``, ``_handled`` and ``_handled_target`` (:data:`MESSAGE_OUTPUTS`; what the cosim reads
+the messages from; a board's top leaves them unconnected).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from amaranth.lib.wiring import In, Out
 
 from .axis import AxisSignature
 from .manifest import BeatKind, sink_tuser_fields
+from .sdf_message import COUNT
 from .sdf_network import SDFNetwork
 
-__all__ = ["SDF_WORD", "SDFTop", "sdf_port_members"]
+__all__ = ["MESSAGE_OUTPUTS", "SDF_WORD", "SDFTop", "sdf_port_members"]
 
 #: Bits of an SDF item and of a port's ``tdata`` (docs/semantics.md: the SDF test kernel's values are 32-bit).
 SDF_WORD = 32
@@ -35,6 +38,10 @@ def sdf_port_members(network) -> dict:
     return members
 
 
+#: Each route's message outputs (:class:`~sfdf.hdl.sdf_network.SDFNetwork`), ``msg<r>_<suffix>``.
+MESSAGE_OUTPUTS = {"sent": 1, "sent_n": COUNT, "sent_target": COUNT, "handled": 1, "handled_target": COUNT}
+
+
 class SDFTop(wiring.Component):
     """All of an SDF ``gen.model.Network`` in hardware, its sources and sinks AXI4-Stream ports.
 
@@ -44,12 +51,18 @@ class SDFTop(wiring.Component):
 
     def __init__(self, network):
         self.network = network
-        super().__init__(sdf_port_members(network))
+        self.core = SDFNetwork(network)
+        members = sdf_port_members(network)
+        for r, _ in enumerate(self.core.routes):
+            members |= {f"msg{r}_{suffix}": Out(width) for suffix, width in MESSAGE_OUTPUTS.items()}
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
         net = self.network
-        core = m.submodules.network = SDFNetwork(net)
+        core = m.submodules.network = self.core
+        for r, _ in enumerate(core.routes):
+            m.d.comb += [getattr(self, f"msg{r}_{suffix}").eq(getattr(core, f"msg{r}_{suffix}")) for suffix in MESSAGE_OUTPUTS]
         for s in net.sources:
             axis = getattr(self, s)
             m.d.comb += [getattr(core, f"{s}_allow").eq(axis.tvalid), axis.tready.eq(getattr(core, f"{s}_start"))]

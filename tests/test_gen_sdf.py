@@ -403,13 +403,19 @@ def test_generate_writes_an_sdf_network_and_refuses_what_its_hardware_cannot_car
     assert status == 0 and "wrote" in out and manifest["mode"] == "sdf"
     assert next((e["push"], e["pop"], e["peek"], e["initial"]) for e in manifest["edges"].values()) == ([2], [2], [2], 0)
     assert {p["name"] for p in manifest["ports"]} == {"s_axis_a", "m_axis_c"}
-    small = sdf_spec(tmp_path, ab="push = 3\npop = 3")
+    small = sdf_spec(tmp_path, ab="push = 3\npop = 3").rename(tmp_path / "small.toml")
     small.write_text(small.read_text().replace("capacity = 8", "capacity = 2", 1))
     skew = tmp_path / "skew.toml"  # A -> D must hold what A sends while B gathers 3: 2 places deadlock
     skew.write_text('[network]\nname = "skew"\n' + "".join(f'[[node]]\nname = "{n}"\n' for n in "ABD") + "".join(
         f'[[edge]]\nfrom = "{a}"\nto = "{b}"\ncapacity = {c}\n{rates}\n'
         for a, b, c, rates in [("A", "B", 4, "pop = 3"), ("B", "D", 4, "push = 3"), ("A", "D", 2, "")]))
-    cases = [(EXAMPLES / "teleport.toml", 2, "[[message]]: teleport messages are not carried in hardware yet"),
+    unsat = sdf_spec(tmp_path, extra='[[edge]]\nfrom = "c"\nto = "d"\ncapacity = 8\n'
+                     '[[message]]\nfrom = "b"\nto = "c"\nlatency = -10\n[[message]]\nfrom = "d"\nto = "a"\nlatency = 0')
+    unsat = unsat.rename(tmp_path / "unsat.toml")  # sdf_spec writes one file
+    unsat.write_text(unsat.read_text().replace('[[node]]\nname = "c"\n', '[[node]]\nname = "c"\n\n[[node]]\nname = "d"\n'))
+    status, _, _ = cli(capsys, "generate", EXAMPLES / "teleport.toml", "-o", tmp_path / "t")
+    assert status == 0 and json.loads((tmp_path / "t" / "teleport.json").read_text())["messages"]
+    cases = [(unsat, 1, "unsatisfiable message constraints"),
              (small, 2, "capacity: is 2, below the 3 items one firing needs"),
              (skew, 1, "A waits for room for 1 items on A_D")]
     for spec, code, words in cases:

@@ -49,13 +49,14 @@ def model_fired(network, cycles: int) -> list[set[str]]:
 
 @st.composite
 def sized(draw):
-    """A random SDF network (phases, peeking, initial items, feedback) with capacities from its least live
-    ones' neighbourhood up to ample."""
+    """A random SDF network (phases, peeking, initial items, feedback, messages both ways whose senders send
+    at every firing or at random ones) with capacities from what a firing needs up to ample."""
     net = draw(sdf_networks(max_nodes=4))
+    send = draw(st.sampled_from([1.0, 0.5]))
     least = {e.name: firing_capacity(net, e) for e in net.edges}
-    return replace(net, messages=(), edges=tuple(
-        replace(e, capacity=draw(st.integers(least[e.name], max(least[e.name], ample(net, e)) + 3)))
-        for e in net.edges))
+    return replace(net, nodes=tuple(replace(n, params={"send": send, "seed": k + 5}) for k, n in enumerate(net.nodes)),
+                   edges=tuple(replace(e, capacity=draw(st.integers(least[e.name], max(least[e.name], ample(net, e)) + 3)))
+                               for e in net.edges))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -98,13 +99,13 @@ def test_a_channel_needs_the_places_its_items_hold_while_they_move():
 
 
 def test_teleport_sized_for_full_rate_runs_at_the_stated_bound_in_rtl():
-    """004's example at the capacities ``sfdf check --sized`` writes: the RTL's sink firings over ten periods
+    """004's example, with its messages, at the capacities ``sfdf check --sized`` writes: the RTL's sink firings over ten periods
     of its regime are the bound the check states (measured in Amaranth's simulator, not the model)."""
     from pathlib import Path
 
     from sfdf.gen.spec import load_spec
 
-    net = replace(load_spec(Path(__file__).resolve().parents[1] / "examples" / "teleport.toml"), messages=())
+    net = load_spec(Path(__file__).resolve().parents[1] / "examples" / "teleport.toml")
     full = full_rate_capacities(net)
     net = replace(net, edges=tuple(replace(e, capacity=full.capacities[e.name]) for e in net.edges))
     bound = hardware_throughput(net)

@@ -4,7 +4,8 @@ networks; SDF3's method, Stuijk, Geilen and Basten, IEEE TC 2008, applied to the
 :class:`sfdf.hdl.sdf_node.SDFNode` runs each firing through three stages (read ``P = max(1, peeks)``
 cycles, land one cycle behind, write ``U = max(1, pushes)`` cycles, a two-entry skid between land and
 write) and starts a firing on the levels after the cycle's pops and the room its earlier firings have not
-claimed; :class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
+claimed, and on a receiver's credits for the messages it may still be sent (:mod:`sfdf.gen.sdf.credits`);
+:class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
 :class:`Pipeline` steps exactly those registers, a cycle at a time, with every source allowed and every
 sink ready; the test of this module checks it against the RTL's ``fired`` outputs cycle for cycle. The
 execution is deterministic and its state finite, so it repeats: :func:`hardware_throughput` runs it to the
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .credits import route_tables
 from .liveness import ample, firing_capacity
 from .rates import SDFError, edge_rates, phases, repetitions
 
@@ -47,9 +49,10 @@ class _Node:
 class Pipeline:
     """The hardware's state: each node's registers, what each output has claimed and not written (``owed``)
     and each channel's level. :meth:`step` runs one clock cycle and returns the nodes whose firing ended
-    in it (the RTL's ``<node>_fired``)."""
+    in it (the RTL's ``<node>_fired``). ``tables``: the messages' :func:`~sfdf.gen.sdf.credits.route_tables`,
+    from an earlier call."""
 
-    def __init__(self, network, capacities: dict[str, int] | None = None):
+    def __init__(self, network, capacities: dict[str, int] | None = None, tables: list | None = None):
         self.count = phases(network)
         self.names = [n.name for n in network.nodes]
         self.edges = [e.name for e in network.edges]
@@ -67,10 +70,29 @@ class Pipeline:
         self.level = {e.name: e.initial for e in network.edges}
         self.owed = dict.fromkeys(self.edges, 0)
         self.node = {n: _Node() for n in self.names}
+        # teleport messages: the firings each node has started and, per receiver, its credits
+        self.started = dict.fromkeys(self.names, 0)
+        self.reps = repetitions(network)
+        self.settled = 0  # laps of every node past which the credits repeat with the repetitions
+        self.tables = []  # per route: its target table, and the receiver's limit (the sender's next target)
+        self.limit: list[int] = []
+        self.credits = {n: [] for n in self.names}  # per receiver its routes, per sender its routes
+        self.sends = {n: [] for n in self.names}
+        if network.messages:
+            for r, (route, table) in enumerate(route_tables(network) if tables is None else tables):
+                self.tables.append(table)
+                self.limit.append(table(1))
+                self.credits[route.receiver].append(r)
+                self.sends[route.sender].append(r)
+                self.settled = max(self.settled, -(-len(table.first) // self.reps[route.sender]) + 1)
 
     def key(self) -> tuple:
-        return (tuple(self.node[n].key() for n in self.names), tuple(self.level[e] for e in self.edges),
-                tuple(self.owed[e] for e in self.edges))
+        key = (tuple(self.node[n].key() for n in self.names), tuple(self.level[e] for e in self.edges),
+               tuple(self.owed[e] for e in self.edges))
+        if self.settled:  # the credits depend on how far each node is past the others, and early on on more
+            lap = min(self.started[n] // self.reps[n] for n in self.names)
+            key += (tuple(self.started[n] - lap * self.reps[n] for n in self.names), min(lap, self.settled))
+        return key
 
     def step(self) -> list[str]:
         comb = {n: self._comb(n) for n in self.names}  # every node's decisions on this cycle's registers
@@ -90,6 +112,9 @@ class Pipeline:
             if start:
                 s.r_busy, s.r_phase, s.r_step = True, s.next_phase, 0
                 s.next_phase = (s.next_phase + 1) % self.count[n]
+                self.started[n] += 1
+                for r in self.sends[n]:
+                    self.limit[r] = self.tables[r](self.started[n] + 1)
             elif r_last:
                 s.r_busy = False
             elif s.r_busy:
@@ -117,7 +142,8 @@ class Pipeline:
         k = s.next_phase
         start = (all(self.level[e] - (self.pop[e][s.r_phase] if r_last else 0) >= self.peek[e][k] for e in self.ins[n])
                  and all(self.capacity[e] - self.level[e] - self.owed[e] >= self.push[e][k] for e in self.outs[n])
-                 and (not s.r_busy or r_last) and s.inflight - taking <= 1)
+                 and (not s.r_busy or r_last) and s.inflight - taking <= 1
+                 and all(self.started[n] < self.limit[r] - 1 for r in self.credits[n]))
         writes = {e for e in self.outs[n] if s.w_busy and s.w_step < self.push[e][s.w_phase]}
         return start, r_last, landing, taking, w_done, writes
 
@@ -136,16 +162,17 @@ class HardwareThroughput:
         return self.iterations_per_cycle * reps[node]
 
 
-def hardware_throughput(network, capacities: dict[str, int] | None = None, *,
+def hardware_throughput(network, capacities: dict[str, int] | None = None, *, tables: list | None = None,
                         max_cycles: int = 1 << 24) -> HardwareThroughput:
     """The generated hardware's iterations per cycle with the spec's capacities (``capacities`` overrides
     some), every source always allowed and every sink always ready: :class:`Pipeline` run to its first
     repeated state."""
     reps = repetitions(network)
-    pipeline = Pipeline(network, capacities)
-    reference = pipeline.names[0]
+    pipeline = Pipeline(network, capacities, tables)
+    reference = min(pipeline.names, key=lambda n: reps[n])
     # the state is looked up where the reference's firings end (and while nothing ends, every so often): a
-    # periodic execution in which it fires passes those states again, one period on
+    # periodic execution in which it fires passes those states again, one period on (the node that fires
+    # least often, so the states looked up are few)
     seen: dict[tuple, tuple[int, int]] = {}
     done = quiet = 0
     for t in range(max_cycles):
@@ -163,15 +190,15 @@ def hardware_throughput(network, capacities: dict[str, int] | None = None, *,
     raise SDFError(f"no state repeats within {max_cycles} cycles", "report it as a bug")
 
 
-def _roomy(network) -> tuple[dict[str, int], Fraction]:
+def _roomy(network, tables: list) -> tuple[dict[str, int], Fraction]:
     """Capacities no channel of the hardware waits on, and the throughput with them: doubled from three
     times :func:`ample`'s until the throughput stops growing (three firings' worth is what a channel of
     equal push and pop needs)."""
     caps = {e.name: 3 * ample(network, e) + 8 for e in network.edges}
-    rate = hardware_throughput(network, caps).iterations_per_cycle
+    rate = hardware_throughput(network, caps, tables=tables).iterations_per_cycle
     for _ in range(8):
         wider = {name: 2 * c for name, c in caps.items()}
-        more = hardware_throughput(network, wider).iterations_per_cycle
+        more = hardware_throughput(network, wider, tables=tables).iterations_per_cycle
         if more == rate:
             return caps, rate
         caps, rate = wider, more
@@ -205,13 +232,14 @@ def full_rate_capacities(network) -> FullRate:
     """Each edge's least capacity at which the hardware runs at the rate the nodes allow, the other edges
     roomy: bisection (throughput only grows with a capacity); then, if together they fall short, the edge
     whose raise gains most is doubled towards its roomy capacity until the rate is reached."""
-    roomy, target = _roomy(network)
+    tables = route_tables(network)
+    roomy, target = _roomy(network, tables)
     sized = dict(roomy)
     for e in _upstream_first(network):  # sized edges upstream keep the channels that fill while testing short
         low = firing_capacity(network, e)
 
         def fast(capacity, name=e.name):
-            return hardware_throughput(network, sized | {name: capacity}).iterations_per_cycle == target
+            return hardware_throughput(network, sized | {name: capacity}, tables=tables).iterations_per_cycle == target
 
         high = roomy[e.name]
         if fast(low):
@@ -222,9 +250,9 @@ def full_rate_capacities(network) -> FullRate:
             low, high = (low, middle) if fast(middle) else (middle, high)
         sized[e.name] = high
     least = True
-    while (rate := hardware_throughput(network, sized).iterations_per_cycle) < target:
+    while (rate := hardware_throughput(network, sized, tables=tables).iterations_per_cycle) < target:
         least = False
-        gains = {name: hardware_throughput(network, sized | {name: min(2 * c, roomy[name])}).iterations_per_cycle
+        gains = {name: hardware_throughput(network, sized | {name: min(2 * c, roomy[name])}, tables=tables).iterations_per_cycle
                  for name, c in sized.items() if c < roomy[name]}
         best = max(gains, key=lambda name: (gains[name], -sized[name]))
         if gains[best] <= rate:  # no single raise gains: raise them all

@@ -174,7 +174,7 @@ def _rate_json(rate) -> dict:
 
 def _sdf_rate(network, least: dict[str, int]) -> dict:
     """The generated SDF hardware's throughput with the spec's capacities, the rate its nodes allow and the
-    capacities that reach it, none below the least live (:mod:`sfdf.gen.sdf.pipeline`; messages aside)."""
+    capacities that reach it, none below the least live (:mod:`sfdf.gen.sdf.pipeline`, message credits included)."""
     from sfdf.gen.sdf.pipeline import full_rate_capacities, hardware_throughput
 
     full = full_rate_capacities(network)
@@ -568,11 +568,14 @@ def _cosim_sdf(args, network) -> int:
     failures = [results.tests[name].message or "" for name in results.failed]
     if args.json:
         _print_json({"passed": results.passed, "model_deadlocked": run.model_deadlocked,
-                     "outputs": {s: len(v) for s, v in run.expected.items()}, "messages": [], "failures": failures})
+                     "outputs": {s: len(v) for s, v in run.expected.items()}, "messages": run.messages,
+                     "pending": run.pending, "failures": failures})
         return 0 if results.passed else 1
-    counts = ", ".join(f"{s} {len(v)}" for s, v in run.expected.items())
+    counts = ", ".join(f"{s} {len(v)}" for s, v in run.expected.items()) + " sink firings"
+    if network.messages and results.passed:
+        counts += f"; {len(run.messages)} messages handled at the model's firings, {len(run.pending)} pending"
     print(f"{network.name}: SDF, model {'DEADLOCKED before the sources fired ' + str(computations) + ' times' if run.model_deadlocked else 'completed'}"
-          f"; RTL {'passed' if results.passed else 'FAILED'} ({counts} sink firings; {results.summary(0).splitlines()[0]})")
+          f"; RTL {'passed' if results.passed else 'FAILED'} ({counts}; {results.summary(0).splitlines()[0]})")
     for message in failures:
         print(("RTL deadlock: " if "deadlock" in message else "RTL mismatch: ") + message)
     if results.waves:

@@ -1,8 +1,11 @@
 """The cosim lane for SDF networks (004): their generated Verilog on Verilator against the SDF model with the
-same capacities, firing by firing, with random back-pressure on both sides: 004's examples' data paths
-(their messages set aside: not carried in hardware yet), random multirate networks with phases, peeking
-and feedback with initial items, and a network one capacity short, which ``sfdf check`` names, which
-deadlocks in RTL, and which, raised to what the check asks, runs at the throughput it states."""
+same capacities, firing by firing and message by message (the firing the RTL handled each at, those it did
+not reach pending), with random back-pressure on both sides: 004's examples with their teleport messages,
+a downstream message of negative latency, random multirate networks with phases, peeking, feedback with
+initial items and messages both ways sent at random firings, each handled firing checked against SDEP by
+its definition (brute force, not 004's closed form); and a network one capacity short, which ``sfdf
+check`` names, which deadlocks in RTL, and which, raised to what the check asks, runs at the throughput it
+states."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from sfdf.cosim.sdf import run_sdf_network
 from sfdf.gen.model import Network, Node
 from sfdf.gen.sdf.liveness import ample, bounded_execution, capacity_fix, firing_capacity
 from sfdf.gen.sdf.pipeline import hardware_throughput
-from sfdf.gen.sdf.rates import repetitions
+from sfdf.gen.sdf.rates import Simulation, repetitions
 from sfdf.gen.spec import load_spec
 
 pytestmark = pytest.mark.cosim
@@ -27,29 +30,79 @@ pytestmark = pytest.mark.cosim
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.mark.parametrize(("spec", "firings"), [("teleport.toml", 120), ("fhr.toml", 1100)])
-def test_the_examples_data_paths_match_the_model(spec, firings, verilator_toolchain, cosim_build_root):
-    net = replace(load_spec(EXAMPLES / spec), messages=())
+def sdep_by_definition(network, upstream: str, downstream: str, n: int) -> int:
+    """SDEP_{upstream<-downstream}(n) by 004's definition: the fewest firings of ``upstream`` with which
+    ``downstream`` can fire ``n`` times, every other node as often as it likes (unbounded channels: a
+    firing disables none, so the most firings of ``downstream`` with ``upstream`` held to ``c`` is what
+    firing everything else as long as it can gives)."""
+    def most(c: int) -> int:
+        sim = Simulation(network)
+        cap = {x.name: 64 * n + 64 for x in network.nodes} | {upstream: c}
+        moved = True
+        while moved and sim.fired[downstream] < n:
+            moved = False
+            for x in cap:
+                if x != downstream or sim.fired[x] < n:
+                    while sim.fired[x] < cap[x] and sim.short(x) is None:
+                        sim.fire(x)
+                        moved = True
+        return sim.fired[downstream]
+    return next(c for c in range(64 * n + 65) if most(c) >= n)
+
+
+def check_handled_by_definition(network, messages: list[dict]) -> None:
+    """Each message the RTL handled at 004's firing: before ``min m >= 1`` with ``SDEP_{S<-R}(m) >= n + k``
+    downstream, after ``SDEP_{R<-S}(n + k)`` upstream."""
+    for d in messages:
+        k = network.messages[d["message"]].latency[0]
+        if d["side"] == "before":
+            m = next(m for m in range(1, 10_000) if sdep_by_definition(network, d["from"], d["to"], m) >= d["sent"] + k)
+        else:
+            m = sdep_by_definition(network, d["to"], d["from"], d["sent"] + k)
+        assert d["handled"] == m, d
+
+
+@pytest.mark.parametrize(("spec", "firings"), [("teleport.toml", 120), ("fhr.toml", 5000)])
+def test_the_examples_match_the_model_message_by_message(spec, firings, verilator_toolchain, cosim_build_root):
+    net = load_spec(EXAMPLES / spec)
     run = run_sdf_network(net, computations=firings, build_dir=cosim_build_root)
     assert run.passed, run.results.summary()
-    assert all(run.expected.values())
+    assert all(run.expected.values()) and run.messages and run.pending  # the last messages' points are past the end
+    if spec == "teleport.toml":
+        check_handled_by_definition(net, run.messages)
+    else:  # SDEP_RFtoIF<-D(n) = 512 n (004): after RFtoIF's firing 512 (n + 6)
+        assert all(d["handled"] == 512 * (d["sent"] + 6) for d in run.messages)
+
+
+def test_a_downstream_message_of_negative_latency_is_carried_by_credits(verilator_toolchain, cosim_build_root):
+    net = load_spec(EXAMPLES / "teleport.toml")
+    net = replace(net, name="teleport_early", messages=(replace(net.messages[0], latency=(-2, -2)), net.messages[1]))
+    run = run_sdf_network(net, computations=120, build_dir=cosim_build_root)
+    assert run.passed, run.results.summary()
+    early = [d for d in run.messages if d["message"] == 0]
+    assert early
+    check_handled_by_definition(net, run.messages)
 
 
 @st.composite
 def bounded_networks(draw):
-    """A random SDF network without messages, each capacity between what one firing needs and ample."""
+    """A random SDF network with its messages sent at every firing or at random ones, each capacity between
+    what one firing needs and ample."""
     net = draw(sdf_networks(max_nodes=4))
-    return replace(net, messages=(), edges=tuple(
-        replace(e, capacity=draw(st.integers(firing_capacity(net, e), max(firing_capacity(net, e), ample(net, e)))))
-        for e in net.edges))
+    send = draw(st.sampled_from([1.0, 0.6]))
+    return replace(net, nodes=tuple(replace(n, params={"send": send, "seed": k + 7}) for k, n in enumerate(net.nodes)),
+                   edges=tuple(replace(e, capacity=draw(st.integers(firing_capacity(net, e),
+                                                                    max(firing_capacity(net, e), ample(net, e)))))
+                               for e in net.edges))
 
 
-@settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(net=bounded_networks())
 def test_random_multirate_networks_match_the_model(net, verilator_toolchain, cosim_build_root):
-    assume(net.is_sdf and net.sources and bounded_execution(net).live)  # all rates 1: an SFDF network
+    assume(net.is_sdf and net.messages and net.sources and bounded_execution(net).live)
     run = run_sdf_network(net, computations=30, build_dir=cosim_build_root)
     assert run.passed, run.results.summary()
+    check_handled_by_definition(net, run.messages)
 
 
 def skew(capacity: int) -> Network:
