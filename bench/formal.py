@@ -24,7 +24,9 @@ from sfdf.cosim.formal.counter_edge import CounterEdgeHarness
 from sfdf.cosim.formal.credit_edge import CreditEdgeHarness
 from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
 from sfdf.cosim.formal.join import JoinHarness
+from sfdf.cosim.formal.message_credit import MessageCreditHarness
 from sfdf.cosim.formal.sby import FormalError, prove
+from sfdf.gen.sdf.credits import TargetTable
 from sfdf.hdl.channels import ControlChannel, DataChannel
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.join import PICK_FIRST_CANDIDATES
@@ -39,6 +41,9 @@ CREDIT = "credit edge (000 as printed): no overflow, SCB/RCB, Thm. 3.2, heartbea
 COUNTER = "live-credit edge: no overflow, stamps within q, commit order, heartbeat order, pops only offered"
 INBAND = "in-band edge: no overflow, no hidden offer, flushed <= |q| ahead, order"
 JOIN = "join: consumes only offered heads at the least index"
+MESSAGE = "teleport route (004): no receiver passes a pending message's firing, none lost, handled at its firing"
+#: 004's example's two routes (examples/teleport.toml): A -> E downstream, E -> B upstream
+DOWN, UP = TargetTable((1, 1, 1, 4, 5, 5), 6, 4), TargetTable((3, 3, 4, 4), 4, 3)
 
 
 def _cases():
@@ -104,6 +109,11 @@ def _cases():
     # an in-band one-input join: no order, its offset in a register computed a cycle ahead
     cases.append(("join-offset-n1-w8", "SFDFJoin inputs 1, w = 8, offset register (2 candidates)", JOIN, 2, "PASS",
                   lambda: JoinHarness(inputs=1, index_width=8, lookahead=2)))
+    for width, depth in [(8, 3), (6, 5)]:
+        for name, table, upstream in [("down", DOWN, False), ("up", UP, True)]:
+            cases.append((f"message-{name}-w{width}-d{depth}", (f"MessageTarget + MessageQueue, {name}stream, "
+                          f"depth {depth}, w = {width}"), MESSAGE, 4, "PASS",
+                          lambda t=table, u=upstream, w=width, d=depth: MessageCreditHarness(t, d, u, width=w)))
     broken = [
         ("broken-greedy-channel", "GreedyChannel |q| = 4 (ready ignores the capacity)", CHANNEL, 6,
          lambda: ChannelHarness(mutants.GreedyChannel(4, 4))),
@@ -145,6 +155,8 @@ def _cases():
          lambda: JoinHarness(inputs=3, join=mutants.UnreadyJoin)),
         ("broken-late-order", "LateOrderJoin inputs 2 (order not renewed for a head filling an empty slot)", JOIN, 3,
          lambda: JoinHarness(inputs=2, join=mutants.LateOrderJoin, lookahead=3)),
+        ("broken-generous-credit", "GenerousCreditQueue downstream, depth 3 (credit one firing too generous)",
+         MESSAGE, 4, lambda: MessageCreditHarness(DOWN, 3, False, queue=mutants.GenerousCreditQueue)),
     ]
     cases += [(name, config, props, depth, "FAIL", make) for name, config, props, depth, make in broken]
     return cases

@@ -32,33 +32,29 @@ __all__ = ["COUNT", "MessageQueue", "MessageTarget", "ahead"]
 COUNT = 32
 
 
-def ahead(m: Module, a, b):
-    """``a > b`` for wrapping ``COUNT``-bit counters less than ``2^31`` apart (their difference, in ``m``)."""
-    difference = Signal(COUNT)
+def ahead(m: Module, a, b, width: int = COUNT):
+    """``a > b`` for wrapping ``width``-bit counters less than ``2^(width - 1)`` apart (their difference, in ``m``)."""
+    difference = Signal(width)
     m.d.comb += difference.eq(a - b)
-    return (difference != 0) & ~difference[COUNT - 1]
+    return (difference != 0) & ~difference[width - 1]
 
 
 class MessageTarget(wiring.Component):
-    """The target table of one route at its sender (see the module docstring)."""
+    """The target table of one route at its sender (see the module docstring); counters of ``width`` bits
+    (:data:`COUNT`; narrower in a formal proof)."""
 
-    i_start: In(1)
-    i_send: In(1)
-    o_valid: Out(1)
-    o_n: Out(COUNT)
-    o_target: Out(COUNT)
-
-    def __init__(self, table: TargetTable):
-        self.table = table
-        super().__init__()
+    def __init__(self, table: TargetTable, width: int = COUNT):
+        self.table, self.width = table, width
+        super().__init__({"i_start": In(1), "i_send": In(1), "o_valid": Out(1), "o_n": Out(width),
+                          "o_target": Out(width)})
 
     def elaborate(self, platform):
         m = Module()
-        first = self.table.first
-        index = Signal(range(len(first)))
-        base = Signal(COUNT)
-        n = Signal(COUNT, init=1)
-        targets = Array(Const(t % (1 << COUNT), COUNT) for t in first)
+        first, width = self.table.first, self.width
+        index = Signal(range(len(first)), name="index")
+        base = Signal(width, name="base")
+        n = Signal(width, init=1, name="n")
+        targets = Array(Const(t % (1 << width), width) for t in first)
         m.d.comb += [self.o_target.eq(base + targets[index]), self.o_n.eq(n), self.o_valid.eq(self.i_start & self.i_send)]
         with m.If(self.i_start):
             m.d.sync += n.eq(n + 1)
@@ -73,40 +69,35 @@ class MessageQueue(wiring.Component):
     """The message queue of one route at its receiver (see the module docstring); ``depth`` entries,
     ``upstream`` for a route to an upstream receiver.
 
+    ``o_credit``: the receiver may start its next firing ``i_next`` (it is below ``i_limit``).
     ``o_handled`` rises in the cycle the head is taken, ``o_sum`` the sum of its messages' ``n`` (the
     receiver adds it to its accumulator) and ``o_handled_target`` its target (verification: the cosim pairs
-    it with the messages sent to that target); ``o_level`` counts the entries (verification)."""
+    it with the messages sent to that target); ``o_level`` counts the entries (verification). Counters,
+    targets and sums of ``width`` bits."""
 
-    i_valid: In(1)
-    i_n: In(COUNT)
-    i_target: In(COUNT)
-    i_next: In(COUNT)
-    i_limit: In(COUNT)
-    i_start: In(1)
-    o_room: Out(1)
-    o_sum: Out(COUNT)
-    o_handled: Out(1)
-    o_handled_target: Out(COUNT)
-    o_level: Out(COUNT)
-
-    def __init__(self, depth: int, upstream: bool):
-        self.depth, self.upstream = depth, upstream
-        super().__init__()
+    def __init__(self, depth: int, upstream: bool, width: int = COUNT):
+        self.depth, self.upstream, self.width = depth, upstream, width
+        super().__init__({
+            "i_valid": In(1), "i_n": In(width), "i_target": In(width), "i_next": In(width), "i_limit": In(width),
+            "i_start": In(1), "o_credit": Out(1), "o_room": Out(1), "o_sum": Out(width), "o_handled": Out(1),
+            "o_handled_target": Out(width), "o_level": Out(range(depth + 1)),
+        })
 
     def elaborate(self, platform):
         m = Module()
-        depth = self.depth
-        targets = Array(Signal(COUNT, name=f"target{i}") for i in range(depth))
-        sums = Array(Signal(COUNT, name=f"sum{i}") for i in range(depth))
-        head, level = Signal(range(depth)), Signal(range(depth + 1))
+        depth, width = self.depth, self.width
+        targets = Array(Signal(width, name=f"target{i}") for i in range(depth))
+        sums = Array(Signal(width, name=f"sum{i}") for i in range(depth))
+        head, level = Signal(range(depth), name="head"), Signal(range(depth + 1), name="level")
         tail = Signal(range(depth))  # the last entry, when level > 0
         m.d.comb += tail.eq(Mux(head + level - 1 >= depth, head + level - 1 - depth, head + level - 1))
         fresh = Signal(range(depth))  # where a new entry goes
         m.d.comb += fresh.eq(Mux(head + level >= depth, head + level - depth, head + level))
         merge = Signal()
         m.d.comb += merge.eq((level != 0) & (targets[tail] == self.i_target))
-        pop, due = Signal(), Signal()
-        take = ahead(m, self.i_limit, self.i_next) if self.upstream else self.i_start
+        pop, due = Signal(name="pop"), Signal(name="due")
+        m.d.comb += self.o_credit.eq(ahead(m, self.i_limit, self.i_next, width))
+        take = self.o_credit if self.upstream else self.i_start
         m.d.comb += [
             due.eq((level != 0) & (targets[head] == self.i_next)),
             self.o_sum.eq(sums[head]),

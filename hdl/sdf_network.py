@@ -96,7 +96,7 @@ class SDFNetwork(wiring.Component):
                 target.i_start.eq(sender.o_start), target.i_send.eq(sender.o_send),
                 queue.i_valid.eq(target.o_valid), queue.i_n.eq(target.o_n), queue.i_target.eq(target.o_target),
                 queue.i_next.eq(receiver.o_next), queue.i_limit.eq(target.o_target), queue.i_start.eq(receiver.o_start),
-                getattr(receiver, f"q{j}_limit").eq(target.o_target),
+                getattr(receiver, f"q{j}_credit").eq(queue.o_credit),
                 getattr(receiver, f"q{j}_handled").eq(queue.o_handled), getattr(receiver, f"q{j}_sum").eq(queue.o_sum),
                 getattr(self, f"msg{r}_sent").eq(target.o_valid), getattr(self, f"msg{r}_sent_n").eq(target.o_n),
                 getattr(self, f"msg{r}_sent_target").eq(target.o_target),

@@ -25,8 +25,8 @@ That is :class:`sfdf.gen.goldens.SDFTest` bit for bit. In steady state a node st
 the channel's level at ``t + 1``, when the receiver may start on it: its reads begin at ``t + 2``, the
 first value it writes from it at ``t + 4``.
 
-Teleport messages (:mod:`sfdf.hdl.sdf_message`): a receiver starts firing ``f`` only while ``f`` is below
-every route's credit ``q<j>_limit``; what its queues hand over in a cycle (``q<j>_handled``, ``q<j>_sum``)
+Teleport messages (:mod:`sfdf.hdl.sdf_message`): a receiver starts firing ``f`` only with every route's
+credit ``q<j>_credit`` (``f`` below the sender's next target); what its queues hand over in a cycle (``q<j>_handled``, ``q<j>_sum``)
 is added to the kernel's accumulator ``acc``, whose value at a firing's start (the messages handled in
 that cycle included) rides with the firing to the land stage, so ``v = acc + f + sum``. A sender steps its
 LFSR at each start and raises ``o_send`` for the firing about to start when it sends; such a firing also
@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 from sfdf.gen.kernels import filter_threshold, lfsr_seed
 
 from .kernels import lfsr_step_value
-from .sdf_message import COUNT, ahead
+from .sdf_message import COUNT
 
 __all__ = ["SDFNode"]
 
@@ -50,17 +50,19 @@ __all__ = ["SDFNode"]
 class SDFNode(wiring.Component):
     """``inputs``: per input edge ``(capacity, peeks per phase, pops per phase)``; ``outputs``: per output
     edge ``(capacity, pushes per phase)``; ``phases`` their common length. ``receives``: the routes the node
-    receives messages on (per route its credit ``q<j>_limit`` and what its queue hands over,
+    receives messages on (per route its credit ``q<j>_credit`` and what its queue hands over,
     :class:`sfdf.hdl.sdf_message.MessageQueue`). ``sends``: the node sends messages, at a firing iff its
-    LFSR (seeded ``seed``) says so with probability ``send`` (:class:`sfdf.gen.goldens.SDFTest`)."""
+    LFSR (seeded ``seed``) says so with probability ``send`` (:class:`sfdf.gen.goldens.SDFTest`).
+    ``count_width``: bits of the firing counter and of the messages' sums (narrower in a formal proof)."""
 
     def __init__(self, phases: int, inputs: list[tuple[int, tuple, tuple]], outputs: list[tuple[int, tuple]],
-                 receives: int = 0, sends: bool = False, send: float = 1.0, seed: int = 1):
+                 receives: int = 0, sends: bool = False, send: float = 1.0, seed: int = 1, count_width: int = COUNT):
         self.phases, self.inputs, self.outputs = phases, inputs, outputs
         self.receives, self.sends, self.send, self.seed = receives, sends, send, seed
-        members = {"o_fired": Out(1), "o_start": Out(1), "o_next": Out(COUNT)}
+        self.count_width = count_width
+        members = {"o_fired": Out(1), "o_start": Out(1), "o_next": Out(count_width)}
         for j in range(receives):
-            members |= {f"q{j}_limit": In(COUNT), f"q{j}_handled": In(1), f"q{j}_sum": In(COUNT)}
+            members |= {f"q{j}_credit": In(1), f"q{j}_handled": In(1), f"q{j}_sum": In(count_width)}
         if sends:  # the next start sends; every queue it sends to has room
             members |= {"o_send": Out(1), "i_room": In(1)}
         for j, (capacity, peeks, pops) in enumerate(inputs):
@@ -116,8 +118,8 @@ class SDFNode(wiring.Component):
         conditions += [~r_busy | r_last, inflight - taking <= 1]
 
         # teleport messages: the next firing, its credit on every route it receives on, what is handled now
-        f_next, acc, r_acc, d_acc = Signal(COUNT, init=1), Signal(32), Signal(32), Signal(32)
-        conditions += [ahead(m, getattr(self, f"q{j}_limit"), f_next) for j in range(self.receives)]
+        f_next, acc, r_acc, d_acc = Signal(self.count_width, init=1), Signal(32), Signal(32), Signal(32)
+        conditions += [getattr(self, f"q{j}_credit") for j in range(self.receives)]
         handled = [Mux(getattr(self, f"q{j}_handled"), getattr(self, f"q{j}_sum"), 0) for j in range(self.receives)]
         acc_now = Signal(32)
         m.d.comb += acc_now.eq(acc + sum(handled, Const(0, 32)))

@@ -16,8 +16,10 @@ from sfdf.cosim.formal.counter_edge import CounterEdgeHarness
 from sfdf.cosim.formal.credit_edge import CreditEdgeHarness
 from sfdf.cosim.formal.inband_edge import InbandEdgeHarness
 from sfdf.cosim.formal.join import JoinHarness
+from sfdf.cosim.formal.message_credit import MessageCreditHarness
 from sfdf.cosim.formal.sby import prove
 from sfdf.cosim.formal.trace import read_trace
+from sfdf.gen.sdf.credits import TargetTable
 from sfdf.hdl.channels import ControlChannel, DataChannel
 from sfdf.hdl.dsp import FamilyOnly
 from sfdf.hdl.node import INBAND_TABLE, NEXT_TABLE
@@ -286,3 +288,21 @@ def test_one_input_join_with_a_stale_offset_fails(build):
 def test_join_consuming_while_not_ready_fails(build):
     _fails(JoinHarness(inputs=2, join=mutants.UnreadyJoin), build, "unready", depth=3,
            violated="consume only when committing while ready")
+
+
+# teleport messages (004) ---------------------------------------------------------------------------------
+
+#: 004's example's two routes (examples/teleport.toml): A -> E downstream, E -> B upstream
+DOWN, UP = TargetTable((1, 1, 1, 4, 5, 5), 6, 4), TargetTable((3, 3, 4, 4), 4, 3)
+
+
+@pytest.mark.parametrize(("table", "upstream"), [(DOWN, False), (UP, True)], ids=["downstream", "upstream"])
+def test_no_receiver_passes_a_firing_a_pending_message_targets(build, table, upstream):
+    """The receiver's credit (hdl/sdf_message.py): every queued or sent message targets a firing not started,
+    none is lost, each is handled at its firing (downstream with its start, upstream once the credit passes)."""
+    _passes(MessageCreditHarness(table, 3, upstream), build, f"message_{'up' if upstream else 'down'}", depth=4)
+
+
+def test_a_credit_one_firing_too_generous_fails(build):
+    _fails(MessageCreditHarness(DOWN, 3, False, queue=mutants.GenerousCreditQueue), build, "generous_credit",
+           depth=4, violated="a message sent targets a firing the receiver has not started")

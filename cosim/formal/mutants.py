@@ -15,6 +15,7 @@ from sfdf.hdl.counter import CounterReceiver, CounterSender
 from sfdf.hdl.credit import CreditReceiver, CreditSender
 from sfdf.hdl.inband import InbandReceiver, InbandSender
 from sfdf.hdl.join import SFDFJoin
+from sfdf.hdl.sdf_message import MessageQueue, ahead
 
 from .channel import driven_signals
 
@@ -25,6 +26,7 @@ __all__ = [
     "EarlyDummySender",
     "EarlyTokenReceiver",
     "ForgetfulReleaseChannel",
+    "GenerousCreditQueue",
     "GreedyChannel",
     "HeadOnlyCandidateSender",
     "LateOrderJoin",
@@ -304,3 +306,13 @@ class LateOrderJoin(SFDFJoin):
 
     def _replaced(self, heads):
         return [self.o_consume[k] for k in range(len(heads))]
+
+
+class GenerousCreditQueue(MessageQueue):
+    """A message queue whose credit is one firing too generous: its receiver may start the firing the
+    sender's next message targets before that message is sent."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o_credit.eq(ahead(m, self.i_limit + 1, self.i_next, self.width))
+        return m

@@ -1,0 +1,117 @@
+"""Proof of a teleport message route's credit (hdl/sdf_message.py, hdl/sdf_node.py; 004 with credits in
+logic): no receiver passes a firing a pending message targets, and no message is lost.
+
+The design: the sender's :class:`~sfdf.hdl.sdf_message.MessageTarget` and the receiver's
+:class:`~sfdf.hdl.sdf_message.MessageQueue`, wired as :class:`sfdf.hdl.sdf_network.SDFNetwork` wires
+them. The environment: the sender starts and decides to send ``AnySeq`` (a firing that sends waits for
+the queue's room, as the sender node does); the receiver counts its firings from 1 and starts one
+``AnySeq`` when the queue's credit allows, which is all the receiving :class:`~sfdf.hdl.sdf_node.SDFNode`
+adds (its start is the AND of its data rule and every route's ``o_credit``; the rest of it is checked
+against the model cycle for cycle, tests/test_gen_sdf_pipeline.py). Assumed, as a
+network's channels guarantee (:func:`sfdf.gen.sdf.credits.queue_depths`' bound on the sender's lead):
+the sender's next target is less than ``2^(w - 2)`` firings past the receiver, so serial order holds.
+Proved with ``w``-bit counters (``width``, 6 by default; the hardware's are 32 bits, the same logic).
+
+What is proved, in every reachable state, with ``f`` the receiver's next firing and every comparison in
+serial order from ``f``:
+
+* every message in the queue targets a firing the receiver has not started (``target >= f``), and so does
+  one being sent: the receiver never passes a firing a pending message targets;
+* the queue's targets increase strictly, none past the sender's next target, which is at least ``f``;
+* an entry is handled only at the receiver's next firing: downstream with its start (immediately before
+  it), upstream once the credit is past it;
+* the sum of the ``n`` of the messages sent and not yet handled is the sum the queue holds: none is lost
+  or counted twice.
+"""
+
+from __future__ import annotations
+
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Assert, Assume, Elaboratable, Module, Mux, Signal
+
+from sfdf.gen.sdf.credits import TargetTable
+from sfdf.hdl.sdf_message import MessageQueue, MessageTarget
+
+from .channel import driven_signals
+from .sby import FormalError
+
+__all__ = ["MessageCreditHarness"]
+
+
+class MessageCreditHarness(Elaboratable):
+    """One route of target ``table``, a queue of ``depth`` (``upstream`` or not), see the module docstring;
+    ``queue``: the queue's class (a broken variant for the mutant)."""
+
+    def __init__(self, table: TargetTable, depth: int, upstream: bool, queue=MessageQueue, width: int = 6):
+        self.table, self.depth, self.upstream, self.queue, self.width = table, depth, upstream, queue, width
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self.width
+        target_dut = MessageTarget(self.table, w)
+        target_dut._MustUse__silence = True
+        target_module = m.submodules.target = target_dut.elaborate(platform)
+        queue = self.queue(self.depth, self.upstream, w)
+        queue._MustUse__silence = True
+        module = m.submodules.queue = queue.elaborate(platform)
+        names = driven_signals(module) | driven_signals(target_module)
+        wanted = [f"target{i}" for i in range(self.depth)] + [f"sum{i}" for i in range(self.depth)] + ["head", "level",
+                                                                                                       "index"]
+        if missing := [n for n in wanted if n not in names]:
+            raise FormalError(f"MessageQueue/MessageTarget lack the registers {missing}; update cosim/formal/message_credit.py")
+
+        start, send = Signal(), Signal()
+        m.d.comb += [start.eq(AnySeq(1)), send.eq(AnySeq(1)), Assume(~(start & send) | queue.o_room,
+                                                                    "a firing that sends waits for room")]
+        m.d.comb += [
+            target_dut.i_start.eq(start), target_dut.i_send.eq(send),
+            queue.i_valid.eq(target_dut.o_valid), queue.i_n.eq(target_dut.o_n), queue.i_target.eq(target_dut.o_target),
+        ]
+        f, begin = Signal(w, init=1, name="receiver_next"), Signal(name="receiver_start")
+        m.d.comb += [begin.eq(AnySeq(1) & queue.o_credit), queue.i_next.eq(f), queue.i_limit.eq(target_dut.o_target),
+                     queue.i_start.eq(begin)]
+        with m.If(begin):
+            m.d.sync += f.eq(f + 1)
+
+        def past(value):  # serial distance from f
+            return (value - f)[:w]
+
+        half = 1 << (w - 1)
+        limit = target_dut.o_target
+        m.d.comb += Assume(past(limit) < (1 << (w - 2)), "the sender's lead is bounded (its channels)")
+        m.d.comb += Assert(names["index"] < len(self.table.first), "invariant: the table index is in range")
+        m.d.comb += Assert(past(limit) < half, "the sender's next target is not behind the receiver")
+        with m.If(target_dut.o_valid):
+            m.d.comb += Assert((past(target_dut.o_target) < half) & ~(begin & (target_dut.o_target == f)),
+                               "a message sent targets a firing the receiver has not started, nor starts now")
+
+        head, level = names["head"], names["level"]
+        targets = [names[f"target{i}"] for i in range(self.depth)]
+        sums = [names[f"sum{i}"] for i in range(self.depth)]
+        m.d.comb += [Assert(level <= self.depth, "invariant: the queue holds at most its depth"),
+                     Assert(head < self.depth, "invariant: the head is a slot")]
+        live = []
+        for k in range(self.depth):  # slot k holds the entry (k - head) mod depth places behind the head
+            place = Signal(range(self.depth), name=f"place{k}")
+            m.d.comb += place.eq(Mux(k >= head, k - head, k + self.depth - head))
+            live.append(place < level)
+        for k in range(self.depth):
+            with m.If(live[k]):
+                m.d.comb += [Assert(past(targets[k]) < half, f"slot {k}: its target is a firing the receiver has not started"),
+                             Assert(past(targets[k]) <= past(limit), f"slot {k}: not past the sender's next target")]
+            after = (k + 1) % self.depth
+            if self.depth > 1:
+                with m.If(live[k] & live[after] & (after != head)):
+                    m.d.comb += Assert(past(targets[after]) > past(targets[k]), f"slot {after}: targets increase")
+        held = Signal(w)
+        m.d.comb += held.eq(sum(Mux(live[k], sums[k], 0) for k in range(self.depth)))
+        sent_sum = Signal(w)  # of the messages sent and not handled, kept here
+        m.d.sync += sent_sum.eq(sent_sum + Mux(target_dut.o_valid, target_dut.o_n, 0) - Mux(queue.o_handled, queue.o_sum, 0))
+        m.d.comb += Assert(sent_sum == held, "the queue holds the sum of the messages sent and not handled")
+        with m.If(queue.o_handled):
+            m.d.comb += Assert(queue.o_handled_target == f, "handled at the receiver's next firing")
+            if self.upstream:
+                m.d.comb += Assert(queue.o_credit, "upstream: handled once no more messages can come for it")
+            else:
+                m.d.comb += Assert(begin, "downstream: handled with the firing's start")
+        return m
