@@ -32,13 +32,14 @@ from sfdf.sw.sim.fastsim import FastSim
 from .codec import Codec
 from .process import ProcessLink
 from .results import DeviceDied, DeviceError, FrameResult, FrameTimeout, ProtocolError
+from .sdf import SDFDevice
 from .session import DEFAULT_TIMEOUT_CYCLES, Device
 from .simlink import RESET_CYCLES, SimLink
 from .uart import open_board
 
 __all__ = [
     "DEFAULT_TIMEOUT_CYCLES", "Device", "DeviceDied", "DeviceError", "FrameResult", "FrameTimeout", "ProtocolError",
-    "harness_library", "open_device",
+    "SDFDevice", "harness_library", "open_device",
 ]
 
 
@@ -64,6 +65,15 @@ def harness_library(path: Path, build_dir: str | os.PathLike) -> tuple[Path, dic
     if not verilog.is_file():
         raise FileNotFoundError(f"{verilog} (the Verilog beside {path}) does not exist; run sfdf generate")
     return build(verilog, facts, build_dir), facts
+
+
+def _mode(path: Path) -> str | None:
+    """The network's mode from its manifest or spec, without generating it."""
+    if path.suffix == ".toml":
+        from sfdf.gen.spec import load_spec
+
+        return "sdf" if load_spec(path).is_sdf else None
+    return json.loads(path.read_text()).get("mode") if path.is_file() else None
 
 
 def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir: str | os.PathLike = FASTSIM_DIR,
@@ -94,8 +104,9 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
 
     Returns
     -------
-    Device
-        A context manager.
+    Device or SDFDevice
+        A context manager; an SDF network's manifest (``mode = "sdf"``, 004) gives an
+        :class:`~sfdf.sw.device.sdf.SDFDevice`, which takes firings instead of frames.
 
     Raises
     ------
@@ -105,6 +116,9 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
         The harness cannot be built.
     """
     if backend.startswith("serial:"):
+        if _mode(Path(manifest)) == "sdf":
+            raise DeviceError(f"{manifest}: an SDF network (004) runs on the simulated device only; sfdf build does "
+                              "not take SDF networks yet")
         if backpressure or idle:
             raise ValueError("backpressure and idle are simulator knobs; a board has none")
         return open_board(manifest, backend.removeprefix("serial:"), timeout_cycles=timeout_cycles,
@@ -116,7 +130,8 @@ def open_device(manifest: str | os.PathLike, backend: str = "sim", *, build_dir:
     library, facts = harness_library(Path(manifest), build_dir)
     codec = Codec(facts)
     link = ProcessLink(library, facts) if process else SimLink(FastSim(library, facts, RESET_CYCLES), codec)
-    device = Device(codec, link, timeout_cycles)
+    device = SDFDevice(codec, link, facts, timeout_cycles) if facts.get("mode") == "sdf" else \
+        Device(codec, link, timeout_cycles)
     try:
         for n, port in enumerate(codec.sinks):
             if backpressure:
