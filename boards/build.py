@@ -424,7 +424,14 @@ def build(network, board: Board, outdir: str | os.PathLike, *, clock_hz: float |
     v_path, j_path = generate(network, out, allow_unsafe=True)
     name = network.name
     stand_in = FamilyOnly(board.family)  # the board's platform's traits (sfdf.hdl.traits.PlatformTraits)
-    network_top = top if top is not None else NetworkTop(network, plan=plan(network, stand_in))
+    if top is not None:
+        network_top = top
+    elif network.is_sdf:  # 004's networks: multirate nodes, teleport messages (docs/teleport.md, "In hardware")
+        from sfdf.hdl.sdf_top import SDFTop
+
+        network_top = SDFTop(network)
+    else:
+        network_top = NetworkTop(network, plan=plan(network, stand_in))
     board_top = BoardTop(board, network_top, index_width=network.index_width, clk_hz=clock_hz, baud=baud,
                          buffer_words=buffer_words)
     sources = {p.member: p.tdata_width for p in board_top.core.sources}

@@ -14,7 +14,17 @@ LEDs (``leds`` bit: meaning; boards with fewer LEDs combine them, see each board
 Bits 3-5 stay on until the next reset (a break from the host, or power).
 """
 
-from amaranth import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, ResetInserter, ResetSignal, Signal
+from amaranth import (
+    Cat,
+    ClockDomain,
+    ClockSignal,
+    Const,
+    DomainRenamer,
+    Module,
+    ResetInserter,
+    ResetSignal,
+    Signal,
+)
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -161,17 +171,17 @@ class BoardCore(wiring.Component):
                 wiring.connect(m, word, stage.i_stream)
                 word = stage.o_stream
             axis = getattr(inner, port.member)
-            m.d.comb += [
-                axis.tvalid.eq(word.valid), word.ready.eq(axis.tready),
-                axis.tdata.eq(word.payload[:port.tdata_width]),
-                axis.tlast.eq(word.payload[port.tdata_width]),
-                axis.tuser.eq(word.payload[port.tdata_width + 1]),
-            ]
+            m.d.comb += [axis.tvalid.eq(word.valid), word.ready.eq(axis.tready), axis.tdata.eq(word.payload[:port.tdata_width])]
+            if port.tlast:  # an SDF network's source (004) has neither: a beat is a firing
+                m.d.comb += axis.tlast.eq(word.payload[port.tdata_width])
+            if port.tuser_width:
+                m.d.comb += axis.tuser.eq(word.payload[port.tdata_width + 1])
             beats.append(axis.tvalid & axis.tready)
         for j, port in enumerate(self.sinks):
             axis, to_uart = getattr(inner, port.member), getattr(serializer, f"i_sink{j}")
             d, u = port.tdata_width, port.tuser_width
-            valid, payload, ready = axis.tvalid, Cat(axis.tdata, axis.tuser, axis.tlast), axis.tready
+            valid, ready = axis.tvalid, axis.tready
+            payload = Cat(axis.tdata, axis.tuser, axis.tlast if port.tlast else Const(0, 1))
             if registered:
                 # a skid buffer cuts the serializer's load off the network's paths
                 stage = m.submodules[f"sink_skid{j}"] = reset(SkidBuffer(d + u + 1))
@@ -191,7 +201,7 @@ class BoardCore(wiring.Component):
         frame_in, frame_out, moved = Signal(), Signal(), Signal()
         kind_field = next(f for f in sink_tuser_fields(self.index_width) if f.name == "kind")
         kind = sink0.tuser[kind_field.lsb:kind_field.lsb + kind_field.width]
-        m.d.sync += [frame_in.eq(src0.tvalid & src0.tready & src0.tlast),
+        m.d.sync += [frame_in.eq(src0.tvalid & src0.tready & (src0.tlast if self.sources[0].tlast else 0)),
                      frame_out.eq(sink0.tvalid & sink0.tready & (kind == BeatKind.MESSAGE)), moved.eq(Cat(*beats).any())]
         frames_in, frames_out = Signal(16), Signal(16)
         with m.If(frame_in):

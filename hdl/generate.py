@@ -116,9 +116,7 @@ def _generate_sdf(network, out: Path, allow_unsafe: bool, platform) -> tuple[Pat
             raise UnsafeNetwork(_SDFRefusal(network, f"{network.name}: {exc} (sfdf schedule shows it)")) from None
         run = bounded_execution(network)
         if not run.live:
-            waits = "; ".join(s.describe() for s in run.stalls)
-            raise UnsafeNetwork(_SDFRefusal(network, f"{network.name}: SDF, deadlocks with these capacities after "
-                                            f"{run.firings} firings: {waits} (sfdf check names the capacity that frees it)"))
+            raise UnsafeNetwork(_SDFRefusal(network, run.deadlock_line(network.name)))
     _check_ports(network)
     top = SDFTop(network)
     verilog = axis_verilog(top, name=network.name, emit_src=False, platform=platform)

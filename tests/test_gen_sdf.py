@@ -553,3 +553,18 @@ def test_a_seeded_send_probability_decides_which_firings_send(tmp_path):
     deliveries = Deliveries(net)
     route = next(r for r in deliveries.routes if r.message == 0)
     assert all(d.firing == deliveries.point(route, d.n, 2) for d in runs[0].deliveries if d.message == 0)
+
+
+def test_build_elaborates_an_sdf_network_for_a_board(tmp_path, capsys):
+    """``sfdf build --no-build``: the SDF top inside the board's core (its sources without ``tlast``), every
+    file written; a deadlocking SDF network is refused before any tool runs."""
+    status, out, _ = cli(capsys, "build", EXAMPLES / "teleport.toml", "--board", "ulx3s-85f", "--no-build",
+                         "-o", tmp_path / "b")
+    assert status == 0 and "no tool run" in out
+    assert "module \\sfdf_board.network.network" in (tmp_path / "b" / "teleport.board.v").read_text()
+    skew = tmp_path / "skew.toml"
+    skew.write_text('[network]\nname = "skew"\n' + "".join(f'[[node]]\nname = "{n}"\n' for n in "ABD") + "".join(
+        f'[[edge]]\nfrom = "{a}"\nto = "{b}"\ncapacity = {c}\n{rates}\n'
+        for a, b, c, rates in [("A", "B", 4, "pop = 3"), ("B", "D", 4, "push = 3"), ("A", "D", 2, "")]))
+    status, _, err = cli(capsys, "build", skew, "--board", "ulx3s-85f", "--no-build", "-o", tmp_path / "s")
+    assert status == 1 and "A waits for room for 1 items on A_D" in err and "refusing to build" in err

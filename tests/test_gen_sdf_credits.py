@@ -9,10 +9,10 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from amaranth.sim import Simulator
 from graphs import sdf_networks
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from sdf_rtl import simulate
 
 from sfdf.gen.sdf.credits import queue_depths, route_tables
 from sfdf.gen.sdf.liveness import ample, bounded_execution
@@ -65,10 +65,7 @@ def most_entries(net, depths: dict, cycles: int, seed: int) -> dict:
                 most[route] = max(most.get(route, 0), ctx.get(queue.o_level))
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return most
 
 

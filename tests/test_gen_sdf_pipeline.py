@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from amaranth.sim import Simulator
 from graphs import sdf_edge, sdf_networks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sdf_rtl import simulate
 
 from sfdf.gen.model import Network, Node
 from sfdf.gen.sdf.liveness import ample, firing_capacity
@@ -35,10 +35,7 @@ def rtl_fired(network, cycles: int) -> list[set[str]]:
             trace.append({n.name for n in network.nodes if ctx.get(getattr(dut, f"{n.name}_fired"))})
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return trace
 
 

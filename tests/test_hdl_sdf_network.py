@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from amaranth.sim import Simulator
 from graphs import sdf_networks
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from sdf_rtl import simulate
 
 from sfdf.gen.sdf.liveness import ample, bounded_execution
 from sfdf.gen.sdf.model import run_sdf
@@ -53,10 +53,7 @@ def rtl_outputs(network, firings: int, seed: int = 0, quiet: int = 2000, most: i
             await ctx.tick()
         assert idle >= quiet, f"still firing after {most} cycles"
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
     return outputs
 
 
@@ -68,6 +65,10 @@ def test_the_example_matches_the_model():
     assert rtl_outputs(net, 40) == run.outputs and any(run.outputs.values()) and run.deliveries
     # without the messages the values differ: each handler shows in every later value
     assert rtl_outputs(replace(net, messages=()), 40) != run.outputs
+    # a latency range is delivered at its min's point, in the RTL as in the model
+    ranged = replace(net, messages=(replace(net.messages[0], latency=(1, 3)), replace(net.messages[1], latency=(1, 2))))
+    early = replace(net, messages=(replace(net.messages[0], latency=(1, 1)), replace(net.messages[1], latency=(1, 1))))
+    assert rtl_outputs(ranged, 40) == run_sdf(ranged, source_firings=40, bounded=True).outputs == rtl_outputs(early, 40)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -59,6 +59,12 @@ class Bounded:
     firings: int
     stalls: list[Stall] = field(default_factory=list)
 
+    def deadlock_line(self, name: str) -> str:
+        """The deadlock in one line, as ``generate`` and ``build`` refuse the network (``sfdf check`` names the
+        capacity that frees it)."""
+        return (f"{name}: SDF, deadlocks with these capacities after {self.firings} firings: "
+                f"{'; '.join(s.describe() for s in self.stalls)} (sfdf check names the capacity that frees it)")
+
 
 class _Run:
     def __init__(self, network, capacities: dict[str, int], deliveries: Deliveries | None):

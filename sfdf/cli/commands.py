@@ -554,8 +554,7 @@ def _cosim_sdf(args, network) -> int:
     output_folder(args.build_dir, "--build-dir")
     live = bounded_execution(network)
     if not live.live:
-        print(f"sfdf: warning: {network.name} deadlocks with these capacities after {live.firings} firings "
-              f"({'; '.join(s.describe() for s in live.stalls)}); simulating anyway so the deadlock can be watched",
+        print(f"sfdf: warning: {live.deadlock_line(network.name)}; simulating anyway so the deadlock can be watched",
               file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="sfdf-cosim-") as scratch, Progress.for_args(args) as progress:
         cycles = Path(scratch) / "cycles"
@@ -713,6 +712,23 @@ def _board_sizing_line(spec: str, network, rate: dict, family: str) -> str:
             f"{'enough here too' if enough else 'not enough here: set these by hand'})")
 
 
+class _SDFReport:
+    """What ``sfdf build`` needs of an SDF network's check (004): ``deadlock_free``, ``network``, ``summary_lines``."""
+
+    def __init__(self, network, run):
+        self.network, self.deadlock_free = network, run.live
+        self.lines = [] if run.live else [run.deadlock_line(network.name)]
+
+    def summary_lines(self) -> list[str]:
+        return self.lines
+
+
+def _sdf_report(network) -> _SDFReport:
+    from sfdf.gen.sdf.liveness import bounded_execution
+
+    return _SDFReport(network, bounded_execution(network))
+
+
 def build(args) -> int:
     from sfdf.boards.build import BuildFailed, ToolchainMissing, build, critical_path_summary
     from sfdf.boards.settings import build_settings
@@ -722,8 +738,8 @@ def build(args) -> int:
 
     settings = build_settings(args.spec, args.board, args.clock, args.baud, args.buffer_words)
     board, clock_hz = settings.board, settings.clock_hz
-    network = _load_sfdf(args.spec)
-    report = check(network)
+    network = _load(args.spec)
+    report = _sdf_report(network) if network.is_sdf else check(network)
     if not report.deadlock_free:
         print("\n".join(report.summary_lines()), file=sys.stderr)
         print("sfdf: refusing to build an unsafe network", file=sys.stderr)
@@ -750,7 +766,11 @@ def build(args) -> int:
     if path:
         result["critical_path_summary"] = critical_path_summary(path)
     # the rate the board's hardware allows with no filtering (its family's cycles: iCE40 has no offer registers)
-    result["throughput"] = hardware_rate(report.network, FamilyOnly(board.family))
+    result["throughput"] = None if network.is_sdf else hardware_rate(report.network, FamilyOnly(board.family))
+    if network.is_sdf:  # every source allowed, every sink ready: gen/sdf/pipeline.py, message credits included
+        from sfdf.gen.sdf.pipeline import hardware_throughput
+
+        result["sdf_throughput"] = _rate_json(hardware_throughput(network).iterations_per_cycle)
     probe = args.clock == "max"  # placed for the probe target to measure Fmax: missing it is the point
     ok = not result["built"] or (result["fits"] and (result["timing_met"] or probe) and result.get("programmed", True))
     if args.json:
@@ -774,6 +794,8 @@ def build(args) -> int:
               f"--clock {math.floor(result['fmax_mhz'])} or less")
     if not result["timing_met"]:
         print(f"critical path: {result['critical_path_summary']}")
+    if network.is_sdf:
+        print(f"throughput (every source allowed, every sink ready): {_per_cycle(result['sdf_throughput'])}")
     rate = result["throughput"]
     if rate is not None:
         print(f"throughput with no filtering: {rate['describe']}, {rate['tokens_per_cycle'] * result['clock_mhz']:.1f} "
