@@ -74,6 +74,13 @@ def test_the_examples_match_the_model_message_by_message(spec, firings, verilato
         assert all(d["handled"] == 512 * (d["sent"] + 6) for d in run.messages)
 
 
+def test_the_radios_feedback_version_matches_the_model(verilator_toolchain, cosim_build_root):
+    """004's manual radio (examples/fhr_feedback.toml): RFtoIF's 512 phases, the loop's 24 initial items."""
+    run = run_sdf_network(load_spec(EXAMPLES / "fhr_feedback.toml"), computations=4000, build_dir=cosim_build_root)
+    assert run.passed and not run.model_deadlocked, run.results.summary()
+    assert all(run.expected.values())
+
+
 def test_a_downstream_message_of_negative_latency_is_carried_by_credits(verilator_toolchain, cosim_build_root):
     net = load_spec(EXAMPLES / "teleport.toml")
     net = replace(net, name="teleport_early", messages=(replace(net.messages[0], latency=(-2, -2)), net.messages[1]))
