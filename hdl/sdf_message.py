@@ -8,8 +8,9 @@ the cycle of that start, with ``o_n`` the firing, counted from 1), and the recei
 receiver starts its firing ``f`` only while ``f < o_target`` (no message the sender may still send can act
 on ``f``).
 
-:class:`MessageQueue` sits by the receiver: a circular buffer of ``(target, sum)`` entries in target
-order, a message whose target is the last entry's added to its sum (the SDF test kernel's handler adds
+:class:`MessageQueue` sits by the receiver: a shift register of ``(target, sum)`` entries in target
+order, the head first (a pop shifts the others down), a message whose target is the last entry's added
+to its sum (the SDF test kernel's handler adds
 ``n``, so messages of one target act as one). Its head is *due* when its target is the receiver's next
 firing ``i_next``; it is taken with that firing's start (``i_start``; downstream: handled immediately
 before it) or, upstream (handled immediately after the firing before it, which has started), as soon as
@@ -50,16 +51,21 @@ class MessageTarget(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        first, width = self.table.first, self.width
+        first, width, table = self.table.first, self.width, self.table
         index = Signal(range(len(first)), name="index")
         base = Signal(width, name="base")
         n = Signal(width, init=1, name="n")
+        # T(started + 1) in a register; the next one computed from the registers, so a start only selects it
+        target = Signal(width, init=first[0] % (1 << width), name="target")
         targets = Array(Const(t % (1 << width), width) for t in first)
-        m.d.comb += [self.o_target.eq(base + targets[index]), self.o_n.eq(n), self.o_valid.eq(self.i_start & self.i_send)]
+        m.d.comb += [self.o_target.eq(target), self.o_n.eq(n), self.o_valid.eq(self.i_start & self.i_send)]
+        wraps = index == len(first) - 1
+        following = Signal(width)
+        m.d.comb += following.eq(Mux(wraps, base + table.step + targets[table.wrap], base + targets[index + 1]))
         with m.If(self.i_start):
-            m.d.sync += n.eq(n + 1)
-            with m.If(index == len(first) - 1):
-                m.d.sync += [index.eq(self.table.wrap), base.eq(base + self.table.step)]
+            m.d.sync += [n.eq(n + 1), target.eq(following)]
+            with m.If(wraps):
+                m.d.sync += [index.eq(table.wrap), base.eq(base + table.step)]
             with m.Else():
                 m.d.sync += index.eq(index + 1)
         return m
@@ -86,34 +92,37 @@ class MessageQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         depth, width = self.depth, self.width
-        targets = Array(Signal(width, name=f"target{i}") for i in range(depth))
-        sums = Array(Signal(width, name=f"sum{i}") for i in range(depth))
-        head, level = Signal(range(depth), name="head"), Signal(range(depth + 1), name="level")
-        tail = Signal(range(depth))  # the last entry, when level > 0
-        m.d.comb += tail.eq(Mux(head + level - 1 >= depth, head + level - 1 - depth, head + level - 1))
-        fresh = Signal(range(depth))  # where a new entry goes
-        m.d.comb += fresh.eq(Mux(head + level >= depth, head + level - depth, head + level))
-        merge = Signal()
-        m.d.comb += merge.eq((level != 0) & (targets[tail] == self.i_target))
-        pop, due = Signal(name="pop"), Signal(name="due")
+        # entry 0 is the head: a pop shifts every entry down one place, so no read needs a multiplexer
+        targets = [Signal(width, name=f"target{i}") for i in range(depth)]
+        sums = [Signal(width, name=f"sum{i}") for i in range(depth)]
+        level = Signal(range(depth + 1), name="level")
+        last = Signal(width, name="last")  # the newest entry's target, for the merge test
+        merge, push, pop, due = Signal(name="merge"), Signal(name="push"), Signal(name="pop"), Signal(name="due")
         m.d.comb += self.o_credit.eq(ahead(m, self.i_limit, self.i_next, width))
         take = self.o_credit if self.upstream else self.i_start
         m.d.comb += [
-            due.eq((level != 0) & (targets[head] == self.i_next)),
-            self.o_sum.eq(sums[head]),
+            merge.eq((level != 0) & (last == self.i_target)),
+            push.eq(self.i_valid & ~merge & (level != depth)),
+            due.eq((level != 0) & (targets[0] == self.i_next)),
             pop.eq(due & take),
+            self.o_sum.eq(sums[0]),
             self.o_room.eq(merge | (level != depth)),
             self.o_handled.eq(pop),
-            self.o_handled_target.eq(targets[head]),
+            self.o_handled_target.eq(targets[0]),
             self.o_level.eq(level),
         ]
-        push = Signal()
-        m.d.comb += push.eq(self.i_valid & ~merge & (level != depth))
-        with m.If(self.i_valid & merge):  # never the head being taken: a new target is past the receiver's limit
-            m.d.sync += sums[tail].eq(sums[tail] + self.i_n)
+        added = self.i_valid & merge  # never the head being taken: a new target is past the receiver's limit
+        for i in range(depth):
+            target_in = targets[i + 1] if i + 1 < depth else targets[i]
+            sum_in = sums[i + 1] if i + 1 < depth else sums[i]
+            kept_target, kept_sum = Mux(pop, target_in, targets[i]), Mux(pop, sum_in, sums[i])
+            with m.If(push & (level - pop == i)):
+                m.d.sync += [targets[i].eq(self.i_target), sums[i].eq(self.i_n)]
+            with m.Elif(added & (level - pop - 1 == i)):
+                m.d.sync += [targets[i].eq(kept_target), sums[i].eq(kept_sum + self.i_n)]
+            with m.Else():
+                m.d.sync += [targets[i].eq(kept_target), sums[i].eq(kept_sum)]
         with m.If(push):
-            m.d.sync += [targets[fresh].eq(self.i_target), sums[fresh].eq(self.i_n)]
-        with m.If(pop):
-            m.d.sync += head.eq(Mux(head == depth - 1, 0, head + 1))
+            m.d.sync += last.eq(self.i_target)
         m.d.sync += level.eq(level + push - pop)
         return m

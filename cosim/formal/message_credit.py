@@ -27,7 +27,7 @@ serial order from ``f``:
 from __future__ import annotations
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Assume, Const, Elaboratable, Module, Mux, Signal
 
 from sfdf.gen.sdf.credits import TargetTable
 from sfdf.hdl.sdf_message import MessageQueue, MessageTarget
@@ -55,8 +55,8 @@ class MessageCreditHarness(Elaboratable):
         queue._MustUse__silence = True
         module = m.submodules.queue = queue.elaborate(platform)
         names = driven_signals(module) | driven_signals(target_module)
-        wanted = [f"target{i}" for i in range(self.depth)] + [f"sum{i}" for i in range(self.depth)] + ["head", "level",
-                                                                                                       "index"]
+        wanted = ([f"target{i}" for i in range(self.depth)] + [f"sum{i}" for i in range(self.depth)]
+                  + ["level", "last", "index", "base", "target"])
         if missing := [n for n in wanted if n not in names]:
             raise FormalError(f"MessageQueue/MessageTarget lack the registers {missing}; update cosim/formal/message_credit.py")
 
@@ -85,24 +85,23 @@ class MessageCreditHarness(Elaboratable):
             m.d.comb += Assert((past(target_dut.o_target) < half) & ~(begin & (target_dut.o_target == f)),
                                "a message sent targets a firing the receiver has not started, nor starts now")
 
-        head, level = names["head"], names["level"]
+        level = names["level"]
         targets = [names[f"target{i}"] for i in range(self.depth)]
         sums = [names[f"sum{i}"] for i in range(self.depth)]
+        table = Array(Const(t % (1 << w), w) for t in self.table.first)
         m.d.comb += [Assert(level <= self.depth, "invariant: the queue holds at most its depth"),
-                     Assert(head < self.depth, "invariant: the head is a slot")]
-        live = []
-        for k in range(self.depth):  # slot k holds the entry (k - head) mod depth places behind the head
-            place = Signal(range(self.depth), name=f"place{k}")
-            m.d.comb += place.eq(Mux(k >= head, k - head, k + self.depth - head))
-            live.append(place < level)
+                     Assert(names["target"] == (names["base"] + table[names["index"]])[:w],
+                            "invariant: the sender's register holds its next target")]
+        live = [level > k for k in range(self.depth)]  # entry 0 is the head
         for k in range(self.depth):
             with m.If(live[k]):
-                m.d.comb += [Assert(past(targets[k]) < half, f"slot {k}: its target is a firing the receiver has not started"),
-                             Assert(past(targets[k]) <= past(limit), f"slot {k}: not past the sender's next target")]
-            after = (k + 1) % self.depth
-            if self.depth > 1:
-                with m.If(live[k] & live[after] & (after != head)):
-                    m.d.comb += Assert(past(targets[after]) > past(targets[k]), f"slot {after}: targets increase")
+                m.d.comb += [Assert(past(targets[k]) < half, f"entry {k}: its target is a firing the receiver has not started"),
+                             Assert(past(targets[k]) <= past(limit), f"entry {k}: not past the sender's next target")]
+            if k + 1 < self.depth:
+                with m.If(live[k + 1]):
+                    m.d.comb += Assert(past(targets[k + 1]) > past(targets[k]), f"entry {k + 1}: targets increase")
+            with m.If(level == k + 1):
+                m.d.comb += Assert(names["last"] == targets[k], "invariant: last is the newest entry's target")
         held = Signal(w)
         m.d.comb += held.eq(sum(Mux(live[k], sums[k], 0) for k in range(self.depth)))
         sent_sum = Signal(w)  # of the messages sent and not handled, kept here
