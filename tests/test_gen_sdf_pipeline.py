@@ -109,3 +109,12 @@ def test_teleport_sized_for_full_rate_runs_at_the_stated_bound_in_rtl():
     assert bound.iterations_per_cycle == full.iterations_per_cycle > 0
     trace = rtl_fired(net, bound.transient + 10 * bound.period)[bound.transient:]
     assert sum("E" in fired for fired in trace) == 10 * bound.period * bound.firings_per_cycle(repetitions(net), "E")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sized())
+def test_no_capacity_passes_the_nodes_bound(net):
+    from sfdf.gen.sdf.pipeline import node_bound
+
+    roomy = {e.name: 4 * ample(net, e) + 8 for e in net.edges}
+    assert hardware_throughput(net, roomy).iterations_per_cycle <= node_bound(net)

@@ -22,7 +22,7 @@ from .credits import route_tables
 from .liveness import ample, firing_capacity
 from .rates import SDFError, edge_rates, phases, repetitions
 
-__all__ = ["FullRate", "Pipeline", "full_rate_capacities", "hardware_throughput"]
+__all__ = ["FullRate", "Pipeline", "full_rate_capacities", "hardware_throughput", "node_bound"]
 
 
 @dataclass
@@ -190,12 +190,24 @@ def hardware_throughput(network, capacities: dict[str, int] | None = None, *, ta
     raise SDFError(f"no state repeats within {max_cycles} cycles", "report it as a bug")
 
 
+def node_bound(network) -> Fraction:
+    """The most iterations per cycle any schedule of the hardware can give: each node starts a firing at most
+    every ``max(P, U)`` cycles (its read and write stages), so an iteration takes it at least the sum over
+    its firings of an iteration."""
+    pipeline = Pipeline(network)
+    cycles = max(Fraction(sum(max(pipeline.reads[n][k], pipeline.writes[n][k]) for k in range(pipeline.count[n]))
+                          * pipeline.reps[n], pipeline.count[n]) for n in pipeline.names)
+    return 1 / cycles
+
+
 def _roomy(network, tables: list) -> tuple[dict[str, int], Fraction]:
     """Capacities no channel of the hardware waits on, and the throughput with them: doubled from three
     times :func:`ample`'s until the throughput stops growing (three firings' worth is what a channel of
-    equal push and pop needs)."""
+    equal push and pop needs), or at once where it is :func:`node_bound`, which no capacity passes."""
     caps = {e.name: 3 * ample(network, e) + 8 for e in network.edges}
     rate = hardware_throughput(network, caps, tables=tables).iterations_per_cycle
+    if rate == node_bound(network):
+        return caps, rate
     for _ in range(8):
         wider = {name: 2 * c for name, c in caps.items()}
         more = hardware_throughput(network, wider, tables=tables).iterations_per_cycle
