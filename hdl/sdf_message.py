@@ -42,12 +42,13 @@ def ahead(m: Module, a, b, width: int = COUNT):
 
 class MessageTarget(wiring.Component):
     """The target table of one route at its sender (see the module docstring); counters of ``width`` bits
-    (:data:`COUNT`; narrower in a formal proof)."""
+    (:data:`COUNT`; narrower in a formal proof). ``o_following``: the target after ``o_target``, what it
+    becomes at the next start."""
 
     def __init__(self, table: TargetTable, width: int = COUNT):
         self.table, self.width = table, width
         super().__init__({"i_start": In(1), "i_send": In(1), "o_valid": Out(1), "o_n": Out(width),
-                          "o_target": Out(width)})
+                          "o_target": Out(width), "o_following": Out(width)})
 
     def elaborate(self, platform):
         m = Module()
@@ -61,7 +62,8 @@ class MessageTarget(wiring.Component):
         m.d.comb += [self.o_target.eq(target), self.o_n.eq(n), self.o_valid.eq(self.i_start & self.i_send)]
         wraps = index == len(first) - 1
         following = Signal(width)
-        m.d.comb += following.eq(Mux(wraps, base + table.step + targets[table.wrap], base + targets[index + 1]))
+        m.d.comb += [following.eq(Mux(wraps, base + table.step + targets[table.wrap], base + targets[index + 1])),
+                     self.o_following.eq(following)]
         with m.If(self.i_start):
             m.d.sync += [n.eq(n + 1), target.eq(following)]
             with m.If(wraps):
@@ -75,16 +77,21 @@ class MessageQueue(wiring.Component):
     """The message queue of one route at its receiver (see the module docstring); ``depth`` entries,
     ``upstream`` for a route to an upstream receiver.
 
-    ``o_credit``: the receiver may start its next firing ``i_next`` (it is below ``i_limit``).
+    ``o_credit``: the receiver may start its next firing ``i_next`` (it is below ``i_limit``), a register:
+    computed a cycle ahead for each of the two starts that move it, the sender's (``i_sender_start``: the
+    limit becomes ``i_following``) and the receiver's (``i_start``: ``i_next`` steps), so the receiver's start
+    depends on no comparison of counters; so is whether the head is due. ``first_target``: the limit at
+    reset, the sender's first firing's target.
     ``o_handled`` rises in the cycle the head is taken, ``o_sum`` the sum of its messages' ``n`` (the
     receiver adds it to its accumulator) and ``o_handled_target`` its target (verification: the cosim pairs
     it with the messages sent to that target); ``o_level`` counts the entries (verification). Counters,
     targets and sums of ``width`` bits."""
 
-    def __init__(self, depth: int, upstream: bool, width: int = COUNT):
-        self.depth, self.upstream, self.width = depth, upstream, width
+    def __init__(self, depth: int, upstream: bool, first_target: int, width: int = COUNT):
+        self.depth, self.upstream, self.first_target, self.width = depth, upstream, first_target, width
         super().__init__({
             "i_valid": In(1), "i_n": In(width), "i_target": In(width), "i_next": In(width), "i_limit": In(width),
+            "i_following": In(width), "i_sender_start": In(1),
             "i_start": In(1), "o_credit": Out(1), "o_room": Out(1), "o_sum": Out(width), "o_handled": Out(1),
             "o_handled_target": Out(width), "o_level": Out(range(depth + 1)),
         })
@@ -97,13 +104,33 @@ class MessageQueue(wiring.Component):
         sums = [Signal(width, name=f"sum{i}") for i in range(depth)]
         level = Signal(range(depth + 1), name="level")
         last = Signal(width, name="last")  # the newest entry's target, for the merge test
-        merge, push, pop, due = Signal(name="merge"), Signal(name="push"), Signal(name="pop"), Signal(name="due")
-        m.d.comb += self.o_credit.eq(ahead(m, self.i_limit, self.i_next, width))
-        take = self.o_credit if self.upstream else self.i_start
+        merge, push, pop = Signal(name="merge"), Signal(name="push"), Signal(name="pop")
+        # registers: the credit, ahead(i_limit, i_next), and whether the head is due, level > 0 and
+        # targets[0] == i_next; next cycle's values for every combination of this cycle's starts and pop
+        credit = Signal(init=(self.first_target - 1) % (1 << width) in range(1, 1 << (width - 1)), name="credit")
+        due = Signal(name="due")
+        step = Signal(width)
+        m.d.comb += step.eq(self.i_next + 1)
+        limits = [self.i_limit, self.i_following]
+        nexts = [self.i_next, step]
+        ahead_of = [[ahead(m, lim, f, width) for f in nexts] for lim in limits]
+        m.d.sync += credit.eq(Mux(self.i_sender_start, Mux(self.i_start, ahead_of[1][1], ahead_of[1][0]),
+                                  Mux(self.i_start, ahead_of[0][1], ahead_of[0][0])))
+        second = targets[1] if depth > 1 else targets[0]
+        equal = {name: [value == f for f in nexts] for name, value in
+                 (("in", self.i_target), ("second", second), ("head", targets[0]))}
+
+        def at(name):  # the candidate head against next cycle's i_next
+            return Mux(self.i_start, equal[name][1], equal[name][0])
+
+        fresh_head = push & (level - pop == 0)
+        kept = (level > 1) | ((level == 1) & ~pop)
+        m.d.sync += due.eq(Mux(fresh_head, at("in"), kept & Mux(pop, at("second"), at("head"))))
+        m.d.comb += self.o_credit.eq(credit)
+        take = credit if self.upstream else self.i_start
         m.d.comb += [
             merge.eq((level != 0) & (last == self.i_target)),
             push.eq(self.i_valid & ~merge & (level != depth)),
-            due.eq((level != 0) & (targets[0] == self.i_next)),
             pop.eq(due & take),
             self.o_sum.eq(sums[0]),
             self.o_room.eq(merge | (level != depth)),

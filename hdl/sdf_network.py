@@ -88,14 +88,16 @@ class SDFNetwork(wiring.Component):
         rooms = {s: [] for s in senders}
         for r, route in enumerate(self.routes):
             sender, receiver = nodes[route.sender], nodes[route.receiver]
-            target = m.submodules[f"target{r}"] = MessageTarget(target_table(self.deliveries, route))
-            queue = self.queues[route] = m.submodules[f"queue{r}"] = MessageQueue(self.depths[route],
-                                                                                  route.direction == UPSTREAM)
+            table = target_table(self.deliveries, route)
+            target = m.submodules[f"target{r}"] = MessageTarget(table)
+            queue = self.queues[route] = m.submodules[f"queue{r}"] = MessageQueue(
+                self.depths[route], route.direction == UPSTREAM, table.first[0])
             j = incoming[route.receiver].index(route)
             m.d.comb += [
                 target.i_start.eq(sender.o_start), target.i_send.eq(sender.o_send),
                 queue.i_valid.eq(target.o_valid), queue.i_n.eq(target.o_n), queue.i_target.eq(target.o_target),
                 queue.i_next.eq(receiver.o_next), queue.i_limit.eq(target.o_target), queue.i_start.eq(receiver.o_start),
+                queue.i_following.eq(target.o_following), queue.i_sender_start.eq(sender.o_start),
                 getattr(receiver, f"q{j}_credit").eq(queue.o_credit),
                 getattr(receiver, f"q{j}_handled").eq(queue.o_handled), getattr(receiver, f"q{j}_sum").eq(queue.o_sum),
                 getattr(self, f"msg{r}_sent").eq(target.o_valid), getattr(self, f"msg{r}_sent_n").eq(target.o_n),

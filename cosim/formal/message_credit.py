@@ -30,7 +30,7 @@ from amaranth.asserts import AnySeq
 from amaranth.hdl import Array, Assert, Assume, Const, Elaboratable, Module, Mux, Signal
 
 from sfdf.gen.sdf.credits import TargetTable
-from sfdf.hdl.sdf_message import MessageQueue, MessageTarget
+from sfdf.hdl.sdf_message import MessageQueue, MessageTarget, ahead
 
 from .channel import driven_signals
 from .sby import FormalError
@@ -51,12 +51,12 @@ class MessageCreditHarness(Elaboratable):
         target_dut = MessageTarget(self.table, w)
         target_dut._MustUse__silence = True
         target_module = m.submodules.target = target_dut.elaborate(platform)
-        queue = self.queue(self.depth, self.upstream, w)
+        queue = self.queue(self.depth, self.upstream, self.table.first[0], w)
         queue._MustUse__silence = True
         module = m.submodules.queue = queue.elaborate(platform)
         names = driven_signals(module) | driven_signals(target_module)
         wanted = ([f"target{i}" for i in range(self.depth)] + [f"sum{i}" for i in range(self.depth)]
-                  + ["level", "last", "index", "base", "target"])
+                  + ["level", "last", "index", "base", "target", "credit", "due"])
         if missing := [n for n in wanted if n not in names]:
             raise FormalError(f"MessageQueue/MessageTarget lack the registers {missing}; update cosim/formal/message_credit.py")
 
@@ -69,7 +69,8 @@ class MessageCreditHarness(Elaboratable):
         ]
         f, begin = Signal(w, init=1, name="receiver_next"), Signal(name="receiver_start")
         m.d.comb += [begin.eq(AnySeq(1) & queue.o_credit), queue.i_next.eq(f), queue.i_limit.eq(target_dut.o_target),
-                     queue.i_start.eq(begin)]
+                     queue.i_start.eq(begin), queue.i_following.eq(target_dut.o_following),
+                     queue.i_sender_start.eq(start)]
         with m.If(begin):
             m.d.sync += f.eq(f + 1)
 
@@ -92,6 +93,8 @@ class MessageCreditHarness(Elaboratable):
         m.d.comb += [Assert(level <= self.depth, "invariant: the queue holds at most its depth"),
                      Assert(names["target"] == (names["base"] + table[names["index"]])[:w],
                             "invariant: the sender's register holds its next target")]
+        m.d.comb += [Assert(names["credit"] == ahead(m, limit, f, w), "invariant: the credit register is limit > f"),
+                     Assert(names["due"] == ((level != 0) & (targets[0] == f)), "invariant: due is head == f")]
         live = [level > k for k in range(self.depth)]  # entry 0 is the head
         for k in range(self.depth):
             with m.If(live[k]):
