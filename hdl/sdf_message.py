@@ -10,15 +10,15 @@ on ``f``).
 
 :class:`MessageQueue` sits by the receiver: a shift register of ``(target, sum)`` entries in target
 order, the head first (a pop shifts the others down), a message whose target is the last entry's added
-to its sum (the SDF test kernel's handler adds
-``n``, so messages of one target act as one). Its head is *due* when its target is the receiver's next
-firing ``i_next``; it is taken with that firing's start (``i_start``; downstream: handled immediately
-before it) or, upstream (handled immediately after the firing before it, which has started), as soon as
-no more messages can come for it: when the receiver's credit (``i_limit``, the sender's
-:class:`MessageTarget`) is past it.
-``o_room`` is low only when a new target would not fit, which the depth of
-:func:`sfdf.gen.sdf.credits.queue_depths` rules out; the sender then waits rather than lose a message.
-Counters and targets are 32 bits and compared by their difference, so they wrap.
+to its sum (the SDF test kernel's handler adds ``n``, so messages of one target act as one). Its head is
+*due* when its target is the receiver's next firing ``i_next``; it is taken with that firing's start
+(``i_start``; downstream: handled immediately before it) or, upstream (handled immediately after the
+firing before it, which has started), as soon as no more messages can come for it: when the receiver's
+credit (``i_limit``, the sender's :class:`MessageTarget`) is past it. ``o_room`` is low only when a new
+target would not fit, which the depth of :func:`sfdf.gen.sdf.credits.queue_depths` rules out; the sender
+then waits rather than lose a message. Counters and targets are 32 bits and compared by their
+difference, so they wrap; the credit and ``due`` are registers (see :class:`MessageQueue`), and no read of
+the queue goes through a multiplexer, so a receiver's start waits on no wide comparison.
 """
 
 from amaranth import Array, Const, Module, Mux, Signal
