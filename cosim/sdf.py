@@ -21,8 +21,8 @@ from pathlib import Path
 
 from sfdf.gen.refmodel import random_words
 from sfdf.gen.sdf.model import run_sdf
-from sfdf.gen.sdf.rates import edge_rates, phases
 from sfdf.hdl.buildcache import COSIM_DIR
+from sfdf.hdl.sdf_manifest import quiet_cycles
 
 from .network import generated, run_tests
 from .runner import RunResults
@@ -53,14 +53,10 @@ class SDFCosimRun:
         return self.results.passed
 
 
-def sdf_watchdog_cycles(network, pause: float) -> int:
-    """Cycles without a level or a port moving that mean deadlock (see the module docstring)."""
-    count = phases(network)
-    rates = {e.name: edge_rates(e, count) for e in network.edges}
-    longest = max(max([1] + [rates[e.name][2][k] for e in network.in_edges(n.name)])
-                  + max([1] + [rates[e.name][0][k] for e in network.out_edges(n.name)])
-                  for n in network.nodes for k in range(count[n.name]))
-    return 64 + 2 * longest + (64 if pause else 0)
+def sdf_watchdog_cycles(manifest: dict, pause: float) -> int:
+    """Cycles without a level or a port moving that mean deadlock (see the module docstring): the device's
+    quiet bound, and the drivers' pauses."""
+    return quiet_cycles(manifest) + (64 if pause else 0)
 
 
 def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
@@ -78,10 +74,11 @@ def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: f
         progress("the SDF model")
     model = run_sdf(network, source_firings=computations, bounded=True)
     expected = model.outputs
+    manifest = json.loads(j_path.read_text())
     config = {
-        "manifest": json.loads(j_path.read_text()), "seed": seed, "pause": pause,
+        "manifest": manifest, "seed": seed, "pause": pause,
         "words": {s: random_words(seed, s, computations) for s in network.sources},
-        "expected": expected, "watchdog_cycles": sdf_watchdog_cycles(network, pause),
+        "expected": expected, "watchdog_cycles": sdf_watchdog_cycles(manifest, pause),
         "deliveries": model.deliveries_json(), "pending": model.deliveries_json(pending=True),
         "progress_file": str(progress_file) if progress_file else None,
     }

@@ -8,7 +8,7 @@ peek, width}`` (``push``/``pop``/``peek`` one entry per phase of the sender or r
 route (a ``[[message]]``'s receiver, in order; the top's ``msg<r>_*`` outputs): ``{message, from, to,
 direction, side, latency: [min, max], queue_depth, targets: {first, period, step}, ports}``
 (:mod:`sfdf.gen.sdf.credits`: the receiver's firing each sender firing's message acts from, and the
-depth of the receiver's queue).
+depth of the receiver's queue); ``longest_firing``: the most cycles a firing's read and write stages take.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from pathlib import Path
 
 from sfdf.gen.sdf.credits import target_table
 from sfdf.gen.sdf.messages import DOWNSTREAM
+from sfdf.gen.sdf.pipeline import longest_firing
 from sfdf.gen.sdf.rates import edge_rates, phases, repetitions
 
 from .axis import axis_ports
 from .manifest import BeatKind, Field, sink_tuser_fields
 from .sdf_top import MESSAGE_OUTPUTS, SDF_WORD
 
-__all__ = ["SDF_KERNEL", "build_sdf_manifest", "write_sdf_manifest"]
+__all__ = ["SDF_KERNEL", "build_sdf_manifest", "quiet_cycles", "write_sdf_manifest"]
 
 #: The kernel every SDF node runs (docs/semantics.md, "SDF networks").
 SDF_KERNEL = "sdf_test"
@@ -64,7 +65,7 @@ def build_sdf_manifest(network, top) -> dict:
         })
     return {
         "name": network.name, "top": network.name, "clock": "clk", "reset": "rst", "mode": "sdf",
-        "index_width": network.index_width, "data_width": SDF_WORD,
+        "index_width": network.index_width, "data_width": SDF_WORD, "longest_firing": longest_firing(network),
         "beat_kinds": {kind.name.lower(): kind.value for kind in BeatKind},
         "ports": ports, "nodes": nodes, "edges": edges, "messages": messages, "kernel_sources": [],
     }
@@ -75,3 +76,10 @@ def write_sdf_manifest(path: str | os.PathLike, network, top) -> Path:
     path = Path(path)
     path.write_text(json.dumps(build_sdf_manifest(network, top), indent=2) + "\n")
     return path
+
+
+def quiet_cycles(manifest) -> int:
+    """Cycles without a sink beat, once every firing offered is taken, after which the network has stopped
+    (the fast device's quiet bound; the cosim's watchdog adds the drivers' pauses): twice the manifest's
+    ``longest_firing`` and a margin."""
+    return 64 + 2 * manifest["longest_firing"]

@@ -22,7 +22,7 @@ from .credits import route_tables
 from .liveness import ample, firing_capacity
 from .rates import SDFError, edge_rates, phases, repetitions
 
-__all__ = ["FullRate", "Pipeline", "full_rate_capacities", "hardware_throughput", "node_bound"]
+__all__ = ["FullRate", "Pipeline", "full_rate_capacities", "hardware_throughput", "longest_firing", "node_bound"]
 
 
 @dataclass
@@ -188,6 +188,13 @@ def hardware_throughput(network, capacities: dict[str, int] | None = None, *, ta
         done += fired
         quiet = 0 if fired else quiet + 1
     raise SDFError(f"no state repeats within {max_cycles} cycles", "report it as a bug")
+
+
+def longest_firing(network) -> int:
+    """The most cycles one firing spends in the read and write stages (``P + U``, its largest peek and push):
+    what the cosim's watchdog and the device's quiet bound allow twice over (the manifest carries it)."""
+    pipeline = Pipeline(network)
+    return max(pipeline.reads[n][k] + pipeline.writes[n][k] for n in pipeline.names for k in range(pipeline.count[n]))
 
 
 def node_bound(network) -> Fraction:

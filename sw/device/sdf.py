@@ -20,24 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from sfdf.hdl.sdf_manifest import quiet_cycles
+
 from .codec import Codec
 from .link import Link, LinkDown
 from .results import DeviceDied, DeviceError, FrameTimeout, ProtocolError
 
-__all__ = ["SDFDevice", "quiet_cycles"]
+__all__ = ["SDFDevice"]
 
 #: Cycles a step runs the device for.
 _STEP = 4096
-
-
-def quiet_cycles(manifest: Mapping) -> int:
-    """Cycles without a sink beat, once every firing queued is taken, after which the network has stopped:
-    twice the longest firing (a read of its largest peek, a write of its largest push) and a margin."""
-    edges, nodes = manifest["edges"], manifest["nodes"]
-    longest = max(max([1] + [edges[e]["peek"][k % len(edges[e]["peek"])] for e in node["inputs"]])
-                  + max([1] + [edges[e]["push"][k % len(edges[e]["push"])] for e in node["outputs"]])
-                  for node in nodes.values() for k in range(node["phases"]))
-    return 64 + 2 * longest
 
 
 class SDFDevice:
