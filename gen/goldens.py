@@ -160,33 +160,40 @@ class VarianceJoin:
 
 
 class SDFTest:
-    """The SDF test kernel (004; docs/semantics.md, "SDF networks"), the golden of an SDF network's nodes: one
-    firing is ``step(windows, firing)``, ``windows`` each input edge's ``peek`` items in spec order (the
-    ``pop`` it consumes first); it returns ``v = acc + firing + sum(windows)`` mod ``2^32`` (a source:
-    ``v = acc + firing``), of which the node pushes ``v, v + 1, ...`` on each output, as many as the phase
-    pushes. ``message(n)`` is a teleport message's handler: it adds the sender's firing number ``n`` to ``acc``,
-    so every output after it shows where it landed. ``sends()``, called once per firing, says whether that
-    firing sends the node's messages: with probability ``send``, iff ``(s >> 16) < round(send * 65536)`` for
-    the LFSR state ``s`` stepped at each firing (:func:`sfdf.gen.kernels.lfsr_step`, seeded by
+    """The SDF test kernel (004; docs/semantics.md, "SDF networks"), the default golden of an SDF network's
+    nodes (the protocol of :mod:`sfdf.gen.sdf.kernels`): one firing is ``fire(windows, firing, pushes)``,
+    ``windows`` each input edge's ``peek`` items in spec order (the ``pop`` it consumes first); its value
+    ``v = acc + firing + sum(windows)`` mod ``2^32`` (:meth:`step`; a source: ``v = acc + firing``, its word
+    unread) is pushed as ``v, v + 1, ...`` on each output, as many as the phase pushes. ``message(n)`` is a
+    teleport message's handler: it adds the payload, the sender's firing number ``n``, to ``acc``, so every
+    output after it shows where it landed. ``send()``, called once per firing, is that payload when the
+    firing sends the node's messages, else None: with probability ``send``, iff ``(s >> 16) < round(send *
+    65536)`` for the LFSR state ``s`` stepped at each firing (:func:`sfdf.gen.kernels.lfsr_step`, seeded by
     :func:`sfdf.gen.kernels.lfsr_seed` with ``seed``), so ``send = 1`` sends at every firing."""
 
-    __slots__ = ("acc", "state", "threshold")
+    __slots__ = ("acc", "firing", "state", "threshold")
     MASK = (1 << 32) - 1
+    READS_WORD = False  # a source's windows are empty
 
     def __init__(self, *, send: float = 1.0, seed: int = 1):
-        self.acc = 0
+        self.acc = self.firing = 0
         self.threshold = filter_threshold(send)
         self.state = lfsr_seed(seed, 0)
 
-    def sends(self) -> bool:
+    def send(self) -> int | None:
         self.state = lfsr_step(self.state)
-        return (self.state >> 16) < self.threshold
+        return self.firing if (self.state >> 16) < self.threshold else None
 
     def step(self, windows, firing: int) -> int:
         value = self.acc + firing
         for window in windows:
             value += sum(window)
         return value & self.MASK
+
+    def fire(self, windows, firing: int, pushes) -> list[list[int]]:
+        self.firing = firing
+        value = self.step(windows, firing)
+        return [[(value + j) & self.MASK for j in range(push)] for push in pushes]
 
     def message(self, n: int) -> None:
         self.acc = (self.acc + n) & self.MASK

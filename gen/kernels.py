@@ -243,13 +243,28 @@ BUILTIN: dict[str, Builtin] = {
 #: The kernel library's parameters: kernel name -> parameter name -> :class:`KernelParam`.
 KERNELS: dict[str, dict[str, KernelParam]] = {name: builtin.params for name, builtin in BUILTIN.items()}
 
-#: The kernels of SDF networks (004), with their parameters: ``sdf_test``, the SDF test kernel every SDF node
-#: runs (docs/semantics.md, "SDF networks"; golden :class:`sfdf.gen.goldens.SDFTest`), whose firing sends
-#: the node's teleport messages with probability ``send``, decided by an LFSR seeded by ``seed``.
-SDF_KERNELS: dict[str, dict[str, KernelParam]] = {"sdf_test": {
-    "send": KernelParam(float, 1.0, 0.0, 1.0, "use the probability that a firing sends its node's messages"),
-    "seed": KernelParam(int, 1, 0, (1 << 32) - 1, "use a 32-bit LFSR seed"),
-}}
+#: The kernels of SDF networks (004), with their parameters (goldens and rates: :mod:`sfdf.gen.sdf.kernels`):
+#: ``sdf_test``, the SDF test kernel an SDF node runs by default (docs/semantics.md, "SDF networks"), whose
+#: firing sends the node's teleport messages with probability ``send``, decided by an LFSR seeded by
+#: ``seed``; the frequency-hopping radio's ``forward``, ``antenna`` (its default input seeded by ``seed``),
+#: ``rf_to_if``, ``magnitude`` and ``detector`` (a hop: a magnitude in ``[low, high)``; quiet for ``holdoff``
+#: firings after reporting one).
+_WORD = (1 << 32) - 1
+SDF_KERNELS: dict[str, dict[str, KernelParam]] = {
+    "sdf_test": {
+        "send": KernelParam(float, 1.0, 0.0, 1.0, "use the probability that a firing sends its node's messages"),
+        "seed": KernelParam(int, 1, 0, _WORD, "use a 32-bit LFSR seed"),
+    },
+    "forward": {},
+    "antenna": {"seed": KernelParam(int, 1, 0, _WORD, "use the seed of the default hopping input")},
+    "rf_to_if": {},
+    "magnitude": {},
+    "detector": {
+        "low": KernelParam(int, 0, 0, _WORD, "use the least magnitude of the detector's band (a 32-bit word)"),
+        "high": KernelParam(int, 0, 0, _WORD, "use the magnitude just above the detector's band (a 32-bit word)"),
+        "holdoff": KernelParam(int, 0, 0, 1 << 16, "use the firings a retune takes to land (0 to 65536)"),
+    },
+}
 
 
 def builtin(kernel) -> Builtin | None:

@@ -528,17 +528,18 @@ class _Parser:
         return result
 
     def check_sdf(self, net: Network, node_tables) -> None:
-        """An SDF network's (004) nodes run the SDF test kernel (``sdf_test``, the default). Cycles are allowed
-        (the schedule proves them live: :func:`sfdf.gen.sdf.check.check_sdf_spec`)."""
+        """An SDF network's (004) nodes run SDF kernels (``sdf_test``, the default, or the radio's). Cycles are
+        allowed (the schedule proves them live: :func:`sfdf.gen.sdf.check.check_sdf_spec`)."""
         for index, node in enumerate(net.nodes):
             if node.kernel is not None and node.kernel not in SDF_KERNELS:
                 raise self.error(f"{item_label('node', index, node_tables[index])}.kernel",
-                                 "an SDF network (rates, initial items or messages, 004) runs the SDF test kernel "
-                                 "(docs/semantics.md, \"SDF networks\")", 'write kernel = "sdf_test" or remove kernel',
+                                 "an SDF network (rates, initial items or messages, 004) runs SDF kernels "
+                                 "(docs/semantics.md, \"SDF networks\")",
+                                 f"write one of {', '.join(SDF_KERNELS)} or remove kernel",
                                  self.lines.find("node", index, ("kernel",)))
 
     def check_not_sdf_kernels(self, net: Network, node_tables) -> None:
-        """``sdf_test`` runs in SDF networks only."""
+        """The SDF kernels run in SDF networks only."""
         for index, node in enumerate(net.nodes):
             if node.kernel in SDF_KERNELS:
                 raise self.error(f"{item_label('node', index, node_tables[index])}.kernel",

@@ -17,6 +17,7 @@ from amaranth import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from sfdf.gen.errors import UserError
 from sfdf.gen.sdf.credits import queue_depths, target_table
 from sfdf.gen.sdf.messages import UPSTREAM, Deliveries
 from sfdf.gen.sdf.rates import edge_rates, phases
@@ -34,6 +35,11 @@ class SDFNetwork(wiring.Component):
     Elaborated, :attr:`queues` holds each route's :class:`~sfdf.hdl.sdf_message.MessageQueue`."""
 
     def __init__(self, network, depths: dict | None = None):
+        for n in network.nodes:  # the radio's kernels (sfdf.gen.sdf.kernels) run in the model only
+            if (n.kernel or "sdf_test") != "sdf_test":
+                raise UserError(network.source, f'node "{n.name}".kernel', f"is {n.kernel}, which the SDF model runs "
+                                "(sfdf simulate) and sfdf's hardware does not carry yet",
+                                'use kernel = "sdf_test" for generate, cosim, build and the device')
         self.network = network
         self.count = phases(network)
         self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}

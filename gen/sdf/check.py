@@ -1,5 +1,6 @@
 """The SDF rules of a spec (004) that need the analysis: phase lists that agree, ``peek >= pop``, a
-repetition vector, no starving cycle, and messages along a directed path with a deliverable latency.
+repetition vector, no starving cycle, messages along a directed path with a deliverable latency, and
+kernels whose rates suit them (:func:`sfdf.gen.sdf.kernels.check_kernels`).
 
 :mod:`sfdf.gen.spec` parses an SDF network's keys and refuses kernels in it; these rules run on the
 parsed network (:func:`check_sdf_spec`), and each :class:`sfdf.gen.sdf.rates.SDFError` becomes a
@@ -14,6 +15,7 @@ from sfdf.gen.errors import SpecError
 from sfdf.gen.spec import item_label
 from sfdf.gen.speclines import SpecLines
 
+from .kernels import check_kernels
 from .messages import routes
 from .rates import SDFError, edge_rates, phases, repetitions
 from .schedule import constrained_schedule
@@ -33,6 +35,7 @@ def check_sdf(network) -> None:
                            ("edge", e.name, "peek"))
     repetitions(network)
     routes(network)
+    check_kernels(network)
     constrained_schedule(replace(network, messages=()))  # live: a steady state completes from the initial items
 
 

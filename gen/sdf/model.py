@@ -2,8 +2,9 @@
 every teleport message at exactly the firing 004's rules name.
 
 Messages: each ``[[message]]`` is sent at the firings of its sender that its kernel decides to send at
-(every firing by default, as 004's constraints assume; ``params = { send = p }``: a seeded chance ``p``),
-to every receiver of its portal, carrying the sender's firing number ``n``. Delivery points come from
+(the SDF test kernel: every firing by default, as 004's constraints assume, or with ``params = { send = p
+}`` a seeded chance ``p``; the radio's detectors when they see a hop), to every receiver of its portal,
+carrying the kernel's payload (the SDF test kernel's: the sender's firing number ``n``). Delivery points come from
 :class:`sfdf.gen.sdf.messages.Deliveries` (004 Def. "Message delivery"): a downstream receiver runs
 the handler immediately before its ``m``-th firing, an upstream one immediately after its ``m``-th. With
 a latency range the message is delivered at the ``min`` latency's point: the receiver waits there for
@@ -11,10 +12,11 @@ the message, so every schedule delivers it at the same firing; a firing
 sequence that lets the receiver pass that point before the message exists is refused
 (:class:`LateMessage`).
 
-Every node runs the SDF test kernel, whose golden is :class:`sfdf.gen.goldens.SDFTest` (docs/semantics.md,
-"SDF networks"): its ``f``-th firing (from 1) reads the ``peek`` window of each input edge in spec order and
-computes ``v``; the node pushes ``v, v + 1, ...`` on each output edge, as many as the phase pushes. A sink
-records ``v`` per firing. A message's handler is the golden's ``message``.
+Every node runs its kernel's golden (:mod:`sfdf.gen.sdf.kernels`; by default the SDF test kernel,
+:class:`sfdf.gen.goldens.SDFTest`, docs/semantics.md, "SDF networks"): its ``f``-th firing (from 1) reads the
+``peek`` window of each input edge in spec order (a source: the firing's word) and gives the items of
+each output edge; a sink records its one value per firing. A message's handler is the golden's
+``message``. A source's words are the caller's, or :func:`sfdf.gen.sdf.kernels.source_words`.
 
 Schedules (:func:`run_sdf`): ``"constrained"`` (004's constrained schedule), ``"random"`` (any node
 whose data and message dependences are met, chosen by a seeded generator), ``"eager"`` (adversarial:
@@ -29,14 +31,13 @@ import random
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..goldens import SDFTest
+from .kernels import golden, source_words
 from .messages import DOWNSTREAM, Deliveries, Route
 from .rates import SDFError, edge_rates, phases, repetitions
 from .schedule import constrained_schedule
 
 __all__ = ["SCHEDULES", "Delivery", "LateMessage", "SDFRun", "run_sdf"]
 
-MASK = (1 << 32) - 1
 SCHEDULES = ("constrained", "random", "eager")
 
 
@@ -77,16 +78,20 @@ class SDFRun:
 
 
 class _Execution:
-    def __init__(self, network, deliveries: Deliveries):
+    def __init__(self, network, deliveries: Deliveries, words=None):
         self.count = phases(network)
         self.rates = {e.name: edge_rates(e, self.count) for e in network.edges}
         self.items = {e.name: [0] * e.initial for e in network.edges}  # initial items are zeros
         self.fired = dict.fromkeys(self.count, 0)
-        self.kernels = {n.name: SDFTest(**n.params) for n in network.nodes}
+        self.kernels = {n.name: golden(n) for n in network.nodes}
+        self.words = dict(words or {})
+        self.given = set(self.words)
+        self.nodes = {n.name: n for n in network.nodes}
         self.ins = {n: network.in_edges(n) for n in self.count}
         self.outs = {n: network.out_edges(n) for n in self.count}
         self.deliveries = deliveries
-        self.pending: dict[str, list[tuple[Route, int, int]]] = {n: [] for n in self.count}  # (route, n, min point)
+        # per receiver: (route, n, min point, payload)
+        self.pending: dict[str, list[tuple[Route, int, int, int]]] = {n: [] for n in self.count}
         self.log: list[Delivery] = []
         self.outputs = {n: [] for n in network.sinks}
         self.firings: list[str] = []
@@ -110,21 +115,34 @@ class _Execution:
         f = self.fired[node] + 1
         self._deliver(node, "before", f)
         k = (f - 1) % self.count[node]
+        kernel = self.kernels[node]
         windows = [self.items[e.name][: self.rates[e.name][2][k]] for e in self.ins[node]]
-        value = self.kernels[node].step(windows, f)
+        if not self.ins[node] and kernel.READS_WORD:
+            windows = [[self._word(node, f)]]
+        pushes = [self.rates[e.name][0][k] for e in self.outs[node]] or [1]
+        produced = kernel.fire(windows, f, pushes)
         for e in self.ins[node]:
             del self.items[e.name][: self.rates[e.name][1][k]]
-        for e in self.outs[node]:
-            self.items[e.name].extend((value + j) & MASK for j in range(self.rates[e.name][0][k]))
+        for e, items in zip(self.outs[node], produced):
+            self.items[e.name].extend(items)
         if node in self.outputs:
-            self.outputs[node].append(value)
+            self.outputs[node].append(produced[0][0])
         self.fired[node] = f
         self.firings.append(node)
         self._deliver(node, "after", f)
-        if self.kernels[node].sends():
-            self._send(node, f)
+        payload = kernel.send()
+        if payload is not None:
+            self._send(node, f, payload)
 
-    def _send(self, sender: str, n: int) -> None:
+    def _word(self, node: str, f: int) -> int:
+        words = self.words.get(node)
+        if words is not None and len(words) < f and node in self.given:
+            raise ValueError(f"{node} fires {f} times, yet was given {len(words)} words")
+        if words is None or len(words) < f:  # the default stimulus (a longer one starts alike)
+            words = self.words[node] = source_words(self.nodes[node], max(2 * f, 4096))
+        return words[f - 1]
+
+    def _send(self, sender: str, n: int, payload: int) -> None:
         for route in self.deliveries.by_sender.get(sender, ()):
             low = self.deliveries.point(route, n, route.latency[0])
             when = "before" if route.direction == DOWNSTREAM else "after"
@@ -133,7 +151,7 @@ class _Execution:
                 raise LateMessage(f"{route.receiver} passed the point {when} its firing {low} of {route.describe()} "
                                   f"sent at {sender}'s firing {n}", "use a schedule that meets the constraints "
                                   "(sfdf schedule)")
-            self.pending[route.receiver].append((route, n, low))
+            self.pending[route.receiver].append((route, n, low, payload))
             if when == "after" and reached >= low:  # immediately after the firing that just completed
                 self._deliver(route.receiver, "after", self.fired[route.receiver])
 
@@ -143,17 +161,17 @@ class _Execution:
         message sent after its point)."""
         keep = []
         for item in self.pending[node]:
-            route, n, low = item
+            route, n, low, payload = item
             if ("before" if route.direction == DOWNSTREAM else "after") != when or firing < low:
                 keep.append(item)
                 continue
-            self.kernels[node].message(n)
+            self.kernels[node].message(payload)
             self.log.append(Delivery(route.message, route.sender, n, node, when, firing))
         self.pending[node] = keep
 
 
 def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", seed: int = 0,
-            firings=None, source_firings: int | None = None, bounded: bool = False) -> SDFRun:
+            firings=None, source_firings: int | None = None, bounded: bool = False, words=None) -> SDFRun:
     """Run ``network``'s initialization and ``steady_states`` steady states (of 004's constrained
     schedule: the same firing counts whatever ``schedule`` orders them by); or, with ``source_firings``,
     every source (a node without inputs) that many times and every other node as long as its items and
@@ -162,11 +180,13 @@ def run_sdf(network, *, steady_states: int = 2, schedule: str = "constrained", s
     exactly the sequence ``firings`` when given (:class:`LateMessage` if it makes a message late,
     :class:`SDFError` if a node fires without its items). ``bounded`` (with ``source_firings``): a node
     also needs room on its outputs for its pushes, the edges' capacities bounding the run as in the
-    hardware (docs/semantics.md, "Bounded channels"; still persistent, so every order ends alike)."""
+    hardware (docs/semantics.md, "Bounded channels"; still persistent, so every order ends alike).
+    ``words``: ``{source: words}``, one word per firing (a source not in it is fed
+    :func:`sfdf.gen.sdf.kernels.source_words`)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
     deliveries = Deliveries(network)
-    run = _Execution(network, deliveries)
+    run = _Execution(network, deliveries, words)
     if source_firings is not None:
         return _run_sources(network, run, source_firings, schedule, seed, bounded)
     if firings is not None:
@@ -204,7 +224,7 @@ def _run_sources(network, run: _Execution, count: int, schedule: str, seed: int,
                     and run.messages_ready(n) and (not bounded or run.room_ready(n))]:
         run.fire(pick(ready))
     pending = [Delivery(route.message, route.sender, n, node, "before" if route.direction == DOWNSTREAM else "after",
-                        low) for node, items in run.pending.items() for route, n, low in items]
+                        low) for node, items in run.pending.items() for route, n, low, _ in items]
     return SDFRun(firings=run.firings, outputs=run.outputs, deliveries=run.log, pending=pending)
 
 

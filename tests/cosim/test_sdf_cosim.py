@@ -75,7 +75,7 @@ def test_the_examples_match_the_model_message_by_message(spec, firings, verilato
 
 
 def test_the_radios_feedback_version_matches_the_model(verilator_toolchain, cosim_build_root):
-    """004's manual radio (examples/fhr_feedback.toml): RFtoIF's 512 phases, the loop's 24 initial items."""
+    """004's manual radio (examples/fhr_feedback.toml): RFtoIF's 512 phases, the loop's 28 initial items."""
     run = run_sdf_network(load_spec(EXAMPLES / "fhr_feedback.toml"), computations=4000, build_dir=cosim_build_root)
     assert run.passed and not run.model_deadlocked, run.results.summary()
     assert all(run.expected.values())
