@@ -45,6 +45,7 @@ def run(command: str) -> str:
     # as a user's shell runs it: not inside pytest (whose variables make cocotb's runner raise, not print)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST") and k != "COLUMNS"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    (ROOT / "build").mkdir(exist_ok=True)  # the scratch folder commands write to, there in a clean clone too
     lines = []
     for part in command.split(" && $ "):
         done = subprocess.run(part, shell=True, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

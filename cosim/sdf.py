@@ -1,7 +1,8 @@
 """``sfdf cosim`` of an SDF network (004): its generated Verilog on Verilator under cocotb, against the SDF
 model with the same capacities.
 
-Each source is offered ``firings`` beats (one a firing, seeded random words the SDF test kernel does not
+Each source is offered ``firings`` beats (one a firing, :func:`sfdf.gen.sdf.kernels.source_words`: the
+radio's hopping signal for an ``antenna``, else seeded random words, which the SDF test kernel does not
 read); the model (:func:`sfdf.gen.sdf.model.run_sdf` with ``bounded``) runs the sources that many times
 and every other node as long as its items and its outputs' room let it, which is where the hardware's
 self-timed execution stops too (a persistent system: every order ends in the same state), so
@@ -19,15 +20,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sfdf.gen.refmodel import random_words
+from sfdf.gen.sdf.kernels import source_words
 from sfdf.gen.sdf.model import run_sdf
+from sfdf.gen.sdf.rates import repetitions
 from sfdf.hdl.buildcache import COSIM_DIR
 from sfdf.hdl.sdf_manifest import quiet_cycles
 
 from .network import generated, run_tests
 from .runner import RunResults
 
-__all__ = ["SDFCosimRun", "run_sdf_network", "sdf_watchdog_cycles"]
+__all__ = ["SDFCosimRun", "default_firings", "run_sdf_network", "sdf_watchdog_cycles"]
 
 TESTS = Path(__file__).with_name("sdf_tests.py")
 
@@ -59,6 +61,14 @@ def sdf_watchdog_cycles(manifest: dict, pause: float) -> int:
     return quiet_cycles(manifest) + (64 if pause else 0)
 
 
+def default_firings(network, least: int) -> int:
+    """``sfdf cosim``'s source firings when ``--computations`` is not given: ten iterations of ``network`` (its
+    repetitions), at least ``least``, so the radio's retunes are handled (its first hop comes in frame 2 and
+    lands 6 frames on)."""
+    reps = repetitions(network)
+    return max(least, 10 * max(reps[s] for s in network.sources))
+
+
 def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: float = 0.3, waves: bool = False,
                     build_dir: str | Path = COSIM_DIR, timeout_s: float = 600, progress=None,
                     progress_file: Path | None = None) -> SDFCosimRun:
@@ -72,12 +82,13 @@ def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: f
     _, j_path, sources = generated(folder, network, allow_unsafe=True)
     if progress:
         progress("the SDF model")
-    model = run_sdf(network, source_firings=computations, bounded=True)
+    words = {n.name: source_words(n, computations, seed) for n in network.nodes if n.name in network.sources}
+    model = run_sdf(network, source_firings=computations, bounded=True, words=words)
     expected = model.outputs
     manifest = json.loads(j_path.read_text())
     config = {
         "manifest": manifest, "seed": seed, "pause": pause,
-        "words": {s: random_words(seed, s, computations) for s in network.sources},
+        "words": words,
         "expected": expected, "watchdog_cycles": sdf_watchdog_cycles(manifest, pause),
         "deliveries": model.deliveries_json(), "pending": model.deliveries_json(pending=True),
         "progress_file": str(progress_file) if progress_file else None,

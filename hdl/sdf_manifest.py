@@ -26,25 +26,23 @@ from .axis import axis_ports
 from .manifest import BeatKind, Field, sink_tuser_fields
 from .sdf_top import MESSAGE_OUTPUTS, SDF_WORD
 
-__all__ = ["SDF_KERNEL", "build_sdf_manifest", "quiet_cycles", "write_sdf_manifest"]
-
-#: The kernel every SDF node runs (docs/semantics.md, "SDF networks").
-SDF_KERNEL = "sdf_test"
+__all__ = ["build_sdf_manifest", "quiet_cycles", "write_sdf_manifest"]
 
 
 def build_sdf_manifest(network, top) -> dict:
     """The manifest of ``top`` (a :class:`~sfdf.hdl.sdf_top.SDFTop`) for the SDF ``network``."""
     count, reps = phases(network), repetitions(network)
+    kernels = {n.name: n.kernel or "sdf_test" for n in network.nodes}  # docs/semantics.md, "SDF networks"
     ports = []
     for port in axis_ports(top):
         tuser = [] if port.direction == "in" else sink_tuser_fields(network.index_width)
         ports.append({
-            "name": port.name, "node": port.member, "kernel": SDF_KERNEL, "direction": port.direction,
+            "name": port.name, "node": port.member, "kernel": kernels[port.member], "direction": port.direction,
             "tdata_width": port.tdata_width, "tuser_width": port.tuser_width, "tlast": port.tlast,
             "fields": [Field("word" if port.direction == "in" else "v", 0, port.tdata_width).to_json()],
             "tuser_fields": [f.to_json() for f in tuser],
         })
-    nodes = {n.name: {"kernel": SDF_KERNEL, "params": dict(n.params), "phases": count[n.name],
+    nodes = {n.name: {"kernel": kernels[n.name], "params": dict(n.params), "phases": count[n.name],
                       "repetitions": reps[n.name], "inputs": [e.name for e in network.in_edges(n.name)],
                       "outputs": [e.name for e in network.out_edges(n.name)]} for n in network.nodes}
     edges = {}

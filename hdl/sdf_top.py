@@ -3,8 +3,8 @@ ports with docs/architecture.md's names, as ``sfdf generate`` writes it.
 
 Ports (docs/teleport.md, "In hardware"): a source ``u`` reads ``s_axis_u``, one beat per firing: the node
 starts a firing in the cycle its beat is taken (``tready`` is the start, which needs ``tvalid`` and
-the rule of :class:`~sfdf.hdl.sdf_node.SDFNode`; ``tdata`` is the firing's word, which the SDF test kernel
-does not read). A sink ``x`` writes ``m_axis_x``, one beat per firing: ``tdata`` the firing's ``v``,
+the rule of :class:`~sfdf.hdl.sdf_node.SDFNode`; ``tdata`` is the firing's word, which a stream kernel
+such as the radio's ``antenna`` reads and the SDF test kernel does not). A sink ``x`` writes ``m_axis_x``, one beat per firing: ``tdata`` the firing's ``v``,
 ``tuser`` = ``{kind, index}`` as an SFDF sink's (:func:`sfdf.hdl.manifest.sink_tuser_fields`: ``kind``
 always ``DATA``, ``index`` the firing, counted from 1, modulo ``2^index_width``). No ``tlast``: an SDF
 stream has no frames. Per route ``r`` of a teleport message, plain outputs ``msg<r>_sent``, ``_sent_n``,
@@ -65,7 +65,8 @@ class SDFTop(wiring.Component):
             m.d.comb += [getattr(self, f"msg{r}_{suffix}").eq(getattr(core, f"msg{r}_{suffix}")) for suffix in MESSAGE_OUTPUTS]
         for s in net.sources:
             axis = getattr(self, s)
-            m.d.comb += [getattr(core, f"{s}_allow").eq(axis.tvalid), axis.tready.eq(getattr(core, f"{s}_start"))]
+            m.d.comb += [getattr(core, f"{s}_allow").eq(axis.tvalid), getattr(core, f"{s}_word").eq(axis.tdata),
+                         axis.tready.eq(getattr(core, f"{s}_start"))]
         for x in net.sinks:
             axis = getattr(self, x)
             firing = Signal(net.index_width, init=1, name=f"{x}_firing")

@@ -125,3 +125,27 @@ def sdf_networks(draw, max_nodes=4):
         if (down or upward) and not (upward and k < 0):
             routes_ok.append(Message(s, (d,), (k, k)))
     return Network(name="random", nodes=net.nodes, edges=net.edges, messages=tuple(routes_ok))
+
+
+def small_radio(feedback: bool) -> Network:
+    """004's radio (examples/fhr.toml, examples/fhr_feedback.toml) shrunk to frames of 8 words, two detectors
+    and a retune latency of 2, with the radio's kernels; :class:`sfdf.gen.sdf.kernels.HopSignal` with
+    ``frame=8`` hops into the detectors' bands."""
+    def node(name, kernel, **params):
+        return Node(name, kernel=kernel, params=params)
+    nodes = [node("antenna", "antenna", seed=1), node("RFtoIF", "rf_to_if"), node("FFT", "forward"),
+             node("Mag", "magnitude"), node("Split", "forward"), node("D1", "detector", low=256, high=768, holdoff=2),
+             node("D2", "detector", low=768, high=1280, holdoff=2), node("Join", "forward"), node("out", "forward")]
+    edges = [Edge("a_r", "antenna", "RFtoIF", 2), Edge("r_f", "RFtoIF", "FFT", 16, pop=8),
+             Edge("f_m", "FFT", "Mag", 16, push=8, pop=2), Edge("m_s", "Mag", "Split", 8, pop=4),
+             Edge("s_1", "Split", "D1", 4, push=2, pop=2), Edge("s_2", "Split", "D2", 4, push=2, pop=2),
+             Edge("1_j", "D1", "Join", 4, push=2, pop=2), Edge("2_j", "D2", "Join", 4, push=2, pop=2),
+             Edge("j_o", "Join", "out", 8, push=4)]
+    messages = ()
+    if feedback:  # the retunes through Hops, three frames of initial items: read at RFtoIF's firing 8 (n + 2) + 1
+        nodes.append(node("Hops", "forward"))
+        edges += [Edge("1_h", "D1", "Hops", 2), Edge("2_h", "D2", "Hops", 2),
+                  Edge("h_r", "Hops", "RFtoIF", 10, push=2, initial=6, pop=(2,) + (0,) * 7)]
+    else:
+        messages = tuple(Message(sender=d, receivers=("RFtoIF",), latency=(2, 2)) for d in ("D1", "D2"))
+    return Network(name="radio_fb" if feedback else "radio", nodes=tuple(nodes), edges=tuple(edges), messages=messages)

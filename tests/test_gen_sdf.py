@@ -446,7 +446,7 @@ def test_schedule_sdep_and_simulate_on_the_examples(capsys):
     data = json.loads(out)
     assert status == 0 and data["computations"] == 32 and data["control_messages"] == len(data["deliveries"]) > 0
     status, out, _ = cli(capsys, "simulate", EXAMPLES / "fhr.toml", "--steady-states", "8")
-    assert status == 0 and "sent at D1's firing 1, handled after RFtoIF's firing 3584" in out
+    assert status == 0 and "sent at D2's firing 2, handled after RFtoIF's firing 4096" in out
     status, _, err = cli(capsys, "sdep", EXAMPLES / "fhr.toml", "--upstream", "X", "--downstream", "D1", "--count", "2")
     assert status == 2 and "--upstream: names no node" in err
     status, _, err = cli(capsys, "simulate", EXAMPLES / "teleport.toml", "--computations", "5", "--steady-states", "1")

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from graphs import sdf_edge, sdf_networks
+import pytest
+from graphs import sdf_edge, sdf_networks, small_radio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sdf_rtl import simulate
@@ -60,6 +61,14 @@ def sized(draw):
 @given(sized())
 def test_the_timing_is_the_rtls_cycle_for_cycle(net):
     assert rtl_fired(net, 300) == model_fired(net, 300)
+
+
+@pytest.mark.parametrize("feedback", [False, True])
+def test_the_stream_kernels_timing_is_the_rtls_cycle_for_cycle(feedback):
+    """The radio's stream kernels (hdl/sdf_stream.py): a step a cycle, writes a cycle behind, a detector's
+    target stepping at its decision."""
+    net = small_radio(feedback)
+    assert rtl_fired(net, 400) == model_fired(net, 400)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,18 +3,20 @@
 capacities, token by token: every sink's values after N firings of each source, with random back-pressure
 at the sinks, on 004's examples with their teleport messages and on random consistent SDF graphs with
 phases, peeking, initial items, feedback and messages both ways (negative downstream latencies and seeded
-send decisions among them), whose handlers change every later value."""
+send decisions among them), whose handlers change every later value; and the radio's stream kernels
+(hdl/sdf_stream.py) on a small radio, both ways, on a hopping input."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
 
-from graphs import sdf_networks
+from graphs import sdf_networks, small_radio
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sdf_rtl import simulate
 
+from sfdf.gen.sdf.kernels import HopSignal
 from sfdf.gen.sdf.liveness import ample, bounded_execution
 from sfdf.gen.sdf.model import run_sdf
 from sfdf.gen.spec import load_spec
@@ -23,9 +25,11 @@ from sfdf.hdl.sdf_network import SDFNetwork
 EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
 
 
-def rtl_outputs(network, firings: int, seed: int = 0, quiet: int = 2000, most: int = 400_000) -> dict[str, list[int]]:
+def rtl_outputs(network, firings: int, seed: int = 0, quiet: int = 2000, most: int = 400_000,
+                words: dict | None = None) -> dict[str, list[int]]:
     """Each sink's values when every source has fired ``firings`` times and nothing has fired for ``quiet``
-    cycles since (at most ``most`` cycles in all); sinks take a value with probability 0.7 a cycle."""
+    cycles since (at most ``most`` cycles in all); sinks take a value with probability 0.7 a cycle; a source
+    in ``words`` is given its firings' words."""
     dut = SDFNetwork(network)
     sources = [n.name for n in network.nodes if not network.in_edges(n.name)]
     sinks = [n.name for n in network.nodes if not network.out_edges(n.name)]
@@ -40,6 +44,8 @@ def rtl_outputs(network, firings: int, seed: int = 0, quiet: int = 2000, most: i
                 break
             for s in sources:
                 ctx.set(getattr(dut, f"{s}_allow"), fired[s] < firings)
+                if words and s in words and fired[s] < firings:
+                    ctx.set(getattr(dut, f"{s}_word"), words[s][fired[s]])
             for s in sinks:
                 ctx.set(getattr(dut, f"{s}_ready"), rng.random() < 0.7)
             moved = False
@@ -79,3 +85,17 @@ def test_random_sdf_networks_match_the_model(net, send):
     assume(net.sources and bounded_execution(net).live)
     expect = run_sdf(net, source_firings=6, bounded=True).outputs
     assert rtl_outputs(net, 6, quiet=300) == expect
+
+
+def test_a_small_radio_matches_the_model_both_ways():
+    """The radio's kernels in RTL (frames of 8): the detectors send only when they see a hop, the teleport
+    and feedback versions give the model's values and so each other's, and the hops show in them."""
+    words = HopSignal(2, frame=8, dwell=(3, 5)).words(240)
+    values = []
+    for feedback in (False, True):
+        net = small_radio(feedback)
+        run = run_sdf(net, source_firings=len(words), bounded=True, words={"antenna": words})
+        assert bool(run.deliveries) != feedback
+        values.append(rtl_outputs(net, len(words), quiet=200, words={"antenna": words}))
+        assert values[-1] == run.outputs
+    assert values[0] == values[1] and any(values[0]["out"]) and 0 in values[0]["out"]

@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from ..goldens import SDFTest
 from .rates import SDFError, edge_rates, phases
 
-__all__ = ["GOLDENS", "SENDERS", "Antenna", "Detector", "Forward", "HopSignal", "Magnitude", "RFtoIF", "check_kernels",
-           "golden", "source_words"]
+__all__ = ["GOLDENS", "SENDERS", "STREAM_KERNELS", "Antenna", "Detector", "Forward", "HopSignal", "Magnitude", "RFtoIF", "check_kernels",
+           "golden", "read_order", "source_words", "stream_writes"]
 
 MASK = (1 << 32) - 1
 
@@ -129,9 +129,9 @@ class Detector(Forward):
 
 class HopSignal:
     """The radio's default input: complex samples as word pairs (real part the carrier, imaginary 0), the
-    carrier held for a dwell of ``dwell`` frames of ``frame`` words (random in the range) and then moved up
-    by an offset in ``offsets`` (random), seeded by ``seed``: a hop every few frames, each in one detector's
-    band of examples/fhr.toml."""
+    carrier 0 for the first frame of ``frame`` words, then moved up by an offset in ``offsets`` and held for
+    a dwell of ``dwell`` frames, again and again (random in the ranges, seeded by ``seed``): a hop at once and
+    then every few frames, each in one detector's band of examples/fhr.toml."""
 
     def __init__(self, seed: int = 1, frame: int = 512, dwell: tuple[int, int] = (8, 16),
                  offsets: tuple[int, int] = (256, 1280)):
@@ -142,9 +142,10 @@ class HopSignal:
         """The word of the source's ``firing`` (from 1)."""
         frame = (firing - 1) // self.frame
         while len(self.carriers) <= frame:
-            carrier = self.carriers[-1] if self.carriers else 0
-            if self.carriers:
-                carrier = (carrier + self.rng.randrange(*self.offsets)) & MASK
+            if not self.carriers:
+                self.carriers.append(0)
+                continue
+            carrier = (self.carriers[-1] + self.rng.randrange(*self.offsets)) & MASK
             self.carriers += [carrier] * self.rng.randint(*self.dwell)
         return self.carriers[frame] if firing % 2 else 0
 
@@ -152,12 +153,14 @@ class HopSignal:
         return [self.word(f) for f in range(1, count + 1)]
 
 
-def source_words(node, count: int) -> list[int]:
-    """The words a source is fed when none are given: :class:`HopSignal`'s for an ``antenna`` (its ``seed``
-    param), else ``0, 1, 2, ...`` (the SDF test kernel does not read them)."""
+def source_words(node, count: int, seed: int = 1) -> list[int]:
+    """The words a source is fed when none are given (the model's default, the cosim's stimulus, the fast
+    device's in the tests): :class:`HopSignal`'s for an ``antenna`` (seeded by its ``seed`` param), else 32-bit
+    words seeded by ``seed`` and the node's name (the SDF test kernel does not read them)."""
     if node.kernel == "antenna":
         return HopSignal(node.params.get("seed", 1)).words(count)
-    return list(range(count))
+    rng = random.Random(f"{seed}:{node.name}")
+    return [rng.getrandbits(32) for _ in range(count)]
 
 
 #: Each SDF kernel's golden class.
@@ -209,3 +212,41 @@ def check_kernels(network) -> None:
                                      or (len(outs) == 2 and set(outs[1]) != {1})):
             raise SDFError("detector has one input, forwards what it pops to its first output and pushes 1 on "
                            "a second output if it has one", "make its first output push what its input pops", where)
+
+
+#: The kernels a stream node runs in hardware (:class:`sfdf.hdl.sdf_stream.SDFStreamNode`); ``sdf_test``
+#: runs on :class:`sfdf.hdl.sdf_node.SDFNode`.
+STREAM_KERNELS = ("forward", "antenna", "rf_to_if", "magnitude", "detector")
+
+
+def read_order(kernel: str, inputs: int) -> list[int]:
+    """The order a stream node reads its inputs in, each input's popped items in turn: spec order, but
+    ``rf_to_if`` reads its retunes (every input after the first) before its sample."""
+    return list(range(1, inputs)) + [0] if kernel == "rf_to_if" else list(range(inputs))
+
+
+def stream_writes(kernel: str, pops: Sequence[int], pushes: Sequence[int]) -> list[list[int]]:
+    """The outputs a stream node writes at each step of a firing of a phase that pops ``pops`` (per input,
+    spec order; a source's one word counts as a pop) and pushes ``pushes`` (per output; a sink's value counts
+    as a push): step ``s`` reads the ``s``-th item in :func:`read_order` and, a cycle later, writes one
+    item on each output listed for it (the firing reads ``max(1, sum(pops))`` steps)."""
+    steps = max(1, sum(pops))
+    writes: list[list[int]] = [[] for _ in range(steps)]
+    if kernel in ("forward", "antenna"):
+        at = 0
+        for j, push in enumerate(pushes):
+            for s in range(at, at + push):
+                writes[s].append(j)
+            at += push
+    elif kernel == "rf_to_if":
+        writes[-1] = list(range(len(pushes)))
+    elif kernel == "magnitude":
+        for s in range(1, steps, 2):
+            writes[s].append(0)
+    elif kernel == "detector":
+        for s in range(steps):
+            writes[s].append(0)
+        writes[-1] += list(range(1, len(pushes)))
+    else:
+        raise ValueError(f"{kernel} is not a stream kernel")
+    return writes

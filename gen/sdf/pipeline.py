@@ -5,7 +5,10 @@ networks; SDF3's method, Stuijk, Geilen and Basten, IEEE TC 2008, applied to the
 cycles, land one cycle behind, write ``U = max(1, pushes)`` cycles, a two-entry skid between land and
 write) and starts a firing on the levels after the cycle's pops and the room its earlier firings have not
 claimed, and on a receiver's credits for the messages it may still be sent (:mod:`sfdf.gen.sdf.credits`);
-:class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
+:class:`sfdf.hdl.sdf_stream.SDFStreamNode` (a stream kernel's, the radio's) reads ``max(1, pops)`` steps, one
+a cycle, and writes a cycle behind each step on the outputs :func:`sfdf.gen.sdf.kernels.stream_writes`
+lists for it; its firing ends with its last item landed, and a sender's target steps then (it decides
+there). :class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
 :class:`Pipeline` steps exactly those registers, a cycle at a time, with every source allowed and every
 sink ready; the test of this module checks it against the RTL's ``fired`` outputs cycle for cycle. The
 execution is deterministic and its state finite, so it repeats: :func:`hardware_throughput` runs it to the
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .credits import route_tables
+from .kernels import STREAM_KERNELS, read_order, stream_writes
 from .liveness import ample, firing_capacity
 from .rates import SDFError, edge_rates, phases, repetitions
 
@@ -41,9 +45,12 @@ class _Node:
     w_phase: int = 0
     w_step: int = 0
 
+    d_phase: int = 0  # a stream node's landing step
+    d_step: int = 0
+
     def key(self) -> tuple:
         return (self.next_phase, self.r_busy, self.r_phase, self.r_step, self.d_valid, self.d_last,
-                self.inflight, self.skid, self.w_busy, self.w_phase, self.w_step)
+                self.inflight, self.skid, self.w_busy, self.w_phase, self.w_step, self.d_phase, self.d_step)
 
 
 class Pipeline:
@@ -67,11 +74,23 @@ class Pipeline:
                       for n in self.names}
         self.writes = {n: [max([1] + [self.push[e][k] for e in self.outs[n]]) for k in range(self.count[n])]
                        for n in self.names}
+        # stream nodes: a step a cycle over their pops, and the output edges each step writes (a sink's none)
+        kernels = {n.name: n.kernel or "sdf_test" for n in network.nodes}
+        self.schedule: dict[str, list[list[list[str]]]] = {}
+        for n in self.names:
+            if kernels[n] in STREAM_KERNELS:
+                ordered = [self.ins[n][j] for j in read_order(kernels[n], len(self.ins[n]))]
+                self.schedule[n] = [[[self.outs[n][j] for j in step if self.outs[n]] for step in stream_writes(
+                    kernels[n], [self.pop[e][k] for e in ordered] or [1], [self.push[e][k] for e in self.outs[n]] or [1])]
+                    for k in range(self.count[n])]
+                self.reads[n] = [len(steps) for steps in self.schedule[n]]
+                self.writes[n] = [1] * self.count[n]  # the last item's landing
         self.level = {e.name: e.initial for e in network.edges}
         self.owed = dict.fromkeys(self.edges, 0)
         self.node = {n: _Node() for n in self.names}
         # teleport messages: the firings each node has started and, per receiver, its credits
         self.started = dict.fromkeys(self.names, 0)
+        self.decided = dict.fromkeys(self.names, 0)  # a stream sender's firings landed
         self.reps = repetitions(network)
         self.settled = 0  # laps of every node past which the credits repeat with the repetitions
         self.tables = []  # per route: its target table, and the receiver's limit (the sender's next target)
@@ -99,6 +118,9 @@ class Pipeline:
         fired = []
         for n, (start, r_last, landing, taking, w_done, writes) in comb.items():
             s = self.node[n]
+            if n in self.schedule:
+                self._stream_step(n, s, start, r_last, writes, fired)
+                continue
             for e in self.ins[n]:
                 if r_last:
                     self.level[e] -= self.pop[e][s.r_phase]
@@ -133,9 +155,42 @@ class Pipeline:
                 fired.append(n)
         return fired
 
+    def _stream_step(self, n: str, s: _Node, start: bool, r_last: bool, writes, fired: list[str]) -> None:
+        for e in self.ins[n]:
+            if r_last:
+                self.level[e] -= self.pop[e][s.r_phase]
+        for e in self.outs[n]:
+            if start:
+                self.owed[e] += self.push[e][s.next_phase]
+            if e in writes:
+                self.owed[e] -= 1
+                self.level[e] += 1
+        if s.d_valid and s.d_last:
+            fired.append(n)
+            if self.sends[n]:
+                self.decided[n] += 1
+                for r in self.sends[n]:
+                    self.limit[r] = self.tables[r](self.decided[n] + 1)
+        s.d_valid, s.d_last, s.d_phase, s.d_step = s.r_busy, r_last, s.r_phase, s.r_step
+        if start:
+            s.r_busy, s.r_phase, s.r_step = True, s.next_phase, 0
+            s.next_phase = (s.next_phase + 1) % self.count[n]
+            self.started[n] += 1
+        elif r_last:
+            s.r_busy = False
+        elif s.r_busy:
+            s.r_step += 1
+
     def _comb(self, n: str):
         s = self.node[n]
         r_last = s.r_busy and s.r_step == self.reads[n][s.r_phase] - 1
+        if n in self.schedule:  # a stream node: no write stage; it writes a cycle behind each step
+            k = s.next_phase
+            start = (all(self.level[e] - (self.pop[e][s.r_phase] if r_last else 0) >= self.pop[e][k] for e in self.ins[n])
+                     and all(self.capacity[e] - self.level[e] - self.owed[e] >= self.push[e][k] for e in self.outs[n])
+                     and (not s.r_busy or r_last) and all(self.started[n] < self.limit[r] - 1 for r in self.credits[n]))
+            writes = set(self.schedule[n][s.d_phase][s.d_step]) if s.d_valid else set()
+            return start, r_last, False, False, False, writes
         landing = s.d_valid and s.d_last
         w_done = s.w_busy and (s.w_step == self.writes[n][s.w_phase] - 1 if self.outs[n] else True)
         taking = (not s.w_busy or w_done) and (s.skid > 0 or landing)

@@ -541,7 +541,7 @@ def cosim(args) -> int:
 def _cosim_sdf(args, network) -> int:
     """``sfdf cosim`` of an SDF network (004): ``--computations`` firings of each source in RTL and in the
     model with the same capacities (:mod:`sfdf.cosim.sdf`)."""
-    from sfdf.cosim.sdf import run_sdf_network
+    from sfdf.cosim.sdf import default_firings, run_sdf_network
     from sfdf.gen.sdf.liveness import bounded_execution
 
     if args.flush:
@@ -559,7 +559,7 @@ def _cosim_sdf(args, network) -> int:
     with tempfile.TemporaryDirectory(prefix="sfdf-cosim-") as scratch, Progress.for_args(args) as progress:
         cycles = Path(scratch) / "cycles"
         progress.count(file_counter(cycles), "cycles")
-        computations = args.computations or DEFAULT_COSIM
+        computations = args.computations or default_firings(network, DEFAULT_COSIM)
         run = run_sdf_network(network, computations=computations, seed=args.seed,
                               pause=0.0 if args.no_backpressure else args.pause, waves=args.waves,
                               build_dir=args.build_dir, progress=progress, progress_file=cycles)
