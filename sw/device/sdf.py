@@ -9,7 +9,8 @@ firing, as the cosim's watchdog: then the self-timed execution has stopped where
 the same capacities stops), and returns each sink's new values. A sink beat whose firing is not the
 next one raises :class:`~sfdf.sw.device.results.ProtocolError`; firings still not taken after
 ``timeout_cycles`` raise :class:`~sfdf.sw.device.results.FrameTimeout` (the capacities deadlock), with
-the values that came before in its ``values``.
+the values that came before in its ``values``. :attr:`SDFDevice.cycles` keeps the cycle each value came
+out at (throughput, bench/fhr.py).
 
     with open_device("out/fhr.json") as device:     # an SDF manifest gives an SDFDevice
         device.fire({"antenna": words})
@@ -43,6 +44,7 @@ class SDFDevice:
         self._batches = 0                    # firing batches queued (one packet per source each)
         self._taken = [0] * len(codec.sources)  # batches each source has taken whole
         self._fired = {p.node: 0 for p in codec.sinks}  # sink firings seen
+        self.cycles: dict[str, list[int]] = {p.node: [] for p in codec.sinks}  # the cycle of each value, every run
         self._now = 0
 
     def __enter__(self):
@@ -81,6 +83,7 @@ class SDFDevice:
             if step.last_accept:
                 last_move = max(last_move, step.last_accept)
             for port, packet, cycles in zip(self.codec.sinks, step.packets, step.beat_cycles, strict=True):
+                self.cycles[port.node].extend(cycles)
                 for beat in self.codec.unpack_beats(packet):
                     self._fired[port.node] += 1
                     if beat.index != self._fired[port.node] & self._mask:
