@@ -3,8 +3,10 @@ logic): no receiver passes a firing a pending message targets, and no message is
 
 The design: the sender's :class:`~sfdf.hdl.sdf_message.MessageTarget` and the receiver's
 :class:`~sfdf.hdl.sdf_message.MessageQueue`, wired as :class:`sfdf.hdl.sdf_network.SDFNetwork` wires
-them. The environment: the sender starts and decides to send ``AnySeq`` (a firing that sends waits for
-the queue's room, as the sender node does); the receiver counts its firings from 1 and starts one
+them. The environment: the sender steps its target and decides to send ``AnySeq`` (at a firing's start,
+the SDF test kernel's node; at its decision, a stream kernel's, :class:`~sfdf.hdl.sdf_stream.SDFStreamNode`),
+with any payload (the firing's number, a detector's report), and a firing that sends waits for the
+queue's room, as the sender node does; the receiver counts its firings from 1 and starts one
 ``AnySeq`` when the queue's credit allows, which is all the receiving :class:`~sfdf.hdl.sdf_node.SDFNode`
 adds (its start is the AND of its data rule and every route's ``o_credit``; the rest of it is checked
 against the model cycle for cycle, tests/test_gen_sdf_pipeline.py). Assumed, as a
@@ -20,8 +22,8 @@ serial order from ``f``:
 * the queue's targets increase strictly, none past the sender's next target, which is at least ``f``;
 * an entry is handled only at the receiver's next firing: downstream with its start (immediately before
   it), upstream once the credit is past it;
-* the sum of the ``n`` of the messages sent and not yet handled is the sum the queue holds: none is lost
-  or counted twice.
+* the sum of the payloads of the messages sent and not yet handled is the sum the queue holds: none is
+  lost or counted twice.
 """
 
 from __future__ import annotations
@@ -60,12 +62,12 @@ class MessageCreditHarness(Elaboratable):
         if missing := [n for n in wanted if n not in names]:
             raise FormalError(f"MessageQueue/MessageTarget lack the registers {missing}; update cosim/formal/message_credit.py")
 
-        start, send = Signal(), Signal()
-        m.d.comb += [start.eq(AnySeq(1)), send.eq(AnySeq(1)), Assume(~(start & send) | queue.o_room,
+        start, send, payload = Signal(), Signal(), Signal(w)
+        m.d.comb += [start.eq(AnySeq(1)), send.eq(AnySeq(1)), payload.eq(AnySeq(w)), Assume(~(start & send) | queue.o_room,
                                                                     "a firing that sends waits for room")]
         m.d.comb += [
             target_dut.i_start.eq(start), target_dut.i_send.eq(send),
-            queue.i_valid.eq(target_dut.o_valid), queue.i_n.eq(target_dut.o_n), queue.i_target.eq(target_dut.o_target),
+            queue.i_valid.eq(target_dut.o_valid), queue.i_n.eq(payload), queue.i_target.eq(target_dut.o_target),
         ]
         f, begin = Signal(w, init=1, name="receiver_next"), Signal(name="receiver_start")
         m.d.comb += [begin.eq(AnySeq(1) & queue.o_credit), queue.i_next.eq(f), queue.i_limit.eq(target_dut.o_target),
@@ -108,7 +110,7 @@ class MessageCreditHarness(Elaboratable):
         held = Signal(w)
         m.d.comb += held.eq(sum(Mux(live[k], sums[k], 0) for k in range(self.depth)))
         sent_sum = Signal(w)  # of the messages sent and not handled, kept here
-        m.d.sync += sent_sum.eq(sent_sum + Mux(target_dut.o_valid, target_dut.o_n, 0) - Mux(queue.o_handled, queue.o_sum, 0))
+        m.d.sync += sent_sum.eq(sent_sum + Mux(target_dut.o_valid, payload, 0) - Mux(queue.o_handled, queue.o_sum, 0))
         m.d.comb += Assert(sent_sum == held, "the queue holds the sum of the messages sent and not handled")
         with m.If(queue.o_handled):
             m.d.comb += Assert(queue.o_handled_target == f, "handled at the receiver's next firing")
