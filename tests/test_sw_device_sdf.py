@@ -31,9 +31,14 @@ def test_sdf_networks_match_the_model(spec, firings, process):
     assert run.deliveries  # the messages change the values from their firing on
     with open_device(EXAMPLES / spec, build_dir=BUILD, process=process, backpressure=0.3, idle=0.2) as device:
         assert isinstance(device, SDFDevice)
-        device.fire(words[:firings // 2])
-        early = device.run()
-        device.fire(words[firings // 2:])
+        if spec == "fhr.toml":  # the device's default stimulus, the antenna's hopping input, in two parts
+            device.fire(firings // 2)
+            early = device.run()
+            device.fire(firings - firings // 2)
+        else:
+            device.fire(words[:firings // 2])
+            early = device.run()
+            device.fire(words[firings // 2:])
         late = device.run()
     assert {sink: early[sink] + late[sink] for sink in early} == run.outputs
 

@@ -13,7 +13,7 @@ the values that came before in its ``values``. :attr:`SDFDevice.cycles` keeps th
 out at (throughput, bench/fhr.py).
 
     with open_device("out/fhr.json") as device:     # an SDF manifest gives an SDFDevice
-        device.fire({"antenna": words})
+        device.fire({"antenna": words})             # or device.fire(5120): the antenna's hopping input
         values = device.run()                       # {"out": [...]}
 """
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from sfdf.gen.model import Node
+from sfdf.gen.sdf.kernels import source_words
 from sfdf.hdl.sdf_manifest import quiet_cycles
 
 from .codec import Codec
@@ -46,6 +48,8 @@ class SDFDevice:
         self._fired = {p.node: 0 for p in codec.sinks}  # sink firings seen
         self.cycles: dict[str, list[int]] = {p.node: [] for p in codec.sinks}  # the cycle of each value, every run
         self._now = 0
+        self._nodes = manifest["nodes"]
+        self._queued = {p.node: 0 for p in codec.sources}  # firings queued per source
 
     def __enter__(self):
         return self
@@ -53,9 +57,12 @@ class SDFDevice:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def fire(self, words: Mapping[str, Sequence[int]] | Sequence[int]) -> None:
+    def fire(self, words: Mapping[str, Sequence[int]] | Sequence[int] | int) -> None:
         """Queue firings: ``{source: words}``, one word per firing, for every source (or the words of the
-        only source)."""
+        only source); or ``N``: the next ``N`` words of every source's default stimulus
+        (:func:`sfdf.gen.sdf.kernels.source_words`: the radio's antenna hops), as the cosim feeds them."""
+        if isinstance(words, int):
+            words = {p.node: self._default(p.node, words) for p in self.codec.sources}
         by_source = words if isinstance(words, Mapping) else {None: words}
         if len(by_source) != len(self.codec.sources) or any(len(w) == 0 for w in by_source.values()):
             raise DeviceError(f"{self.codec.name}: give at least one firing's word for each source "
@@ -66,6 +73,13 @@ class SDFDevice:
         except LinkDown as exc:
             raise DeviceDied(f"{self.codec.name}: the device is gone ({exc})") from None
         self._batches += 1
+        for source, w in by_source.items():
+            self._queued[source or self.codec.sources[0].node] += len(w)
+
+    def _default(self, source: str, count: int) -> list[int]:
+        spec = self._nodes[source]
+        node = Node(source, kernel=spec["kernel"], params=spec["params"])
+        return source_words(node, self._queued[source] + count)[self._queued[source]:]
 
     def run(self, timeout_cycles: int | None = None) -> dict[str, list[int]]:
         """Run until the queued firings are taken and the network has stopped; each sink's new values."""
