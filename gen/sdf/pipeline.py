@@ -90,7 +90,7 @@ class Pipeline:
         self.node = {n: _Node() for n in self.names}
         # teleport messages: the firings each node has started and, per receiver, its credits
         self.started = dict.fromkeys(self.names, 0)
-        self.decided = dict.fromkeys(self.names, 0)  # a stream sender's firings landed
+        self.decided = dict.fromkeys(self.names, 0)  # a stream node's firings landed (a sender decides then)
         self.reps = repetitions(network)
         self.settled = 0  # laps of every node past which the credits repeat with the repetitions
         self.tables = []  # per route: its target table, and the receiver's limit (the sender's next target)
@@ -118,9 +118,7 @@ class Pipeline:
         fired = []
         for n, (start, r_last, landing, taking, w_done, writes) in comb.items():
             s = self.node[n]
-            if n in self.schedule:
-                self._stream_step(n, s, start, r_last, writes, fired)
-                continue
+            stream = n in self.schedule
             for e in self.ins[n]:
                 if r_last:
                     self.level[e] -= self.pop[e][s.r_phase]
@@ -130,17 +128,26 @@ class Pipeline:
                 if e in writes:
                     self.owed[e] -= 1
                     self.level[e] += 1
+            if stream and s.d_valid and s.d_last:  # its last item landed: the firing ends, a sender decides
+                fired.append(n)
+                self.decided[n] += 1
+                for r in self.sends[n]:
+                    self.limit[r] = self.tables[r](self.decided[n] + 1)
             s.d_valid, s.d_last = s.r_busy, r_last
+            if stream:
+                s.d_phase, s.d_step = s.r_phase, s.r_step
             if start:
                 s.r_busy, s.r_phase, s.r_step = True, s.next_phase, 0
                 s.next_phase = (s.next_phase + 1) % self.count[n]
                 self.started[n] += 1
-                for r in self.sends[n]:
+                for r in self.sends[n] if not stream else ():  # the test kernel decides at its start
                     self.limit[r] = self.tables[r](self.started[n] + 1)
             elif r_last:
                 s.r_busy = False
             elif s.r_busy:
                 s.r_step += 1
+            if stream:
+                continue
             stays = s.skid - (taking and s.skid > 0)
             s.skid = stays + (landing and not (taking and s.skid == 0))
             s.inflight += start - taking
@@ -154,32 +161,6 @@ class Pipeline:
                 s.w_phase = (s.w_phase + 1) % self.count[n]
                 fired.append(n)
         return fired
-
-    def _stream_step(self, n: str, s: _Node, start: bool, r_last: bool, writes, fired: list[str]) -> None:
-        for e in self.ins[n]:
-            if r_last:
-                self.level[e] -= self.pop[e][s.r_phase]
-        for e in self.outs[n]:
-            if start:
-                self.owed[e] += self.push[e][s.next_phase]
-            if e in writes:
-                self.owed[e] -= 1
-                self.level[e] += 1
-        if s.d_valid and s.d_last:
-            fired.append(n)
-            if self.sends[n]:
-                self.decided[n] += 1
-                for r in self.sends[n]:
-                    self.limit[r] = self.tables[r](self.decided[n] + 1)
-        s.d_valid, s.d_last, s.d_phase, s.d_step = s.r_busy, r_last, s.r_phase, s.r_step
-        if start:
-            s.r_busy, s.r_phase, s.r_step = True, s.next_phase, 0
-            s.next_phase = (s.next_phase + 1) % self.count[n]
-            self.started[n] += 1
-        elif r_last:
-            s.r_busy = False
-        elif s.r_busy:
-            s.r_step += 1
 
     def _comb(self, n: str):
         s = self.node[n]
