@@ -17,7 +17,7 @@ the manual feedback loop (examples/fhr_feedback.toml), in sfdf's hardware.
 
 The nodes run the radio's kernels (docs/semantics.md, "SDF networks"; a stand-in FFT with the real rates)
 on the antenna's hopping input, the detectors reporting each hop once. Prints a table; with the default firings and seeds writes docs/fhr.json,
-docs/img/fhr.png and the table in docs/results.md (bench/results.py).
+docs/img/fhr.png, the table and headline in docs/results.md and the headline in README.md (bench/results.py).
 
     .venv/bin/python bench/fhr.py [--frames 48] [--seeds 1 2 3] [--no-fpga] [--tables]
 """
@@ -40,9 +40,10 @@ from sfdf.gen.spec import load_spec
 from sfdf.hdl.generate import generate
 from sfdf.sw.device import open_device
 
-from results import OUT, publish, table, tables_flag, tables_only
+from results import OUT, load, publish, table, tables_flag, tables_only, write_sections
 
 ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 VERSIONS = {"teleport": "fhr.toml", "feedback": "fhr_feedback.toml"}
 BOARD, SEEDS, FRAMES = "ulx3s-85f", [1, 2, 3], 48
 BUILD = ROOT / "build" / "bench" / "fhr"
@@ -111,6 +112,7 @@ def _change(ours: float, theirs: float) -> str:
 
 
 def sections(data: dict) -> dict[str, str]:
+    """docs/results.md's table and headline (bench/results.py); the headline is README's too."""
     rows, (teleport, feedback) = [], (data["rows"]["teleport"], data["rows"]["feedback"])
     for row in (teleport, feedback, *data.get("sized", {}).values()):
         hw = row.get("fpga")
@@ -121,18 +123,21 @@ def sections(data: dict) -> dict[str, str]:
                         hw["luts"], hw["ffs"], hw["brams"]] if hw else ["-"] * 4)])
     text = table(["version", "capacity (items)", "cycles per frame", "stated by sfdf check", "items per frame",
                   "messages handled", "Fmax MHz (seeds)", "LUT4", "FF", "DP16KD"], rows, "lrrrrrrrrr")
-    cycles = teleport["frames_per_cycle"] / feedback["frames_per_cycle"]
-    line = (f"Teleport against feedback: frames per cycle {_change(teleport['frames_per_cycle'], feedback['frames_per_cycle'])}, "
-            f"items per frame {_change(teleport['items_per_frame'], feedback['items_per_frame'])}")
-    if teleport.get("fpga") and feedback.get("fpga"):
-        seconds = cycles * teleport["fpga"]["fmax_mhz"] / feedback["fpga"]["fmax_mhz"]
-        line += f", frames per second at each version's Fmax {(seconds - 1) * 100:+.1f}%"
+    line = (f"004's frequency-hopping radio in hardware, teleport messages against the feedback loop on the same "
+            f"hopping input (the same outputs): frames per cycle "
+            f"{_change(teleport['frames_per_cycle'], feedback['frames_per_cycle'])}")
     if data.get("sized"):
-        fast = data["sized"]["teleport"]["frames_per_cycle"] / data["sized"]["feedback"]["frames_per_cycle"]
-        line += f"; at the capacities for full rate (sized) frames per cycle {(fast - 1) * 100:+.1f}%"
-    line += (f" (004 on a cluster: {PAPER['throughput'] * 100:+.0f}% throughput, {PAPER['items'] * 100:+.0f}% items; "
-             f"{data['frames']} frames per version).")
-    return {"fhr table": text + "\n\n" + line}
+        line += (" at the spec's capacities and "
+                 f"{_change(data['sized']['teleport']['frames_per_cycle'], data['sized']['feedback']['frames_per_cycle'])}"
+                 " at the capacities for full rate")
+    line += f", items per frame {_change(teleport['items_per_frame'], feedback['items_per_frame'])}"
+    if teleport.get("fpga") and feedback.get("fpga"):
+        tf, ff = teleport["fpga"], feedback["fpga"]
+        line += (f", on ECP5-85F {tf['fmax_mhz']:.1f} MHz against {ff['fmax_mhz']:.1f} (median of 3 seeds), "
+                 f"{tf['luts']:,} LUT4 against {ff['luts']:,}")
+    line += (f"; 004 measured {PAPER['throughput'] * 100:+.0f}% throughput and {PAPER['items'] * 100:+.0f}% items on a "
+             "cluster of workstations.")
+    return {"fhr table": text, "fhr headline": line}
 
 
 def plot(data: dict, path: Path) -> None:
@@ -163,6 +168,7 @@ def main(argv=None):
     tables_flag(parser)
     args = parser.parse_args(argv)
     if tables_only(args, "fhr", sections):
+        write_sections("fhr", {"fhr headline": sections(load("fhr"))["fhr headline"]}, README)
         return
     rows = {}
     for name in VERSIONS:
@@ -175,11 +181,12 @@ def main(argv=None):
             print(f"{name}: {rows[name]['fpga']}", flush=True)
     sized = {name: measure(name, args.frames, sized=True) for name in VERSIONS}
     data = {"frames": args.frames, "rows": rows, "sized": sized}
-    print(sections(data)["fhr table"])
+    print("\n\n".join(sections(data).values()))
     OUT.mkdir(parents=True, exist_ok=True)
     plot(data, OUT / "fhr.png")
     if (args.frames, args.seeds, args.no_fpga) == (FRAMES, SEEDS, False):
         publish("fhr", data, sections, images=["fhr.png"])
+        write_sections("fhr", {"fhr headline": sections(data)["fhr headline"]}, README)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from results import RESULTS, between, data_path, load, markers
 
 #: Every bench that publishes into docs/results.md (bench/fpga.py has its own tests, tests/test_bench_fpga.py).
 BENCHES = ["analysis", "dummies", "throughput", "hop", "channels", "formal", "cosim", "host", "cluster", "sdep",
-           "stm"]
+           "stm", "fhr"]
 
 
 @pytest.mark.parametrize("bench", BENCHES)
@@ -22,6 +22,14 @@ def test_the_results_page_is_what_the_json_makes(bench):
         assert between(text, *markers(bench, section)) == body, f"docs/results.md's {section!r}: run bench/{bench}.py --tables"
     opened = set(re.findall(rf"<!-- ([^:>]+): bench/{bench}\.py writes between these markers -->", text))
     assert opened == set(made), f"markers of bench/{bench}.py without a section: {opened - set(made)}"
+
+
+def test_the_readmes_radio_headline_is_what_the_json_makes():
+    from results import ROOT
+
+    made = load_bench("fhr").sections(load("fhr"))["fhr headline"]
+    assert between((ROOT / "README.md").read_text(), *markers("fhr", "fhr headline")) == made, \
+        "README's radio headline: run bench/fhr.py --tables"
 
 
 def test_every_publishing_bench_is_checked():
