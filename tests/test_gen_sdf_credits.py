@@ -9,12 +9,13 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from graphs import sdf_networks
+from graphs import sdf_networks, small_radio
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sdf_rtl import simulate
 
 from sfdf.gen.sdf.credits import queue_depths, route_tables
+from sfdf.gen.sdf.kernels import HopSignal
 from sfdf.gen.sdf.liveness import ample, bounded_execution
 from sfdf.gen.sdf.messages import UPSTREAM, Deliveries
 from sfdf.gen.sdf.rates import repetitions
@@ -48,17 +49,21 @@ def test_random_tables_and_credits(net):
     check_tables(net)
 
 
-def most_entries(net, depths: dict, cycles: int, seed: int) -> dict:
+def most_entries(net, depths: dict, cycles: int, seed: int, words: dict | None = None) -> dict:
     """The most entries each route's queue held in ``cycles`` cycles of RTL with queues of ``depths``,
-    sources allowed and sinks ready at random."""
+    sources allowed and sinks ready at random (a source in ``words`` given its firings' words)."""
     dut = SDFNetwork(net, depths=depths)
     rng = random.Random(seed)
     most = {}
 
     async def bench(ctx):
+        fired = dict.fromkeys(net.sources, 0)
         for _ in range(cycles):
             for n in net.sources:
                 ctx.set(getattr(dut, f"{n}_allow"), rng.random() < 0.8)
+                if words and n in words:
+                    ctx.set(getattr(dut, f"{n}_word"), words[n][fired[n] % len(words[n])])
+                    fired[n] += ctx.get(getattr(dut, f"{n}_start"))
             for n in net.sinks:
                 ctx.set(getattr(dut, f"{n}_ready"), rng.random() < 0.6)
             for route, queue in dut.queues.items():
@@ -88,3 +93,16 @@ def test_the_radio_holds_its_bound():
     bound = queue_depths(net)
     most = most_entries(net, {route: depth + 4 for route, depth in bound.items()}, 6000, 1)
     assert all(0 < most[route] <= bound[route] for route in bound), (most, bound)
+
+
+def test_detectors_that_hold_off_need_fewer_entries():
+    """A detector reports at most once in ``holdoff + 1`` firings, so its queue needs fewer entries than one
+    that may send at every firing; with a hop every frame (as often as the input can) the RTL stays in it."""
+    net = small_radio(feedback=False)
+    bound = queue_depths(net)
+    eager = replace(net, nodes=tuple(replace(n, kernel="sdf_test", params={}) if n.kernel == "detector" else n
+                                     for n in net.nodes))
+    assert all(bound[r] < d for r, d in queue_depths(eager).items())
+    words = HopSignal(5, frame=8, dwell=(1, 1)).words(8 * 40)
+    most = most_entries(net, {route: depth + 4 for route, depth in bound.items()}, 3000, 2, {"antenna": words})
+    assert all(most[route] <= bound[route] for route in bound) and any(most.values()), (most, bound)

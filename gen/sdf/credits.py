@@ -22,13 +22,16 @@ capacity bounds how far its sender is ahead (its pushes claimed at start fit the
 started firings have freed) and every channel's items how far its receiver is (its started firings
 needed the items its sender's started firings wrote); relaxing these over the graph bounds
 ``started_S`` by ``B(f)``, and the depth is the most targets in ``(f, T(B(f))]`` over two periods past
-the initializations.
+the initializations; a sender whose kernel sends at most once in ``s`` firings (a detector with holdoff
+``s - 1``, :func:`sfdf.gen.sdf.kernels.send_spacing`) sends at most ``ceil(w / s)`` of the ``w`` firings
+those targets come from, which bounds them too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kernels import send_spacing
 from .messages import DOWNSTREAM, Deliveries, Route
 from .rates import SDFError, edge_rates, phases, repetitions
 
@@ -148,6 +151,7 @@ def queue_depths(network, deliveries: Deliveries | None = None) -> dict[Route, i
     deliveries = deliveries or Deliveries(network)
     reps = repetitions(network)
     tables = {route: target_table(deliveries, route) for route in deliveries.routes}
+    spacing = {n.name: send_spacing(n) for n in network.nodes}
     depths = {}
     for receiver, routes in deliveries.by_receiver.items():
         period = reps[receiver]
@@ -159,7 +163,7 @@ def queue_depths(network, deliveries: Deliveries | None = None) -> dict[Route, i
                 sent = bound[route.sender]
                 if sent >= _UNBOUNDED:
                     raise SDFError(f"nothing bounds {route.sender}'s firings against {receiver}'s", "report it as a bug")
-                counts[route].append(_pending_targets(tables[route], sent, f))
+                counts[route].append(_pending_targets(tables[route], sent, f, spacing[route.sender]))
             f += 1
             # the counts of the last period repeat the one before, after every table's initialization
             if f >= 3 * period + max(tables[r](len(tables[r].first)) for r in routes) and all(
@@ -171,11 +175,12 @@ def queue_depths(network, deliveries: Deliveries | None = None) -> dict[Route, i
     return depths
 
 
-def _pending_targets(table: TargetTable, sent: int, started: int) -> int:
-    """The distinct targets above ``started`` among ``T(1..sent)`` (``T`` is non-decreasing: the last ones)."""
+def _pending_targets(table: TargetTable, sent: int, started: int, spacing: int = 1) -> int:
+    """The distinct targets above ``started`` among ``T(1..sent)`` (``T`` is non-decreasing: the last ones),
+    or the messages a sender that sends once in ``spacing`` firings can send from those firings if fewer."""
     targets = set()
     n = sent
     while n >= 1 and (t := table(n)) > started:
         targets.add(t)
         n -= 1
-    return len(targets)
+    return min(len(targets), -(-(sent - n) // spacing))

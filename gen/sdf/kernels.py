@@ -36,7 +36,7 @@ from ..goldens import SDFTest
 from .rates import SDFError, edge_rates, phases
 
 __all__ = ["GOLDENS", "SENDERS", "STREAM_KERNELS", "Antenna", "Detector", "Forward", "HopSignal", "Magnitude", "RFtoIF", "check_kernels",
-           "golden", "read_order", "source_words", "stream_writes"]
+           "golden", "read_order", "send_spacing", "source_words", "stream_writes"]
 
 MASK = (1 << 32) - 1
 
@@ -168,6 +168,12 @@ GOLDENS = {"sdf_test": SDFTest, "forward": Forward, "antenna": Antenna, "rf_to_i
            "magnitude": Magnitude, "detector": Detector}
 #: The kernels whose firings may send a teleport message.
 SENDERS = ("sdf_test", "detector")
+
+
+def send_spacing(node) -> int:
+    """The fewest firings from one message the node sends to the next: a detector's ``holdoff + 1`` (it stays
+    quiet that long after a report), else 1 (the SDF test kernel may send at every firing)."""
+    return node.params.get("holdoff", 0) + 1 if node.kernel == "detector" else 1
 
 
 def golden(node):
