@@ -367,7 +367,8 @@ def _simulate_sdf(args, network) -> int:
         return 0
     span = f"{states} steady states" if args.computations is None else f"{args.computations} firings of each source"
     print(f"{network.name}: SDF, {len(run.firings)} firings ({span}, {args.scheduler} order), "
-          f"{len(deliveries)} message deliveries" + (f", {len(pending)} pending" if pending else ""))
+          f"{len(deliveries)} message deliver{'y' if len(deliveries) == 1 else 'ies'}"
+          + (f", {len(pending)} pending" if pending else ""))
     for sink, values in run.outputs.items():
         shown = " ".join(str(v) for v in values[:8]) + (" ..." if len(values) > 8 else "")
         print(f"  sink {sink}: {len(values)} values: {shown}")
@@ -572,7 +573,8 @@ def _cosim_sdf(args, network) -> int:
         return 0 if results.passed else 1
     counts = ", ".join(f"{s} {len(v)}" for s, v in run.expected.items()) + " sink firings"
     if network.messages and results.passed:
-        counts += f"; {len(run.messages)} messages handled at the model's firings, {len(run.pending)} pending"
+        counts += (f"; {len(run.messages)} message{'' if len(run.messages) == 1 else 's'} handled at the model's "
+                   f"firings, {len(run.pending)} pending")
     print(f"{network.name}: SDF, model {'DEADLOCKED before the sources fired ' + str(computations) + ' times' if run.model_deadlocked else 'completed'}"
           f"; RTL {'passed' if results.passed else 'FAILED'} ({counts}; {results.summary(0).splitlines()[0]})")
     for message in failures:
