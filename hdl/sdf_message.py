@@ -16,8 +16,8 @@ to its sum (the SDF test kernel's handler adds ``n``, so messages of one target 
 firing before it, which has started), as soon as no more messages can come for it: when the receiver's
 credit (``i_limit``, the sender's :class:`MessageTarget`) is past it. ``o_room`` is low only when a new
 target would not fit, which the depth of :func:`sfdf.gen.sdf.credits.queue_depths` rules out; the sender
-then waits rather than lose a message (``o_spare``: two would fit, what a sender that decides after its
-start waits for). Counters and targets are 32 bits and compared by their
+then waits rather than lose a message (a sender that decides after its start cannot wait: the bound
+alone keeps its queue from overflowing). Counters and targets are 32 bits and compared by their
 difference, so they wrap; the credit and ``due`` are registers (see :class:`MessageQueue`), and no read of
 the queue goes through a multiplexer, so a receiver's start waits on no wide comparison.
 """
@@ -93,8 +93,7 @@ class MessageQueue(wiring.Component):
         super().__init__({
             "i_valid": In(1), "i_n": In(width), "i_target": In(width), "i_next": In(width), "i_limit": In(width),
             "i_following": In(width), "i_sender_start": In(1),
-            "i_start": In(1), "o_credit": Out(1), "o_room": Out(1), "o_spare": Out(1), "o_sum": Out(width),
-            "o_handled": Out(1),
+            "i_start": In(1), "o_credit": Out(1), "o_room": Out(1), "o_sum": Out(width), "o_handled": Out(1),
             "o_handled_target": Out(width), "o_level": Out(range(depth + 1)),
         })
 
@@ -136,7 +135,6 @@ class MessageQueue(wiring.Component):
             pop.eq(due & take),
             self.o_sum.eq(sums[0]),
             self.o_room.eq(merge | (level != depth)),
-            self.o_spare.eq(level < depth - 1),
             self.o_handled.eq(pop),
             self.o_handled_target.eq(targets[0]),
             self.o_level.eq(level),

@@ -4,8 +4,10 @@ largest peek and pop, per node an :class:`SDFNode` running the SDF test kernel o
 teleport message a :class:`~sfdf.hdl.sdf_message.MessageTarget` at its sender and a
 :class:`~sfdf.hdl.sdf_message.MessageQueue` at its receiver (:mod:`sfdf.gen.sdf.credits`: the targets, the
 receiver's credit, the queue's depth). A test-kernel sender sends at a firing's start, with the firing's
-number as the payload; a stream sender at its decision, with its kernel's payload, and its queues keep
-one entry more, since a start waits for room for two (the firing landing may send before it).
+number as the payload, and waits for room should its queue be full; a stream sender at its decision,
+with its kernel's payload, and never waits: its queue holds the most entries
+:func:`~sfdf.gen.sdf.credits.queue_depths` proves any execution needs, which counts every started firing
+as sending.
 
 Ports: per source ``<node>_allow`` (the node may start its next firing), ``<node>_word`` (the word of that
 firing, which a stream kernel reads) and ``<node>_start`` (it did), per sink ``<node>_valid``,
@@ -48,7 +50,6 @@ class SDFNetwork(wiring.Component):
         self.routes = self.deliveries.routes
         if depths is None:
             depths = queue_depths(network, self.deliveries) if self.routes else {}
-            depths = {r: d + (r.sender in self.stream) for r, d in depths.items()}
         self.depths = depths
         self.queues: dict = {}
         members = {}
@@ -102,7 +103,7 @@ class SDFNetwork(wiring.Component):
             if not outs:
                 m.d.comb += [getattr(self, f"{n.name}_valid").eq(node.o_valid),
                              getattr(self, f"{n.name}_value").eq(node.o_value), node.o_ready.eq(getattr(self, f"{n.name}_ready"))]
-        rooms = {s: [] for s in senders}
+        rooms = {s: [] for s in senders if s not in self.stream}
         for r, route in enumerate(self.routes):
             sender, receiver = nodes[route.sender], nodes[route.receiver]
             table = target_table(self.deliveries, route)
@@ -125,7 +126,8 @@ class SDFNetwork(wiring.Component):
                 getattr(self, f"msg{r}_handled").eq(queue.o_handled),
                 getattr(self, f"msg{r}_handled_target").eq(queue.o_handled_target),
             ]
-            rooms[route.sender].append(queue.o_spare if stream else queue.o_room)
+            if not stream:
+                rooms[route.sender].append(queue.o_room)
         for s, room in rooms.items():
             m.d.comb += nodes[s].i_room.eq(Cat(*room).all())
         return m

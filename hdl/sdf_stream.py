@@ -4,7 +4,7 @@ bit for bit their goldens, one item per cycle in and out.
 
 A firing of phase ``k`` *starts* on :class:`sfdf.hdl.sdf_node.SDFNode`'s rule (every input holds the phase's
 items, every output has room for its pushes besides what earlier firings claimed, the receiver's credits,
-a source's ``i_allow``; a sender's start also needs room in its queues, ``i_room``). Then two stages:
+a source's ``i_allow``). Then two stages:
 
 * **read**: ``max(1, pops)`` steps, one a cycle, from the cycle after the start, step ``s`` asking for the
   ``s``-th item in :func:`~sfdf.gen.sdf.kernels.read_order` (each input's popped items in turn) through the
@@ -22,7 +22,8 @@ is added to ``acc``, whose value at a firing's start rides with the firing; the 
 the retune items it has landed. A sender (``detector``) decides at its firing's last item: ``o_decide``
 then, with ``o_send`` (it saw a hop) and ``o_payload`` (the report); its message's target steps with the
 decisions (:class:`~sfdf.hdl.sdf_message.MessageTarget`), so a receiver's credit never passes a firing a
-message not yet decided may target.
+message not yet decided may target. It cannot wait at its decision for room in a queue, and needs not:
+:func:`sfdf.gen.sdf.credits.queue_depths` counts every started firing as sending.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class SDFStreamNode(wiring.Component):
         for j in range(receives):
             members |= {f"q{j}_credit": In(1), f"q{j}_handled": In(1), f"q{j}_sum": In(count_width)}
         if sends:
-            members |= {"o_decide": Out(1), "o_send": Out(1), "o_payload": Out(count_width), "i_room": In(1)}
+            members |= {"o_decide": Out(1), "o_send": Out(1), "o_payload": Out(count_width)}
         for j, (capacity, pops) in enumerate(inputs):
             members |= {f"i{j}_level": In(range(capacity + 1)), f"i{j}_offset": Out(range(max(max(pops), 1))),
                         f"i{j}_data": In(32), f"i{j}_pop": Out(range(max(max(pops), 1) + 1))}
@@ -195,8 +196,6 @@ class SDFStreamNode(wiring.Component):
         conditions.append(~r_busy | r_last)
         if not self.inputs:
             conditions.append(self.i_allow)
-        if self.sends:
-            conditions.append(self.i_room)
         m.d.comb += [start.eq(Cat(*conditions).all()), self.o_start.eq(start), self.o_next.eq(f_next)]
         return m
 
