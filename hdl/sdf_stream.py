@@ -13,13 +13,16 @@ a source's ``i_allow``). Then two stages:
 * **land**: a cycle behind, the item read goes through the kernel, which writes at most one item on each
   output, on the steps :func:`~sfdf.gen.sdf.kernels.stream_writes` lists (a forwarded item goes straight
   on, a magnitude at each pair's second item, a mixed sample at the firing's last step). Output room was
-  claimed at the start, so a write never waits; a firing ends (``o_fired``) with its last item landed.
+  claimed at the start, so a write never waits; a firing ends (``o_fired``) with its last item landed;
+* a detector's **hop stage**, a cycle behind the land stage, on each item's band comparison registered as
+  it landed: its report, and the firing's end, come a cycle after the last item (so no band comparison
+  sits on the path from a channel's memory into a queue or a channel).
 
 A sink's value goes into a four-entry queue before ``o_value``/``o_ready`` (its room claimed at the start,
 as an output's), so an always-ready sink never holds the node back. A receiver (``rf_to_if``) takes its
 messages as :class:`~sfdf.hdl.sdf_node.SDFNode` does: what its queues hand over (``q<j>_sum``, the payloads)
 is added to ``acc``, whose value at a firing's start rides with the firing; the mixer's tuning is that plus
-the retune items it has landed. A sender (``detector``) decides at its firing's last item: ``o_decide``
+the retune items it has landed. A sender (``detector``) decides with its report: ``o_decide``
 then, with ``o_send`` (it saw a hop) and ``o_payload`` (the report); its message's target steps with the
 decisions (:class:`~sfdf.hdl.sdf_message.MessageTarget`), so a receiver's credit never passes a firing a
 message not yet decided may target. It cannot wait at its decision for room in a queue, and needs not:
@@ -34,7 +37,7 @@ from amaranth.lib.wiring import In, Out
 
 from sfdf.gen.sdf.kernels import STREAM_KERNELS, read_order
 
-from .sdf_message import COUNT, ahead
+from .sdf_message import COUNT
 
 __all__ = ["SINK_QUEUE", "SDFStreamNode"]
 
@@ -148,7 +151,7 @@ class SDFStreamNode(wiring.Component):
         firing = Signal(self.count_width)
         m.d.comb += firing.eq(landed + 1)
         ended = Signal()
-        m.d.comb += [ended.eq(d_valid & d_last), self.o_fired.eq(ended)]
+        m.d.comb += ended.eq(d_valid & d_last)
         with m.If(ended):
             m.d.sync += landed.eq(firing)
 
@@ -166,8 +169,9 @@ class SDFStreamNode(wiring.Component):
         # -- the kernel: what each output is written ------------------------------------------------------
         writes = [Signal(name=f"write{j}") for j in range(len(pushes))]
         data = [Signal(32, name=f"wdata{j}") for j in range(len(pushes))]
-        self._kernel(m, item, landing, d_first, d_last & d_valid, d_input, d_off, d_phase, firing, d_acc,
-                     writes, data, pushes, table)
+        end = self._kernel(m, item, landing, d_first, ended, d_input, d_off, d_phase, firing, d_acc,
+                           writes, data, pushes, table)
+        m.d.comb += self.o_fired.eq(end)
 
         # -- outputs: room claimed at the start, given back as written ------------------------------------
         owed = [Signal(range(max(capacity, SINK_QUEUE) + 1), name=f"owed{j}")
@@ -200,7 +204,8 @@ class SDFStreamNode(wiring.Component):
         return m
 
     def _kernel(self, m, item, landing, first, last, source, offset, phase, firing, acc, writes, data, pushes, table):
-        """The kernel's datapath in the land stage (:class:`sfdf.gen.sdf.kernels.Forward` and the others)."""
+        """The kernel's datapath in the land stage (:class:`sfdf.gen.sdf.kernels.Forward` and the others);
+        returns the cycle its firing ends in (its last item's landing, a detector's report)."""
         kernel = self.kernel
         if kernel in ("forward", "antenna"):  # the item goes to the output whose share of the firing it is in
             outs = len(pushes)
@@ -234,20 +239,30 @@ class SDFStreamNode(wiring.Component):
             with m.If(landing & ~offset[0]):
                 m.d.sync += re.eq(_signed_abs(m, item))
             m.d.comb += [writes[0].eq(landing & offset[0]), data[0].eq(re + _signed_abs(m, item))]
-        else:  # detector: forwards; the first magnitude in its band is the firing's report
-            low, high, holdoff = (self.params.get(k, 0) for k in ("low", "high", "holdoff"))
-            quiet = Signal(self.count_width)  # reports nothing up to this firing
-            found, value = Signal(), Signal(32)
-            was, hit, found_now, value_now = Signal(), Signal(), Signal(), Signal(32)
-            m.d.comb += [was.eq(~first & found),
-                         hit.eq(landing & ahead(m, firing, quiet, self.count_width) & (item >= low) & (item < high)),
-                         found_now.eq(was | hit), value_now.eq(Mux(was, value, item))]
-            with m.If(landing):
-                m.d.sync += [found.eq(found_now), value.eq(value_now)]
-            m.d.comb += [writes[0].eq(landing), data[0].eq(item)]
-            for j in range(1, len(pushes)):
-                m.d.comb += [writes[j].eq(last), data[j].eq(Mux(found_now, value_now, 0))]
-            with m.If(last & found_now):
-                m.d.sync += quiet.eq(firing + holdoff)
-            if self.sends:
-                m.d.comb += [self.o_decide.eq(last), self.o_send.eq(found_now), self.o_payload.eq(value_now)]
+        else:
+            return self._detector(m, item, landing, first, last, writes, data, pushes)
+        return last
+
+    def _detector(self, m, item, landing, first, last, writes, data, pushes):
+        """Forwards each item at once; a hop stage a cycle behind, on the item's band comparison registered as
+        it landed, finds the firing's first magnitude in the band and reports it a cycle after the last item
+        (the second output's item, the message's payload). ``hold``: firings still to stay quiet."""
+        low, high, holdoff = (self.params.get(k, 0) for k in ("low", "high", "holdoff"))
+        m.d.comb += [writes[0].eq(landing), data[0].eq(item)]
+        h_valid, h_first, h_last, h_band, h_item = Signal(), Signal(), Signal(), Signal(), Signal(32)
+        m.d.sync += [h_valid.eq(landing), h_first.eq(first), h_last.eq(last), h_band.eq((item >= low) & (item < high)),
+                     h_item.eq(item)]
+        hold = Signal(range(holdoff + 1))
+        found, value = Signal(), Signal(32)
+        was, found_now, value_now = Signal(), Signal(), Signal(32)
+        m.d.comb += [was.eq(~h_first & found), found_now.eq(was | (h_valid & h_band & (hold == 0))),
+                     value_now.eq(Mux(was, value, h_item))]
+        with m.If(h_valid):
+            m.d.sync += [found.eq(found_now), value.eq(value_now)]
+        for j in range(1, len(pushes)):
+            m.d.comb += [writes[j].eq(h_last), data[j].eq(Mux(found_now, value_now, 0))]
+        with m.If(h_last):
+            m.d.sync += hold.eq(Mux(found_now, holdoff, Mux(hold == 0, 0, hold - 1)))
+        if self.sends:
+            m.d.comb += [self.o_decide.eq(h_last), self.o_send.eq(found_now), self.o_payload.eq(value_now)]
+        return h_last

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from ..goldens import SDFTest
 from .rates import SDFError, edge_rates, phases
 
-__all__ = ["GOLDENS", "SENDERS", "STREAM_KERNELS", "Antenna", "Detector", "Forward", "HopSignal", "Magnitude", "RFtoIF", "check_kernels",
+__all__ = ["GOLDENS", "REPORTING", "SENDERS", "STREAM_KERNELS", "Antenna", "Detector", "Forward", "HopSignal", "Magnitude", "RFtoIF", "check_kernels",
            "golden", "read_order", "send_spacing", "source_words", "stream_writes"]
 
 MASK = (1 << 32) - 1
@@ -235,7 +235,9 @@ def stream_writes(kernel: str, pops: Sequence[int], pushes: Sequence[int]) -> li
     """The outputs a stream node writes at each step of a firing of a phase that pops ``pops`` (per input,
     spec order; a source's one word counts as a pop) and pushes ``pushes`` (per output; a sink's value counts
     as a push): step ``s`` reads the ``s``-th item in :func:`read_order` and, a cycle later, writes one
-    item on each output listed for it (the firing reads ``max(1, sum(pops))`` steps)."""
+    item on each output listed for it (the firing reads ``max(1, sum(pops))`` steps). A kernel in
+    :data:`REPORTING` has one entry more: its report, a cycle after the last item landed (a detector's
+    hop stage registers each item's band comparison first), with which the firing ends."""
     steps = max(1, sum(pops))
     writes: list[list[int]] = [[] for _ in range(steps)]
     if kernel in ("forward", "antenna"):
@@ -252,7 +254,11 @@ def stream_writes(kernel: str, pops: Sequence[int], pushes: Sequence[int]) -> li
     elif kernel == "detector":
         for s in range(steps):
             writes[s].append(0)
-        writes[-1] += list(range(1, len(pushes)))
+        writes.append(list(range(1, len(pushes))))
     else:
         raise ValueError(f"{kernel} is not a stream kernel")
     return writes
+
+
+#: Stream kernels whose firing ends with a report a cycle after its last item lands (:func:`stream_writes`).
+REPORTING = ("detector",)

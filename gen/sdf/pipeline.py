@@ -7,8 +7,8 @@ write) and starts a firing on the levels after the cycle's pops and the room its
 claimed, and on a receiver's credits for the messages it may still be sent (:mod:`sfdf.gen.sdf.credits`);
 :class:`sfdf.hdl.sdf_stream.SDFStreamNode` (a stream kernel's, the radio's) reads ``max(1, pops)`` steps, one
 a cycle, and writes a cycle behind each step on the outputs :func:`sfdf.gen.sdf.kernels.stream_writes`
-lists for it; its firing ends with its last item landed, and a sender's target steps then (it decides
-there). :class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
+lists for it; its firing ends with its last item landed (a detector's a cycle later, with its report),
+and a sender's target steps then (it decides there). :class:`sfdf.hdl.sdf_channel.SDFChannel` counts an item written in a cycle from the next.
 :class:`Pipeline` steps exactly those registers, a cycle at a time, with every source allowed and every
 sink ready; the test of this module checks it against the RTL's ``fired`` outputs cycle for cycle. The
 execution is deterministic and its state finite, so it repeats: :func:`hardware_throughput` runs it to the
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .credits import route_tables
-from .kernels import STREAM_KERNELS, read_order, stream_writes
+from .kernels import REPORTING, STREAM_KERNELS, read_order, stream_writes
 from .liveness import ample, firing_capacity
 from .rates import SDFError, edge_rates, phases, repetitions
 
@@ -47,10 +47,13 @@ class _Node:
 
     d_phase: int = 0  # a stream node's landing step
     d_step: int = 0
+    e_valid: bool = False  # a reporting stream node's report, a cycle after its last landing
+    e_phase: int = 0
 
     def key(self) -> tuple:
         return (self.next_phase, self.r_busy, self.r_phase, self.r_step, self.d_valid, self.d_last,
-                self.inflight, self.skid, self.w_busy, self.w_phase, self.w_step, self.d_phase, self.d_step)
+                self.inflight, self.skid, self.w_busy, self.w_phase, self.w_step, self.d_phase, self.d_step,
+                self.e_valid, self.e_phase)
 
 
 class Pipeline:
@@ -77,14 +80,17 @@ class Pipeline:
         # stream nodes: a step a cycle over their pops, and the output edges each step writes (a sink's none)
         kernels = {n.name: n.kernel or "sdf_test" for n in network.nodes}
         self.schedule: dict[str, list[list[list[str]]]] = {}
+        self.report: dict[str, list[list[str]]] = {}  # per phase, what a reporting node's report writes
         for n in self.names:
             if kernels[n] in STREAM_KERNELS:
                 ordered = [self.ins[n][j] for j in read_order(kernels[n], len(self.ins[n]))]
                 self.schedule[n] = [[[self.outs[n][j] for j in step if self.outs[n]] for step in stream_writes(
                     kernels[n], [self.pop[e][k] for e in ordered] or [1], [self.push[e][k] for e in self.outs[n]] or [1])]
                     for k in range(self.count[n])]
+                if kernels[n] in REPORTING:
+                    self.report[n] = [steps.pop() for steps in self.schedule[n]]
                 self.reads[n] = [len(steps) for steps in self.schedule[n]]
-                self.writes[n] = [1] * self.count[n]  # the last item's landing
+                self.writes[n] = [1 + (n in self.report)] * self.count[n]  # the last landing (and the report)
         self.level = {e.name: e.initial for e in network.edges}
         self.owed = dict.fromkeys(self.edges, 0)
         self.node = {n: _Node() for n in self.names}
@@ -128,11 +134,13 @@ class Pipeline:
                 if e in writes:
                     self.owed[e] -= 1
                     self.level[e] += 1
-            if stream and s.d_valid and s.d_last:  # its last item landed: the firing ends, a sender decides
-                fired.append(n)
+            if stream and (s.e_valid if n in self.report else s.d_valid and s.d_last):
+                fired.append(n)  # its last item landed, or its report is out: the firing ends, a sender decides
                 self.decided[n] += 1
                 for r in self.sends[n]:
                     self.limit[r] = self.tables[r](self.decided[n] + 1)
+            if n in self.report:
+                s.e_valid, s.e_phase = s.d_valid and s.d_last, s.d_phase
             s.d_valid, s.d_last = s.r_busy, r_last
             if stream:
                 s.d_phase, s.d_step = s.r_phase, s.r_step
@@ -171,6 +179,8 @@ class Pipeline:
                      and all(self.capacity[e] - self.level[e] - self.owed[e] >= self.push[e][k] for e in self.outs[n])
                      and (not s.r_busy or r_last) and all(self.started[n] < self.limit[r] - 1 for r in self.credits[n]))
             writes = set(self.schedule[n][s.d_phase][s.d_step]) if s.d_valid else set()
+            if s.e_valid:
+                writes |= set(self.report[n][s.e_phase])
             return start, r_last, False, False, False, writes
         landing = s.d_valid and s.d_last
         w_done = s.w_busy and (s.w_step == self.writes[n][s.w_phase] - 1 if self.outs[n] else True)
