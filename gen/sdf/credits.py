@@ -12,7 +12,8 @@ Eq. 3), so the sender steps through a table of ``init + reps_S`` targets (:class
 every ``n`` with ``T(n) <= f`` is at most the firings ``S`` has started, that is ``f < T(started_S + 1)``,
 the target of ``S``'s next firing, which the sender holds in a register (the receiver's *limit*). This
 is :meth:`~sfdf.gen.sdf.messages.Deliveries.required_sends` with ``held`` (the rule ``sfdf check``
-proves live) in closed form; the hardware sends at a firing's start, when its kernel decides.
+proves live) in closed form; the hardware sends at a firing's start, when the SDF test kernel decides
+(a stream kernel decides at its firing's end, and ``started_S`` is then its decided firings).
 
 **Queue.** Messages wait at the receiver in a queue, merged by target (one entry per ``T``, the sum of
 their ``n``: the SDF test kernel's handler adds ``n`` to its accumulator, so messages of one target act
