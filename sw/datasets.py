@@ -7,9 +7,14 @@ simulated VERITAS camera images): an imaging atmospheric Cherenkov telescope see
 shower image (a 2-D Gaussian, Hillas' parametrisation) on night-sky noise, and image cleaning zeroes
 every pixel below a threshold, so most pixels are zero. :func:`sparse_frames` draws frames with a given
 sparsity and nothing else (the benchmarks' and tests' input where only the zeros matter).
+:func:`telescope_array` draws an array of such telescopes (VERITAS has four) watching the same showers:
+rows ``(source, frame_id, pixels)`` in the order a skewed array delivers them, with progress rows and the
+true list of coincidences (issue 58's multi-source input; :func:`write_rows` writes them with the
+``source`` column).
 
     python -m sfdf.sw.datasets digits OUT_DIR
     python -m sfdf.sw.datasets veritas OUT_DIR [--frames 1000] [--seed 1]
+    python -m sfdf.sw.datasets array OUT_DIR [--frames 1000] [--telescopes 4] [--seed 1]
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import random
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DIGITS", "digits", "sparse_frames", "veritas", "write_frames"]
+__all__ = ["DIGITS", "ArrayData", "digits", "sparse_frames", "telescope_array", "veritas", "write_frames", "write_rows"]
 
 #: The shipped digits file (64 pixels in 0..16, then the label, per line).
 DIGITS = Path(str(files("sfdf.data") / "digits" / "digits.csv.gz"))
@@ -44,22 +50,85 @@ def veritas(count: int, seed: int = 1, side: int = 32) -> list[tuple[int, np.nda
     nearly all pixels zero; a few frames have no shower at all (an all-zero frame still has a result).
     """
     rng = np.random.default_rng(seed)
+    return [(frame_id, _camera_frame(rng, side)) for frame_id in range(count)]
+
+
+def _camera_frame(rng, side: int, shower: bool | None = None) -> np.ndarray:
+    """One cleaned camera image (:func:`veritas`); ``shower`` None: a shower with probability 0.95."""
     y, x = np.mgrid[0:side, 0:side].astype(float)
-    frames = []
-    for frame_id in range(count):
-        sky = rng.uniform(5, 60)
-        image = rng.poisson(sky, (side, side)).astype(float)
-        if rng.random() > 0.05:
-            cx, cy = rng.uniform(4, side - 4, 2)
-            length, width = rng.uniform(1.5, 6), rng.uniform(0.5, 2)
-            angle = rng.uniform(0, np.pi)
-            u = (x - cx) * np.cos(angle) + (y - cy) * np.sin(angle)
-            v = -(x - cx) * np.sin(angle) + (y - cy) * np.cos(angle)
-            image += 10 ** rng.uniform(2, 4.6) * np.exp(-0.5 * ((u / length) ** 2 + (v / width) ** 2))
-        threshold = sky + rng.uniform(3, 6) * np.sqrt(sky)
-        cleaned = np.where(image >= threshold, image - sky, 0.0)
-        frames.append((frame_id, np.clip(np.rint(cleaned), 0, 65535).astype(np.int64).ravel()))
-    return frames
+    sky = rng.uniform(5, 60)
+    image = rng.poisson(sky, (side, side)).astype(float)
+    if shower if shower is not None else rng.random() > 0.05:
+        cx, cy = rng.uniform(4, side - 4, 2)
+        length, width = rng.uniform(1.5, 6), rng.uniform(0.5, 2)
+        angle = rng.uniform(0, np.pi)
+        u = (x - cx) * np.cos(angle) + (y - cy) * np.sin(angle)
+        v = -(x - cx) * np.sin(angle) + (y - cy) * np.cos(angle)
+        image += 10 ** rng.uniform(2, 4.6) * np.exp(-0.5 * ((u / length) ** 2 + (v / width) ** 2))
+    threshold = sky + rng.uniform(3, 6) * np.sqrt(sky)
+    cleaned = np.where(image >= threshold, image - sky, 0.0)
+    return np.clip(np.rint(cleaned), 0, 65535).astype(np.int64).ravel()
+
+
+@dataclass
+class ArrayData:
+    """What :func:`telescope_array` drew: ``rows`` in delivery order, each ``(source, frame_id, pixels)``
+    (``pixels`` None for a progress row: nothing more from that source below ``frame_id``), and
+    ``frames``, each timestamp's sources that recorded a frame there."""
+
+    rows: list[tuple[str, int, np.ndarray | None]]
+    frames: dict[int, set[str]] = field(default_factory=dict)
+
+    def coincidences(self, k: int, answered=None) -> dict[int, list[str]]:
+        """Each timestamp at which at least ``k`` sources produced an output, with those sources sorted:
+        with ``answered(pixels) -> bool`` (a network that filters) only their frames it answers count."""
+        pixels = {(s, t): p for s, t, p in self.rows if p is not None}
+        events = {}
+        for t, sources in self.frames.items():
+            got = sorted(s for s in sources if answered is None or answered(pixels[s, t]))
+            if len(got) >= k:
+                events[t] = got
+        return dict(sorted(events.items()))
+
+
+def telescope_array(count: int, telescopes: int = 4, *, showers: float = 0.3, seen: float = 0.7,
+                    noise: float = 0.02, lag: int = 200, silence: float = 0.002, progress: int = 64,
+                    seed: int = 1, side: int = 32) -> ArrayData:
+    """An array of ``telescopes`` cameras (sources ``T1``, ``T2``, ...) over timestamps ``0..count-1``.
+
+    At each timestamp a shower comes with probability ``showers`` and each camera records it with
+    probability ``seen`` (a :func:`veritas` frame with a shower); any camera also records a noise frame
+    (no shower) with probability ``noise``. Each camera's rows come in its timestamp order, with a
+    progress row every ``progress`` timestamps; the cameras are skewed against each other: each runs
+    behind the array's clock by its own lag (up to ``lag`` timestamps), and at each timestamp goes silent
+    with probability ``silence`` for ``lag`` to ``4 lag`` timestamps, after which its held rows come in
+    a burst. Seeded by ``seed``: the same arguments give the same rows.
+    """
+    rng = np.random.default_rng(seed)
+    names = [f"T{k + 1}" for k in range(telescopes)]
+    frames: dict[int, set[str]] = {}
+    own: dict[str, list[tuple[int, np.ndarray | None]]] = {s: [] for s in names}
+    for t in range(count):
+        shower = rng.random() < showers
+        for s in names:
+            if t and t % progress == 0:
+                own[s].append((t, None))
+            sees = shower and rng.random() < seen
+            if sees or rng.random() < noise:
+                own[s].append((t, _camera_frame(rng, side, shower=sees)))
+                frames.setdefault(t, set()).add(s)
+    arrivals = []
+    for number, s in enumerate(names):
+        behind = int(rng.integers(0, lag + 1))
+        held_until = last = previous = -1
+        for t, pixels in own[s]:
+            if rng.random() < silence * (t - previous):  # a stretch starts with probability silence a timestamp
+                held_until = t + behind + int(rng.integers(lag, 4 * lag + 1))
+            previous = t
+            last = max(last, t + behind, held_until)  # a camera's rows keep its order
+            arrivals.append((last, number, len(arrivals), s, t, pixels))
+    arrivals.sort(key=lambda a: a[:3])
+    return ArrayData(rows=[(s, t, p) for *_, s, t, p in arrivals], frames=frames)
 
 
 def sparse_frames(count: int, zeros: float, length: int | tuple[int, int] = 1024,
@@ -98,13 +167,42 @@ def write_frames(frames, out_dir, rows_per_file: int = 500) -> list[Path]:
     return paths
 
 
+def write_rows(rows, out_dir, rows_per_file: int = 500) -> list[Path]:
+    """Write ``(source, frame_id, pixels)`` rows (``pixels`` None: a progress row) as Parquet files of
+    ``rows_per_file`` rows into ``out_dir``, in their order: ``source: string, frame_id: long, pixels:
+    array<int>`` (null for progress)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema([("source", pa.string()), ("frame_id", pa.int64()), ("pixels", pa.list_(pa.int32()))])
+    paths = []
+    for start in range(0, len(rows), rows_per_file):
+        chunk = rows[start:start + rows_per_file]
+        table = pa.table({"source": [s for s, _, _ in chunk], "frame_id": [t for _, t, _ in chunk],
+                          "pixels": [None if p is None else np.asarray(p).tolist() for _, _, p in chunk]},
+                         schema=schema)
+        path = out / f"part-{start // rows_per_file:05d}.parquet"
+        pq.write_table(table, path)
+        paths.append(path)
+    return paths
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sfdf.sw.datasets", description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=["digits", "veritas"])
+    ap.add_argument("kind", choices=["digits", "veritas", "array"])
     ap.add_argument("out_dir")
-    ap.add_argument("--frames", type=int, default=1000, help="VERITAS-like frames (default 1000)")
+    ap.add_argument("--frames", type=int, default=1000, help="VERITAS-like frames, or the array's timestamps (default 1000)")
+    ap.add_argument("--telescopes", type=int, default=4, help="the array's cameras (default 4)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
+    if args.kind == "array":
+        data = telescope_array(args.frames, args.telescopes, seed=args.seed)
+        paths = write_rows(data.rows, args.out_dir)
+        print(f"wrote {len(data.rows)} rows of {args.telescopes} cameras over {args.frames} timestamps "
+              f"({len(data.coincidences(2))} with 2 or more cameras) to {len(paths)} file(s) in {args.out_dir}")
+        return 0
     frames = digits() if args.kind == "digits" else veritas(args.frames, args.seed)
     paths = write_frames(frames, args.out_dir)
     zeros = np.mean([np.mean(p == 0) for _, p in frames])

@@ -1,4 +1,5 @@
-"""sfdf.sw.datasets: the sparse frames the benchmarks and tests draw, and the shipped and VERITAS-like sets."""
+"""sfdf.sw.datasets: the sparse frames the benchmarks and tests draw, the shipped and VERITAS-like sets, and
+an array of telescopes delivering skewed, in its own order each, with progress rows and its true coincidences."""
 
 from __future__ import annotations
 
@@ -40,3 +41,52 @@ def test_the_shipped_and_drawn_sets():
     assert [k for k, _ in frames] == list(range(50))
     assert all(len(p) == 32 * 32 and p.max() < 1 << 16 for _, p in frames)
     assert 0.3 < np.mean([np.mean(p == 0) for _, p in frames]) < 1.0
+
+
+def test_a_telescope_array_delivers_each_source_in_order_skewed_with_its_promises_kept():
+    from sfdf.sw.datasets import telescope_array
+
+    data = telescope_array(3000, seed=4)
+    again = telescope_array(3000, seed=4)  # seeded: the same rows
+    assert [(s, t) for s, t, _ in again.rows] == [(s, t) for s, t, _ in data.rows] and again.frames == data.frames
+    sources = sorted({s for s, _, _ in data.rows})
+    assert sources == ["T1", "T2", "T3", "T4"]
+    promised = dict.fromkeys(sources, -1)
+    last = dict.fromkeys(sources, -1)
+    newest, worst = -1, 0
+    for s, t, pixels in data.rows:
+        assert t >= last[s]  # each camera in its timestamp order
+        last[s] = t
+        if pixels is None:
+            promised[s] = t  # nothing more from s below t
+        else:
+            assert t >= promised[s] and len(pixels) == 32 * 32
+        newest, worst = max(newest, t), max(worst, newest - t)
+    assert worst > 200  # a source lags behind the others by more than its own lag: a silence and its burst
+    assert all(sum(p is None for s2, _, p in data.rows if s2 == s) >= 3000 // 64 - 1 for s in sources)
+
+
+def test_the_true_coincidences_are_the_timestamps_k_sources_answered():
+    from sfdf.sw.datasets import telescope_array
+
+    data = telescope_array(1500, seed=5)
+    seen = {}
+    for s, t, pixels in data.rows:
+        if pixels is not None:
+            seen.setdefault(t, []).append(s)
+    for k in (1, 2, 3, 4):
+        assert data.coincidences(k) == {t: sorted(v) for t, v in sorted(seen.items()) if len(v) >= k}
+    bright = data.coincidences(2, answered=lambda p: int((p > 1000).sum()) >= 8)  # a camera trigger
+    assert set(bright) < set(data.coincidences(2)) and bright
+
+
+def test_array_rows_round_trip_through_parquet_with_their_source(tmp_path):
+    import pyarrow.parquet as pq
+
+    from sfdf.sw.datasets import telescope_array, write_rows
+
+    rows = telescope_array(400, seed=6).rows
+    paths = write_rows(rows, tmp_path, rows_per_file=100)
+    table = pq.read_table(paths[0]).to_pylist() + [r for p in paths[1:] for r in pq.read_table(p).to_pylist()]
+    assert [(r["source"], r["frame_id"]) for r in table] == [(s, t) for s, t, _ in rows]
+    assert all((r["pixels"] is None) == (p is None) for r, (_, _, p) in zip(table, rows, strict=True))
