@@ -73,6 +73,11 @@ def generate(network, outdir, allow_unsafe: bool = False, report=None,
     _check_ports(resolved)
     planned = plan(resolved, platform, flush_ports=flush_ports)
     check_user_kernels(planned)
+    for node in resolved.nodes:  # its copy beside the network's Verilog must not overwrite it
+        if isinstance(node.kernel, UserKernel) and node.kernel.file and Path(node.kernel.file).name == f"{resolved.name}.v":
+            raise UserError(resolved.source, f'node "{node.name}".kernel.verilog', f"{Path(node.kernel.file).name} is "
+                            "the name of the network's own Verilog, which generate writes beside it",
+                            "rename the kernel's file (or the network)")
     top = NetworkTop(resolved, plan=planned)
     verilog = axis_verilog(top, name=resolved.name, emit_src=False, platform=platform)
     out = Path(outdir)

@@ -692,7 +692,7 @@ def test_load_spec_names_the_file(write_file):
 
 
 EXAMPLE_NAMES = ["variance", "fig3_deadlock", "diamond", "blast", "ob_fig2", "ob_fig2_safe", "teleport", "fhr",
-                 "fhr_feedback", "residual", "residual_unregistered", "residual_pipelined"]
+                 "fhr_feedback", "residual", "residual_unregistered", "residual_pipelined", "trigger"]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

@@ -134,7 +134,7 @@ def test_no_filtering_with_a_filtering_builtin_is_refused(tmp_path, example, exp
     spec.write_text(with_no_filtering((EXAMPLES / example).read_text()))
     for command in (["check"], ["simulate", "--computations", "20"], ["generate", "-o", tmp_path / "out"]):
         refused(sfdf(capsys, command[0], spec, *command[1:]), *expected, "or set filtering = true in [network]")
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out" / "chain.v").exists()
 
 
 def test_no_filtering_with_a_result_per_frame_is_refused(tmp_path, capsys):
@@ -265,3 +265,24 @@ def test_generate_copies_a_verilog_kernel_and_lists_it(tmp_path, capsys):
 
 def test_user_errors_are_user_errors():
     assert issubclass(GoldenError, UserError)
+
+
+def test_the_camera_trigger_answers_only_the_frames_it_triggers_on():
+    """examples/trigger.toml: a frame is answered, with its count, only when at least 8 of its pixels exceed
+    1000; the others leave their frame end alone (an absent timestamp)."""
+    frames = [[2000] * 8, [2000] * 7 + [1000], [0, 5000] * 9, [1001] * 8 + [0] * 100, [999] * 50]
+    sink = simulate(load_spec(EXAMPLES / "trigger.toml"), inputs={"cam": frames}).outputs["trigger"]
+    answered = [item[2] for item in sink if item[0] == "data"]
+    assert answered == [8, 9, 8] and [item[1] for item in sink if item[0] == "control"] == [("frame_end", k)
+                                                                                          for k in range(5)]
+
+
+def test_a_kernel_file_named_like_the_networks_verilog_is_refused(tmp_path, capsys):
+    """generate writes ``<network>.v`` and copies each Verilog kernel's file beside it: a kernel file of that name
+    would overwrite the network, so it is refused before anything is written."""
+    spec = size_chain(tmp_path)
+    shutil.copy(tmp_path / "frame_size.v", tmp_path / "chain.v")
+    spec.write_text(spec.read_text().replace('verilog = "frame_size.v"', 'verilog = "chain.v"'))
+    refused(sfdf(capsys, "generate", spec, "-o", tmp_path / "out"),
+            'node "b".kernel.verilog: chain.v is the name of the network\'s own Verilog', "rename the kernel's file")
+    assert not (tmp_path / "out" / "chain.v").exists()

@@ -261,3 +261,28 @@ def test_the_fast_device_runs_a_kernel_that_answers_messages(examples, verilator
     expected = checker.expected(frames)
     assert [checker.observed(r) for r in results] == expected
     assert all(len(e["size"]) == 1 for e in expected)  # one total per frame
+
+
+def test_the_camera_trigger_in_rtl_and_on_the_fast_device(examples, verilator_toolchain, cosim_build_root):
+    """examples/trigger.toml on Verilator against the model (random frames of 1 to 12 words, so some reach 8
+    bright pixels and some do not), and on the fast device: a result only for the frames that trigger."""
+    import numpy as np
+
+    from sfdf.gen.analysis import check
+    from sfdf.sw.device import open_device
+    from sfdf.sw.spark.checks import ModelChecker
+
+    spec = examples / "trigger.toml"
+    run = run_network(load_spec(spec), build_dir=cosim_build_root, computations=400, seed=3, pause=0.3, max_frame=12)
+    assert not run.model_deadlocked and run.passed, run.results.summary()
+    rng = np.random.default_rng(9)
+    frames = [np.where(rng.random(int(rng.integers(1, 40))) < 0.3, rng.integers(1001, 1 << 16, 40)[:1], 0)
+              for _ in range(40)]
+    with open_device(spec, build_dir=cosim_build_root / "fastsim", backpressure=0.3, process=False) as device:
+        device.send_frames(enumerate(frames))
+        results = device.results()
+    checker = ModelChecker(check(load_spec(spec)).network)
+    expected = checker.expected(frames)
+    assert [checker.observed(r) for r in results] == expected
+    triggered = [len(e["trigger"]) for e in expected]
+    assert 0 < sum(triggered) < len(frames) and triggered == [int((f > 1000).sum() >= 8) for f in frames]
