@@ -279,6 +279,12 @@ def test_progress_prints_nothing_when_off():
 
         time.sleep(0.1)
     assert "sfdf: a phase...\n" in stream.getvalue() and "5 frames (" in stream.getvalue()
+    short = io.StringIO()  # a phase over before the first tick still shows its last count
+    with Progress(True, short, interval=60) as progress:
+        progress("a short phase")
+        progress.count(lambda: 7, "cycles")
+        progress("the next phase")
+    assert "7 cycles (" in short.getvalue().split("sfdf: the next phase")[0]
 
 
 # -- 9. what the help and the summary say ------------------------------------------------------------------

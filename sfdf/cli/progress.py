@@ -42,6 +42,7 @@ class Progress:
         if not self.enabled:
             return
         with self._lock:
+            self._draw()  # the ending phase's last count, however short it was
             self._clear()
             self._phase, self._started = phase, time.monotonic()
             self.stream.write(f"sfdf: {phase}...\n")
@@ -60,6 +61,7 @@ class Progress:
         if self._thread is not None:
             self._thread.join()
         with self._lock:
+            self._draw()
             self._clear()
 
     def __enter__(self) -> Self:
@@ -76,15 +78,19 @@ class Progress:
     def _tick(self) -> None:
         while not self._stop.wait(self.interval):
             with self._lock:
-                if self._phase is None:
-                    continue
-                elapsed = time.monotonic() - self._started
-                line = f"  {elapsed:5.0f} s"
-                done = self._counter() if self._counter else None
-                if done:
-                    line += f", {done:,} {self._unit} ({done / max(elapsed, 1e-9):,.0f}/s)"
-                self.stream.write(f"\r\x1b[K{line}")
-                self.stream.flush()
+                self._draw()
+
+    def _draw(self) -> None:
+        """The status line: the phase's elapsed seconds, and its count with the rate once there is one."""
+        if self._phase is None:
+            return
+        elapsed = time.monotonic() - self._started
+        line = f"  {elapsed:5.0f} s"
+        done = self._counter() if self._counter else None
+        if done:
+            line += f", {done:,} {self._unit} ({done / max(elapsed, 1e-9):,.0f}/s)"
+        self.stream.write(f"\r\x1b[K{line}")
+        self.stream.flush()
 
 
 def file_counter(path: Path) -> Callable[[], int | None]:
