@@ -247,20 +247,26 @@ def test_the_fast_device_runs_a_kernel_that_answers_messages(examples, verilator
     """examples/kernels/size.toml on the fast device: every frame's total, on its frame end, as the golden says."""
     import numpy as np
 
+    rng = np.random.default_rng(7)
+    frames = [rng.integers(0, 1 << 16, int(rng.integers(1, 20))) for _ in range(30)]
+    expected = fast_device_matches_the_model(examples / "kernels" / "size.toml", frames, cosim_build_root)
+    assert all(len(e["size"]) == 1 for e in expected)  # one total per frame
+
+
+def fast_device_matches_the_model(spec, frames, cosim_build_root) -> list[dict]:
+    """``frames`` through ``spec`` on the fast device under back-pressure, every result checked against the model
+    (:class:`sfdf.sw.spark.checks.ModelChecker`); returns what the model expected, per frame."""
     from sfdf.gen.analysis import check
     from sfdf.sw.device import open_device
     from sfdf.sw.spark.checks import ModelChecker
 
-    spec = examples / "kernels" / "size.toml"
-    rng = np.random.default_rng(7)
-    frames = [rng.integers(0, 1 << 16, int(rng.integers(1, 20))) for _ in range(30)]
     with open_device(spec, build_dir=cosim_build_root / "fastsim", backpressure=0.3, process=False) as device:
         device.send_frames(enumerate(frames))
         results = device.results()
     checker = ModelChecker(check(load_spec(spec)).network)
     expected = checker.expected(frames)
     assert [checker.observed(r) for r in results] == expected
-    assert all(len(e["size"]) == 1 for e in expected)  # one total per frame
+    return expected
 
 
 def test_the_camera_trigger_in_rtl_and_on_the_fast_device(examples, verilator_toolchain, cosim_build_root):
@@ -268,21 +274,12 @@ def test_the_camera_trigger_in_rtl_and_on_the_fast_device(examples, verilator_to
     bright pixels and some do not), and on the fast device: a result only for the frames that trigger."""
     import numpy as np
 
-    from sfdf.gen.analysis import check
-    from sfdf.sw.device import open_device
-    from sfdf.sw.spark.checks import ModelChecker
-
     spec = examples / "trigger.toml"
     run = run_network(load_spec(spec), build_dir=cosim_build_root, computations=400, seed=3, pause=0.3, max_frame=12)
     assert not run.model_deadlocked and run.passed, run.results.summary()
     rng = np.random.default_rng(9)
     frames = [np.where(rng.random(int(rng.integers(1, 40))) < 0.3, rng.integers(1001, 1 << 16, 40)[:1], 0)
               for _ in range(40)]
-    with open_device(spec, build_dir=cosim_build_root / "fastsim", backpressure=0.3, process=False) as device:
-        device.send_frames(enumerate(frames))
-        results = device.results()
-    checker = ModelChecker(check(load_spec(spec)).network)
-    expected = checker.expected(frames)
-    assert [checker.observed(r) for r in results] == expected
+    expected = fast_device_matches_the_model(spec, frames, cosim_build_root)
     triggered = [len(e["trigger"]) for e in expected]
     assert 0 < sum(triggered) < len(frames) and triggered == [int((f > 1000).sum() >= 8) for f in frames]
