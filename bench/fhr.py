@@ -32,7 +32,7 @@ from pathlib import Path
 
 from sfdf.boards import BOARDS
 from sfdf.boards.build import build, place_again
-from sfdf.gen.sdf.kernels import source_words
+from sfdf.gen.sdf.kernels import stimulus
 from sfdf.gen.sdf.model import run_sdf
 from sfdf.gen.sdf.pipeline import full_rate_capacities, hardware_throughput
 from sfdf.gen.sdf.rates import edge_rates, phases, repetitions
@@ -77,7 +77,7 @@ def measure(name: str, frames: int, sized: bool = False) -> dict:
     reps = repetitions(network)
     (source,), (sink,) = network.sources, network.sinks
     firings = frames * reps[source]
-    words = source_words(next(n for n in network.nodes if n.name == source), firings)
+    words = stimulus(network, firings)[source]
     model = run_sdf(network, source_firings=firings, bounded=True, words={source: words})
     with open_device(spec, build_dir=ROOT / "build" / "fastsim") as device:
         device.fire(words)

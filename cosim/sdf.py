@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sfdf.gen.sdf.kernels import source_words
+from sfdf.gen.sdf.kernels import stimulus
 from sfdf.gen.sdf.model import run_sdf
 from sfdf.gen.sdf.rates import repetitions
 from sfdf.hdl.buildcache import COSIM_DIR
@@ -82,7 +82,7 @@ def run_sdf_network(network, *, computations: int = 200, seed: int = 1, pause: f
     _, j_path, sources = generated(folder, network, allow_unsafe=True)
     if progress:
         progress("the SDF model")
-    words = {n.name: source_words(n, computations, seed) for n in network.nodes if n.name in network.sources}
+    words = stimulus(network, computations, seed)
     model = run_sdf(network, source_firings=computations, bounded=True, words=words)
     expected = model.outputs
     manifest = json.loads(j_path.read_text())

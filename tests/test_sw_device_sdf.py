@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sfdf.gen.sdf.kernels import source_words
+from sfdf.gen.sdf.kernels import stimulus
 from sfdf.gen.sdf.model import run_sdf
 from sfdf.gen.spec import load_spec
 from sfdf.sw.device import DeviceError, FrameTimeout, SDFDevice, open_device
@@ -25,9 +25,8 @@ EXAMPLES = REPO / "examples"
                                                           ("fhr.toml", 5120, True)])
 def test_sdf_networks_match_the_model(spec, firings, process):
     net = load_spec(EXAMPLES / spec)
-    (source,) = [n for n in net.nodes if n.name in net.sources]
-    words = source_words(source, firings)  # the radio's antenna: its hopping carrier
-    run = run_sdf(net, source_firings=firings, bounded=True, words={source.name: words})
+    ((source, words),) = stimulus(net, firings).items()  # the radio's antenna: its hopping carrier
+    run = run_sdf(net, source_firings=firings, bounded=True, words={source: words})
     assert run.deliveries  # the messages change the values from their firing on
     with open_device(EXAMPLES / spec, build_dir=BUILD, process=process, backpressure=0.3, idle=0.2) as device:
         assert isinstance(device, SDFDevice)

@@ -36,7 +36,7 @@ from ..goldens import SDFTest
 from .rates import SDFError, edge_rates, phases
 
 __all__ = ["GOLDENS", "REPORTING", "SENDERS", "STREAM_KERNELS", "Antenna", "Detector", "Forward", "HopSignal", "Magnitude", "RFtoIF", "check_kernels",
-           "golden", "read_order", "send_spacing", "source_words", "stream_writes"]
+           "golden", "read_order", "send_spacing", "source_words", "stimulus", "stream_writes"]
 
 MASK = (1 << 32) - 1
 
@@ -161,6 +161,11 @@ def source_words(node, count: int, seed: int = 1) -> list[int]:
         return HopSignal(node.params.get("seed", 1)).words(count)
     rng = random.Random(f"{seed}:{node.name}")
     return [rng.getrandbits(32) for _ in range(count)]
+
+
+def stimulus(network, count: int, seed: int = 1) -> dict[str, list[int]]:
+    """:func:`source_words` of every source of ``network``, by name."""
+    return {n.name: source_words(n, count, seed) for n in network.nodes if n.name in network.sources}
 
 
 #: Each SDF kernel's golden class.
