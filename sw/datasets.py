@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DIGITS", "ArrayData", "digits", "sparse_frames", "telescope_array", "veritas", "write_frames", "write_rows"]
+__all__ = ["DIGITS", "NOISE", "SHOWER", "ArrayData", "array_arrivals", "array_frames", "digits", "sparse_frames", "telescope_array", "veritas", "write_frames", "write_rows"]
 
 #: The shipped digits file (64 pixels in 0..16, then the label, per line).
 DIGITS = Path(str(files("sfdf.data") / "digits" / "digits.csv.gz"))
@@ -94,41 +94,88 @@ class ArrayData:
 def telescope_array(count: int, telescopes: int = 4, *, showers: float = 0.3, seen: float = 0.7,
                     noise: float = 0.02, lag: int = 200, silence: float = 0.002, progress: int = 64,
                     seed: int = 1, side: int = 32) -> ArrayData:
-    """An array of ``telescopes`` cameras (sources ``T1``, ``T2``, ...) over timestamps ``0..count-1``.
+    """An array of ``telescopes`` cameras (sources ``T1``, ``T2``, ...) over timestamps ``0..count-1``:
+    :func:`array_arrivals`' rows with a :func:`veritas` frame each (a shower image where the camera saw
+    one, else night-sky noise), and the true frames per timestamp (:func:`array_frames`). Seeded by
+    ``seed``: the same arguments give the same rows."""
+    rng = np.random.default_rng([seed, 0])
+    rows = [(s, t, None if kind is None else _camera_frame(rng, side, shower=kind == SHOWER))
+            for s, t, kind in array_arrivals(count, telescopes, showers=showers, seen=seen, noise=noise, lag=lag,
+                                             silence=silence, progress=progress, seed=seed)]
+    frames = {t: set(sources) for t, sources in array_frames(count, telescopes, showers=showers, seen=seen,
+                                                             noise=noise, seed=seed)}
+    return ArrayData(rows=rows, frames=frames)
 
-    At each timestamp a shower comes with probability ``showers`` and each camera records it with
-    probability ``seen`` (a :func:`veritas` frame with a shower); any camera also records a noise frame
-    (no shower) with probability ``noise``. Each camera's rows come in its timestamp order, with a
-    progress row every ``progress`` timestamps; the cameras are skewed against each other: each runs
-    behind the array's clock by its own lag (up to ``lag`` timestamps), and at each timestamp goes silent
-    with probability ``silence`` for ``lag`` to ``4 lag`` timestamps, after which its held rows come in
-    a burst. Seeded by ``seed``: the same arguments give the same rows.
-    """
-    rng = np.random.default_rng(seed)
+
+#: :func:`array_arrivals`' kinds of frame (a progress row has kind None).
+SHOWER, NOISE = "shower", "noise"
+
+
+def array_frames(count: int, telescopes: int = 4, *, showers: float = 0.3, seen: float = 0.7,
+                 noise: float = 0.02, seed: int = 1, chunk: int = 4096):
+    """Lazily, in timestamp order, ``(t, {source: kind})`` for each timestamp where some camera recorded
+    a frame: a shower comes with probability ``showers`` and each camera records it with probability
+    ``seen`` (kind :data:`SHOWER`); any other camera records a noise frame with probability ``noise``."""
+    rng = np.random.default_rng([seed, 1])
     names = [f"T{k + 1}" for k in range(telescopes)]
-    frames: dict[int, set[str]] = {}
-    own: dict[str, list[tuple[int, np.ndarray | None]]] = {s: [] for s in names}
+    for start in range(0, count, chunk):
+        n = min(chunk, count - start)
+        shower = rng.random(n) < showers
+        sees = shower[:, None] & (rng.random((n, telescopes)) < seen)
+        noisy = ~sees & (rng.random((n, telescopes)) < noise)
+        for k in np.flatnonzero((sees | noisy).any(axis=1)):
+            yield start + int(k), {names[j]: SHOWER if sees[k, j] else NOISE
+                                   for j in range(telescopes) if sees[k, j] or noisy[k, j]}
+
+
+def array_arrivals(count: int, telescopes: int = 4, *, showers: float = 0.3, seen: float = 0.7,
+                   noise: float = 0.02, lag: int = 200, silence: float = 0.002, progress: int = 64,
+                   seed: int = 1):
+    """Lazily, in the order a skewed array delivers them, ``(source, t, kind)``: the frames of
+    :func:`array_frames` (kind :data:`SHOWER` or :data:`NOISE`) and progress rows (kind None: nothing
+    more from that source below ``t``), one every ``progress`` timestamps and one at ``count`` after a
+    camera's last frame (its run is over).
+
+    Each camera's rows come in its timestamp order; the cameras are skewed against each other: each runs
+    behind the array's clock by its own lag (up to ``lag`` timestamps), and at each timestamp goes silent
+    with probability ``silence`` for ``lag`` to ``4 lag`` timestamps, after which its held rows come in a
+    burst. What is in flight is bounded by the skew, so a stream of any length takes flat memory.
+    """
+    import heapq
+
+    names = [f"T{k + 1}" for k in range(telescopes)]
+    delivery = [np.random.default_rng([seed, 2, k]) for k in range(telescopes)]
+    behind = [int(r.integers(0, lag + 1)) for r in delivery]
+    held_until, last, previous, serial = [-1] * telescopes, [-1] * telescopes, [-1] * telescopes, [0] * telescopes
+    flight: list = []
+
+    def send(j: int, t: int, kind) -> None:
+        r = delivery[j]
+        if r.random() < silence * (t - previous[j]):  # a stretch starts with probability silence a timestamp
+            held_until[j] = t + behind[j] + int(r.integers(lag, 4 * lag + 1))
+        previous[j] = t
+        last[j] = max(last[j], t + behind[j], held_until[j])  # a camera's rows keep its order
+        serial[j] += 1
+        heapq.heappush(flight, (last[j], j, serial[j], t, kind))
+
+    frames = array_frames(count, telescopes, showers=showers, seen=seen, noise=noise, seed=seed)
+    upcoming = next(frames, None)
     for t in range(count):
-        shower = rng.random() < showers
-        for s in names:
+        for j in range(telescopes):
             if t and t % progress == 0:
-                own[s].append((t, None))
-            sees = shower and rng.random() < seen
-            if sees or rng.random() < noise:
-                own[s].append((t, _camera_frame(rng, side, shower=sees)))
-                frames.setdefault(t, set()).add(s)
-    arrivals = []
-    for number, s in enumerate(names):
-        behind = int(rng.integers(0, lag + 1))
-        held_until = last = previous = -1
-        for t, pixels in own[s]:
-            if rng.random() < silence * (t - previous):  # a stretch starts with probability silence a timestamp
-                held_until = t + behind + int(rng.integers(lag, 4 * lag + 1))
-            previous = t
-            last = max(last, t + behind, held_until)  # a camera's rows keep its order
-            arrivals.append((last, number, len(arrivals), s, t, pixels))
-    arrivals.sort(key=lambda a: a[:3])
-    return ArrayData(rows=[(s, t, p) for *_, s, t, p in arrivals], frames=frames)
+                send(j, t, None)
+            if upcoming is not None and upcoming[0] == t and names[j] in upcoming[1]:
+                send(j, t, upcoming[1][names[j]])
+        if upcoming is not None and upcoming[0] == t:
+            upcoming = next(frames, None)
+        while flight and flight[0][0] <= t:
+            _, j, _, ts, kind = heapq.heappop(flight)
+            yield names[j], ts, kind
+    for j in range(telescopes):
+        send(j, count, None)
+    while flight:
+        _, j, _, ts, kind = heapq.heappop(flight)
+        yield names[j], ts, kind
 
 
 def sparse_frames(count: int, zeros: float, length: int | tuple[int, int] = 1024,
